@@ -1,0 +1,93 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "lockstore/fence_store.h"
+#include "lockstore/status.h"
+#include "lockstore/token.h"
+
+namespace fencegate::lockstore {
+
+struct AdmissionOptions {
+  // How many idle fence keys (no write in flight, none waiting) to keep cached in memory. Beyond
+  // this, idle keys are evicted and re-read from the store on their next write, so memory is
+  // bounded by configuration, not by the number of keys ever fenced.
+  std::size_t max_cached_keys = 100000;
+  // Number of independently locked shards of the key table; more shards, less contention.
+  std::size_t shards = 64;
+  // Source of wall-clock milliseconds recorded with advances (informational only). Tests inject.
+  std::function<std::int64_t()> now_ms;
+};
+
+// The outcome of one admission.
+struct AdmissionDecision {
+  enum class Kind {
+    kAdmitted,    // forward the write; call Complete() when it is done
+    kStale,       // token < highest: refuse with 409, never forward
+    kStoreError,  // the durable advance failed: refuse with 503, nothing admitted
+  };
+  Kind kind = Kind::kAdmitted;
+  // The fence's highest token as of the decision. For kAdmitted it equals the presented token.
+  Token highest = 0;
+  // True when this write raised the fence (a durable advance happened for it or its group).
+  bool advanced = false;
+  // How long the write waited for earlier, lower-token writes to finish (the advance barrier).
+  std::chrono::nanoseconds barrier_wait{0};
+  Status status;  // the store error for kStoreError
+};
+
+// A snapshot of one fence key for operators.
+struct FenceView {
+  FenceRecord durable;         // as last known durable
+  Token pending_advance = 0;   // a higher token being made durable right now (0: none)
+  std::uint64_t writes_in_flight = 0;
+  std::uint64_t writes_waiting = 0;
+  Token last_admitted_token = 0;
+  std::int64_t last_admitted_at_ms = 0;
+  std::string last_admitted_request_id;
+  bool cached = false;  // false: read from the store, no in-memory state
+};
+
+// The admission rules for fenced writes:
+//  - token N on key K is admitted iff N >= highest(K), where highest includes an advance that is
+//    being made durable right now (a write that arrives after a newer token was seen is stale);
+//  - if N > highest(K), highest(K) := N is made durable before the write is admitted;
+//  - advance barrier: a write with a higher token is admitted only after every write admitted
+//    earlier for K with a lower token has completed; writes with the same token run concurrently.
+// Thread-safe. Callbacks run on a store thread or on the thread that calls Complete(); the caller
+// hops back to its own executor.
+class AdmissionController {
+ public:
+  using Callback = std::function<void(const AdmissionDecision&)>;
+
+  AdmissionController(FenceStore& store, AdmissionOptions options);
+  ~AdmissionController();
+  AdmissionController(const AdmissionController&) = delete;
+  AdmissionController& operator=(const AdmissionController&) = delete;
+
+  // Decides on a write of `token` to `key`. Returns the decision when it can be made at once
+  // (the common case: token at the current highest, nothing older in flight), and then never
+  // calls `callback`. Otherwise returns nullopt and calls `callback` exactly once later.
+  // Every kAdmitted decision must be followed by exactly one Complete(key, token).
+  std::optional<AdmissionDecision> Admit(std::string_view key, Token token,
+                                         std::string_view request_id, Callback callback);
+
+  // Reports that an admitted write finished at the backend (or failed, or was abandoned).
+  void Complete(std::string_view key, Token token);
+
+  // For the admin API. May read the store synchronously: not for network threads.
+  std::optional<FenceView> Inspect(std::string_view key);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fencegate::lockstore

@@ -1,0 +1,123 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/http/fields.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/system/error_code.hpp>
+
+namespace fencegate::adapters {
+
+namespace http = boost::beast::http;
+
+// The client side of one exchange, implemented by the gateway. An adapter reads the request
+// body and writes the response only through this, so bodies stream in both directions and the
+// gateway keeps its timeouts and limits on the client connection. All calls and handlers run on
+// the network thread that owns the exchange; at most one read and one write are outstanding.
+class Downstream {
+ public:
+  using ReadHandler = std::function<void(boost::system::error_code, std::size_t bytes, bool done)>;
+  using WriteHandler = std::function<void(boost::system::error_code)>;
+
+  virtual ~Downstream() = default;
+
+  // True when the request has no body left to read (no body at all, or all of it read).
+  virtual bool body_done() const = 0;
+
+  // Reads up to buffer_size(buffer) bytes of the request body. `done` is true once the body is
+  // complete (possibly together with bytes > 0). Sends "100 Continue" first if the client asked
+  // for it. Errors: the client went away, timed out, or exceeded the body limit
+  // (http::error::body_limit).
+  virtual void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) = 0;
+
+  // Writes the response header and a first piece of the body. `last` ends the response. A header
+  // without Content-Length gets chunked framing (or close-delimited for HTTP/1.0 clients).
+  virtual void AsyncWriteResponse(http::response_header<> header, boost::asio::const_buffer body,
+                                  bool last, WriteHandler handler) = 0;
+
+  // Writes the next piece of the response body; `last` ends the response.
+  virtual void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) = 0;
+};
+
+// What the gateway tells an adapter about one request, beyond its header.
+struct ForwardRequest {
+  // The request header, already stripped of hop-by-hop fields and carrying Via,
+  // X-Forwarded-For, Forwarded and X-Request-Id. The adapter may modify it.
+  http::request_header<>* header = nullptr;
+  // The route's path prefix (e.g. "/files/"); adapters that map paths (filesystem) strip it.
+  std::string_view route_prefix;
+  // The fencing token the gateway admitted, for fenced writes.
+  std::optional<std::uint64_t> fencing_token;
+  // The fence key the write was admitted under (empty for unfenced requests).
+  std::string_view fence_key;
+  std::string_view request_id;
+};
+
+// An error the adapter found before any response byte was written. The gateway renders it as
+// an RFC 9457 problem (application/problem+json).
+struct Problem {
+  unsigned status = 500;
+  std::string type;    // a short slug, e.g. "path-escapes-root"; the gateway makes the type URI
+  std::string title;
+  std::string detail;
+};
+
+// How one forward ended. Exactly one of: a response was written (response_started), or a
+// problem is set for the gateway to answer, or the client connection failed (error).
+struct ForwardOutcome {
+  enum class Failure {
+    kNone,
+    kUpstreamConnect,   // could not connect to the backend -> 502
+    kUpstreamTimeout,   // the backend did not answer in time -> 504
+    kUpstreamProtocol,  // the backend sent something that is not HTTP/1.1 -> 502
+    kClient,            // the client went away, timed out or broke framing
+    kBackendIO,         // a local backend (filesystem) failed an I/O operation
+  };
+  Failure failure = Failure::kNone;
+  boost::system::error_code error;
+  bool response_started = false;
+  bool response_complete = false;
+  std::optional<Problem> problem;
+  unsigned status = 0;           // the status sent to the client (0 if none)
+  unsigned upstream_status = 0;  // the backend's status (HTTP backends), 0 if none
+  std::string etag;              // the object's version as the backend reported it
+  std::uint64_t request_body_bytes = 0;
+  std::uint64_t response_body_bytes = 0;
+  // True when the adapter sent (some of) the request to the backend; a fenced write that
+  // reached the backend may have been applied even if it failed afterwards.
+  bool backend_reached = false;
+};
+
+// Writes to one kind of backend. One instance per network thread, used only from that thread,
+// so connection pools and buffers need no locks.
+class ResourceAdapter {
+ public:
+  using DoneHandler = std::function<void(ForwardOutcome)>;
+
+  virtual ~ResourceAdapter() = default;
+
+  // Forwards one request and streams the response to `downstream`. Calls `done` exactly once,
+  // after the response is complete or the exchange failed. `downstream` outlives the call.
+  virtual void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) = 0;
+
+  // Closes idle upstream connections (graceful shutdown).
+  virtual void Shutdown() = 0;
+};
+
+// Creates the per-thread adapters of one configured backend.
+class AdapterFactory {
+ public:
+  virtual ~AdapterFactory() = default;
+  virtual std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) = 0;
+  virtual std::string_view kind() const = 0;
+};
+
+}  // namespace fencegate::adapters

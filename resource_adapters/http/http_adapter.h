@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "resource_adapters/adapter.h"
+
+namespace fencegate::adapters {
+
+struct HttpAdapterOptions {
+  // Backend address. Plain HTTP/1.1 for now (TLS to backends comes with the security work).
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 80;
+  // Value for the Host header sent upstream; empty = pass the client's Host on unchanged.
+  std::string host_header;
+  // Idle keep-alive connections kept per network thread; more are closed after use.
+  std::size_t max_idle_connections = 64;
+  std::chrono::milliseconds connect_timeout{5000};
+  // Time allowed for the backend to send the response header once the request is sent, and
+  // for each read/write on the upstream connection (an idle timeout, not a total).
+  std::chrono::milliseconds response_timeout{60000};
+  // An idle pooled connection older than this is closed instead of reused.
+  std::chrono::milliseconds idle_timeout{30000};
+  // For backends that check tokens themselves: the admitted token is sent in this header
+  // (e.g. "Fencing-Token"). Empty: the client's Fencing-Token field is removed upstream.
+  std::string forward_token_header;
+  // Size of the relay buffer for streamed bodies.
+  std::size_t buffer_bytes = 64 * 1024;
+};
+
+std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options);
+
+}  // namespace fencegate::adapters
