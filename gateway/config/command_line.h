@@ -1,0 +1,34 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gateway/config/config.h"
+
+namespace fencegate::gateway {
+
+// What the fencegate command was asked to do.
+struct CommandLine {
+  enum class Action { kRun, kCheckConfig, kVersion, kHelp };
+  Action action = Action::kRun;
+  std::string config_path = "config/fencegate.yaml";
+  std::optional<ListenAddress> listen;        // --listen HOST:PORT
+  std::optional<ListenAddress> admin_listen;  // --admin-listen HOST:PORT
+  std::optional<std::string> data_dir;        // --data-dir DIR
+};
+
+// Parses argv. On error returns false and sets `error` to a one-line message.
+bool ParseCommandLine(const std::vector<std::string>& args, CommandLine* out, std::string* error);
+
+// Parses "HOST:PORT" or "[V6]:PORT".
+bool ParseListenAddress(const std::string& text, ListenAddress* out, std::string* error);
+
+// Applies --listen/--admin-listen/--data-dir over a loaded config (the data_dir override also
+// moves a default store path).
+void ApplyOverrides(const CommandLine& command_line, Config* config);
+
+// The usage text for --help.
+std::string UsageText();
+
+}  // namespace fencegate::gateway

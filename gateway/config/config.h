@@ -1,0 +1,81 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstore/fence_key_template.h"
+#include "resource_adapters/filesystem/filesystem_adapter.h"
+#include "resource_adapters/http/http_adapter.h"
+
+namespace fencegate::gateway {
+
+// A listen address: host (IPv4/IPv6 literal or "localhost") and port (0 = any free port).
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+};
+
+struct Limits {
+  std::size_t max_header_bytes = 16 * 1024;   // larger header block -> 431
+  std::uint64_t max_body_bytes = 8ull << 30;  // larger body -> 413
+  std::size_t max_connections = 20000;        // accepting pauses above this
+};
+
+struct Timeouts {
+  std::chrono::milliseconds header_read{10000};     // whole request header
+  std::chrono::milliseconds body_read{30000};       // idle time between body reads
+  std::chrono::milliseconds idle{60000};            // keep-alive with no request
+  std::chrono::milliseconds response_write{30000};  // idle time between response writes
+  std::chrono::milliseconds shutdown_drain{15000};  // in-flight requests on SIGTERM
+  std::chrono::milliseconds barrier_wait{65000};    // advance barrier wait before 503
+};
+
+struct StoreConfig {
+  std::string kind = "rocksdb";
+  std::string path;  // default: <data_dir>/fences
+  std::size_t block_cache_bytes = 32u << 20;
+  std::size_t cached_keys = 100000;
+  std::size_t rejection_retention = 10000;
+};
+
+struct AccessLogConfig {
+  std::string path = "-";  // "-" stdout, "" off, else a file
+};
+
+struct BackendConfig {
+  std::string name;
+  std::string kind;                               // "http" or "filesystem"
+  adapters::HttpAdapterOptions http;              // when kind == "http"
+  adapters::FilesystemAdapterOptions filesystem;  // when kind == "filesystem"
+};
+
+struct RouteConfig {
+  std::string name;
+  std::string prefix;   // path prefix, starts with '/'
+  std::string host;     // empty: any host
+  std::string backend;  // a key of Config::backends
+  lockstore::FenceKeyTemplate fence_key;
+  std::vector<std::string> fenced_methods{"PUT", "POST", "PATCH", "DELETE"};
+  bool fence_reads = false;
+};
+
+struct Config {
+  std::string source_path;  // the file it was loaded from
+  ListenAddress listen{"127.0.0.1", 8080};
+  ListenAddress admin_listen{"127.0.0.1", 9901};
+  std::string data_dir = "./var";
+  unsigned threads = 0;  // 0 = one per core
+  Limits limits;
+  Timeouts timeouts;
+  StoreConfig store;
+  AccessLogConfig access_log;
+  std::map<std::string, BackendConfig> backends;
+  std::vector<RouteConfig> routes;
+};
+
+}  // namespace fencegate::gateway
