@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds everything, and runs every test: unit tests in parallel, then
+# the integration tests (which start the real fencegate binary) one at a time. Prints the time
+# each stage took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stage_start=0
+stage() { stage_start=$(date +%s); echo "==> $1"; }
+stage_done() { echo "==> $1 took $(( $(date +%s) - stage_start ))s"; }
+total_start=$(date +%s)
+
+stage "install dependencies"
+scripts/install-deps.sh
+stage_done "install dependencies"
+
+stage "build"
+scripts/build.sh -DFENCEGATE_BUILD_TESTS=ON
+stage_done "build"
+
+stage "unit tests"
+ctest --test-dir build -L unit -j "$(nproc 2>/dev/null || echo 2)" --output-on-failure --timeout 300
+stage_done "unit tests"
+
+stage "integration tests"
+ctest --test-dir build -L integration --output-on-failure --timeout 600
+stage_done "integration tests"
+
+echo "==> all tests passed in $(( $(date +%s) - total_start ))s"
