@@ -52,6 +52,9 @@ struct BackendConfig {
   std::string kind;                               // "http" or "filesystem"
   adapters::HttpAdapterOptions http;              // when kind == "http"
   adapters::FilesystemAdapterOptions filesystem;  // when kind == "filesystem"
+  // The filesystem root as written, before "{data_dir}" was expanded into filesystem.root; kept
+  // so that a --data-dir override can expand it again.
+  std::string filesystem_root_as_written;
 };
 
 struct RouteConfig {

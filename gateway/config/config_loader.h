@@ -26,4 +26,8 @@ std::vector<ConfigError> LoadConfigFile(const std::string& path, Config* config)
 std::vector<ConfigError> LoadConfigText(const std::string& text, const std::string& file,
                                         Config* config);
 
+// Sets each filesystem backend's root from its root as written, with every "{data_dir}" replaced
+// by config->data_dir. The loaders do this; call it again after changing data_dir.
+void ExpandDataDirInPaths(Config* config);
+
 }  // namespace fencegate::gateway

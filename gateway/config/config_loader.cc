@@ -1,0 +1,799 @@
+#include "gateway/config/config_loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "gateway/config/command_line.h"
+#include "lockstore/status.h"
+
+// The schema is config/examples/full-reference.yaml. Conventions of this reader:
+//   - Key paths in errors are dotted, with 0-based sequence indexes: "routes[0].fence_key",
+//     "backends.api.url".
+//   - Durations need a unit: ms, s, m, h ("250ms", "10s", "2m", "1h").
+//   - Sizes are a byte count with an optional unit: B; KiB, MiB, GiB, TiB (powers of 1024);
+//     KB, MB, GB, TB (powers of 1000). "512", "16KiB", "8GiB".
+//   - Counts are plain decimal integers.
+//   - A filesystem root may contain "{data_dir}", replaced by the data directory.
+// yaml-cpp reports problems by throwing; the exceptions are caught here, at the edge, and become
+// ConfigErrors like every other problem.
+
+namespace fencegate::gateway {
+
+std::string ConfigError::ToString() const {
+  std::string out = file;
+  if (line > 0) {
+    out += ":" + std::to_string(line);
+    if (column > 0) out += ":" + std::to_string(column);
+  }
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += message;
+  return out;
+}
+
+namespace {
+
+constexpr std::string_view kDataDirToken = "{data_dir}";
+
+// Collects errors for one file.
+class ErrorSink {
+ public:
+  ErrorSink(std::string file, std::vector<ConfigError>* errors)
+      : file_(std::move(file)), errors_(errors) {}
+
+  void Add(const YAML::Mark& mark, std::string key, std::string message) {
+    // yaml-cpp marks are 0-based and -1 when unknown; ConfigError is 1-based and 0 when unknown.
+    ConfigError error;
+    error.file = file_;
+    error.line = mark.line >= 0 ? mark.line + 1 : 0;
+    error.column = mark.column >= 0 ? mark.column + 1 : 0;
+    error.key = std::move(key);
+    error.message = std::move(message);
+    errors_->push_back(std::move(error));
+  }
+  void Add(const YAML::Node& node, std::string key, std::string message) {
+    Add(node.Mark(), std::move(key), std::move(message));
+  }
+
+  std::size_t count() const { return errors_->size(); }
+
+ private:
+  std::string file_;
+  std::vector<ConfigError>* errors_;
+};
+
+std::string Child(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest known key, if it is close enough to be a plausible typo.
+std::string Suggestion(std::string_view unknown, const std::vector<std::string_view>& known) {
+  std::string_view best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (std::string_view candidate : known) {
+    std::size_t distance = EditDistance(unknown, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = candidate;
+    }
+  }
+  if (best.empty() || best_distance > std::max<std::size_t>(2, best.size() / 3)) return {};
+  return std::string(best);
+}
+
+bool IsTchar(char c) {
+  // RFC 9110 token characters.
+  return std::isalnum(static_cast<unsigned char>(c)) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+bool IsToken(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), IsTchar);
+}
+
+bool ParseDecimal(std::string_view text, std::uint64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
+    value = value * 10 + digit;
+  }
+  *out = value;
+  return true;
+}
+
+// Splits "10s" into "10" and "s".
+std::pair<std::string_view, std::string_view> SplitNumberAndUnit(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  return {text.substr(0, digits), text.substr(digits)};
+}
+
+bool ParseDuration(std::string_view text, std::chrono::milliseconds* out) {
+  auto [number, unit] = SplitNumberAndUnit(text);
+  std::uint64_t value = 0;
+  if (!ParseDecimal(number, &value)) return false;
+  std::uint64_t unit_ms = 0;
+  if (unit == "ms") {
+    unit_ms = 1;
+  } else if (unit == "s") {
+    unit_ms = 1000;
+  } else if (unit == "m") {
+    unit_ms = 60 * 1000;
+  } else if (unit == "h") {
+    unit_ms = 60 * 60 * 1000;
+  } else {
+    return false;
+  }
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (value > kMax / unit_ms) return false;
+  *out = std::chrono::milliseconds(static_cast<std::int64_t>(value * unit_ms));
+  return true;
+}
+
+bool ParseSize(std::string_view text, std::uint64_t* out) {
+  auto [number, unit] = SplitNumberAndUnit(text);
+  std::uint64_t value = 0;
+  if (!ParseDecimal(number, &value)) return false;
+  struct Unit {
+    std::string_view name;
+    std::uint64_t bytes;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", 1},
+      {"B", 1},
+      {"KiB", 1ull << 10},
+      {"MiB", 1ull << 20},
+      {"GiB", 1ull << 30},
+      {"TiB", 1ull << 40},
+      {"KB", 1000ull},
+      {"MB", 1000ull * 1000},
+      {"GB", 1000ull * 1000 * 1000},
+      {"TB", 1000ull * 1000 * 1000 * 1000},
+  };
+  for (const Unit& candidate : kUnits) {
+    if (candidate.name != unit) continue;
+    if (value > std::numeric_limits<std::uint64_t>::max() / candidate.bytes) return false;
+    *out = value * candidate.bytes;
+    return true;
+  }
+  return false;
+}
+
+std::string ExpandDataDir(const std::string& text, const std::string& data_dir) {
+  std::string out;
+  std::size_t start = 0;
+  for (std::size_t found = text.find(kDataDirToken); found != std::string::npos;
+       found = text.find(kDataDirToken, start)) {
+    out.append(text, start, found - start);
+    out += data_dir;
+    start = found + kDataDirToken.size();
+  }
+  out.append(text, start);
+  return out;
+}
+
+// Reads typed values out of YAML nodes, reporting every problem to the sink.
+class Reader {
+ public:
+  explicit Reader(ErrorSink* sink) : sink_(sink) {}
+
+  // Checks that `node` is a mapping whose keys are all in `known`, reporting unknown and
+  // duplicate keys. Returns false (after reporting) if `node` is not a mapping at all.
+  bool ExpectMapping(const YAML::Node& node, const std::string& path,
+                     const std::vector<std::string_view>& known) {
+    if (!node.IsMap()) {
+      sink_->Add(node, path, "expected a mapping of keys to values");
+      return false;
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      const YAML::Node& key = entry.first;
+      if (!key.IsScalar()) {
+        sink_->Add(key, path, "keys must be plain strings");
+        continue;
+      }
+      const std::string& name = key.Scalar();
+      if (!seen.insert(name).second) {
+        sink_->Add(key, Child(path, name), "duplicate key");
+        continue;
+      }
+      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+      std::string message = "unknown key " + Quote(name);
+      std::string suggestion = Suggestion(name, known);
+      if (!suggestion.empty()) message += "; did you mean " + Quote(suggestion) + "?";
+      sink_->Add(key, Child(path, name), std::move(message));
+    }
+    return true;
+  }
+
+  // Returns the scalar text of `node`, or reports what it expected and returns false.
+  bool Scalar(const YAML::Node& node, const std::string& path, std::string_view expected,
+              std::string* out) {
+    if (node.IsScalar()) {
+      *out = node.Scalar();
+      return true;
+    }
+    std::string got = node.IsNull() ? "nothing" : node.IsMap() ? "a mapping" : "a list";
+    sink_->Add(node, path, "expected " + std::string(expected) + ", got " + got);
+    return false;
+  }
+
+  void String(const YAML::Node& node, const std::string& path, std::string* out) {
+    std::string text;
+    if (!Scalar(node, path, "a string (write \"\" for an empty one)", &text)) return;
+    if (std::any_of(text.begin(), text.end(),
+                    [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); })) {
+      sink_->Add(node, path, "control characters are not allowed");
+      return;
+    }
+    *out = std::move(text);
+  }
+
+  void Bool(const YAML::Node& node, const std::string& path, bool* out) {
+    std::string text;
+    if (!Scalar(node, path, "true or false", &text)) return;
+    if (text == "true" || text == "True" || text == "TRUE") {
+      *out = true;
+    } else if (text == "false" || text == "False" || text == "FALSE") {
+      *out = false;
+    } else {
+      sink_->Add(node, path, "expected true or false, got " + Quote(text));
+    }
+  }
+
+  template <typename T>
+  void Count(const YAML::Node& node, const std::string& path, std::uint64_t min, std::uint64_t max,
+             T* out) {
+    std::string text;
+    if (!Scalar(node, path, "a whole number", &text)) return;
+    std::uint64_t value = 0;
+    if (!ParseDecimal(text, &value)) {
+      sink_->Add(node, path, "expected a whole number, got " + Quote(text));
+    } else if (value < min || value > max) {
+      sink_->Add(node, path,
+                 "must be between " + std::to_string(min) + " and " + std::to_string(max));
+    } else {
+      *out = static_cast<T>(value);
+    }
+  }
+
+  template <typename T>
+  void Size(const YAML::Node& node, const std::string& path, std::uint64_t min, std::uint64_t max,
+            T* out) {
+    std::string text;
+    if (!Scalar(node, path, "a size such as 512, 16KiB, 1MiB or 8GiB", &text)) return;
+    std::uint64_t value = 0;
+    if (!ParseSize(text, &value)) {
+      sink_->Add(node, path,
+                 "expected a size such as 512, 16KiB, 1MiB or 8GiB (units B, KiB, MiB, GiB, TiB, "
+                 "KB, MB, GB, TB), got " +
+                     Quote(text));
+    } else if (value < min || value > max) {
+      sink_->Add(
+          node, path,
+          "must be between " + std::to_string(min) + " and " + std::to_string(max) + " bytes");
+    } else {
+      *out = static_cast<T>(value);
+    }
+  }
+
+  void Duration(const YAML::Node& node, const std::string& path, bool allow_zero,
+                std::chrono::milliseconds* out) {
+    std::string text;
+    if (!Scalar(node, path, "a duration such as 250ms, 10s, 2m or 1h", &text)) return;
+    std::chrono::milliseconds value{0};
+    if (!ParseDuration(text, &value)) {
+      sink_->Add(node, path,
+                 "expected a duration such as 250ms, 10s, 2m or 1h (units ms, s, m, h), got " +
+                     Quote(text));
+    } else if (!allow_zero && value.count() == 0) {
+      sink_->Add(node, path, "must be greater than zero");
+    } else {
+      *out = value;
+    }
+  }
+
+  void Listen(const YAML::Node& node, const std::string& path, ListenAddress* out) {
+    std::string text;
+    if (!Scalar(node, path, "HOST:PORT", &text)) return;
+    std::string error;
+    if (!ParseListenAddress(text, out, &error)) sink_->Add(node, path, error);
+  }
+
+  ErrorSink* sink() { return sink_; }
+
+ private:
+  ErrorSink* sink_;
+};
+
+// Parses "http://HOST[:PORT][/]" into host and port; returns an error message or "".
+std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* out) {
+  const std::string_view kForm = "expected http://HOST:PORT";
+  std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(kForm) + ", got " + Quote(url);
+  std::string scheme(url.substr(0, scheme_end));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (scheme == "https") return "TLS to backends is not supported yet; use http://HOST:PORT";
+  if (scheme != "http") return "unsupported scheme " + Quote(scheme) + "; " + std::string(kForm);
+
+  std::string_view rest = url.substr(scheme_end + 3);
+  std::size_t authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view tail =
+      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  if (!tail.empty() && tail != "/") {
+    return "a backend url has no path, query or fragment (the client's path is forwarded "
+           "unchanged); got " +
+           Quote(tail);
+  }
+  if (authority.find('@') != std::string_view::npos)
+    return "credentials in the url are not supported";
+
+  std::string_view host;
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return "unterminated '[' in the IPv6 address";
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return std::string(kForm) + ", got " + Quote(url);
+      port_text = after.substr(1);
+    }
+  } else {
+    std::size_t colon = authority.rfind(':');
+    host = authority.substr(0, colon);
+    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
+    bool name_ok = std::all_of(host.begin(), host.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+    });
+    if (!name_ok) return "invalid host " + Quote(host);
+  }
+  if (host.empty()) return "the url has no host; " + std::string(kForm);
+
+  std::uint64_t port = 80;
+  if (!port_text.empty() || authority.back() == ':') {
+    if (!ParseDecimal(port_text, &port) || port == 0 || port > 65535) {
+      return "invalid port " + Quote(port_text) + " (expected 1..65535)";
+    }
+  }
+  out->host = std::string(host);
+  out->port = static_cast<std::uint16_t>(port);
+  return {};
+}
+
+void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
+  const std::string path = "limits";
+  if (!reader.ExpectMapping(node, path, {"max_header_bytes", "max_body_bytes", "max_connections"}))
+    return;
+  if (node["max_header_bytes"]) {
+    reader.Size(node["max_header_bytes"], Child(path, "max_header_bytes"), 1u << 10, 1u << 20,
+                &out->max_header_bytes);
+  }
+  if (node["max_body_bytes"]) {
+    reader.Size(node["max_body_bytes"], Child(path, "max_body_bytes"), 0,
+                std::numeric_limits<std::uint64_t>::max(), &out->max_body_bytes);
+  }
+  if (node["max_connections"]) {
+    reader.Count(node["max_connections"], Child(path, "max_connections"), 1, 10'000'000,
+                 &out->max_connections);
+  }
+}
+
+void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out) {
+  const std::string path = "timeouts";
+  struct Field {
+    std::string_view key;
+    std::chrono::milliseconds Timeouts::*member;
+    bool allow_zero;
+  };
+  // A zero drain means "stop at once"; every other timeout of zero would fail all requests.
+  static constexpr Field kFields[] = {
+      {"header_read", &Timeouts::header_read, false},
+      {"body_read", &Timeouts::body_read, false},
+      {"idle", &Timeouts::idle, false},
+      {"response_write", &Timeouts::response_write, false},
+      {"shutdown_drain", &Timeouts::shutdown_drain, true},
+      {"barrier_wait", &Timeouts::barrier_wait, false},
+  };
+  std::vector<std::string_view> known;
+  for (const Field& field : kFields) known.push_back(field.key);
+  if (!reader.ExpectMapping(node, path, known)) return;
+  for (const Field& field : kFields) {
+    const std::string key(field.key);
+    if (node[key])
+      reader.Duration(node[key], Child(path, key), field.allow_zero, &(out->*field.member));
+  }
+}
+
+void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
+  const std::string path = "store";
+  if (!reader.ExpectMapping(node, path,
+                            {"kind", "path", "block_cache", "cached_keys", "rejection_retention"}))
+    return;
+  if (node["kind"]) {
+    std::string kind;
+    reader.String(node["kind"], Child(path, "kind"), &kind);
+    if (kind == "rocksdb") {
+      out->kind = kind;
+    } else if (!kind.empty()) {
+      reader.sink()->Add(node["kind"], Child(path, "kind"),
+                         "unsupported store kind " + Quote(kind) + "; only 'rocksdb' is supported");
+    }
+  }
+  if (node["path"]) reader.String(node["path"], Child(path, "path"), &out->path);
+  if (node["block_cache"]) {
+    reader.Size(node["block_cache"], Child(path, "block_cache"), 0,
+                std::numeric_limits<std::size_t>::max(), &out->block_cache_bytes);
+  }
+  if (node["cached_keys"]) {
+    reader.Count(node["cached_keys"], Child(path, "cached_keys"), 0, 1'000'000'000,
+                 &out->cached_keys);
+  }
+  if (node["rejection_retention"]) {
+    reader.Count(node["rejection_retention"], Child(path, "rejection_retention"), 0, 10'000'000,
+                 &out->rejection_retention);
+  }
+}
+
+void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out) {
+  if (!reader.ExpectMapping(node, "access_log", {"path"})) return;
+  if (node["path"]) reader.String(node["path"], "access_log.path", &out->path);
+}
+
+void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& path,
+                     adapters::HttpAdapterOptions* out) {
+  if (!node["url"]) {
+    reader.sink()->Add(node, Child(path, "url"), "required for an http backend");
+  } else {
+    std::string url;
+    reader.String(node["url"], Child(path, "url"), &url);
+    std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, out);
+    if (!error.empty()) reader.sink()->Add(node["url"], Child(path, "url"), error);
+  }
+  if (node["host_header"])
+    reader.String(node["host_header"], Child(path, "host_header"), &out->host_header);
+  if (node["max_idle_connections"]) {
+    reader.Count(node["max_idle_connections"], Child(path, "max_idle_connections"), 0, 100'000,
+                 &out->max_idle_connections);
+  }
+  if (node["connect_timeout"]) {
+    reader.Duration(node["connect_timeout"], Child(path, "connect_timeout"), false,
+                    &out->connect_timeout);
+  }
+  if (node["response_timeout"]) {
+    reader.Duration(node["response_timeout"], Child(path, "response_timeout"), false,
+                    &out->response_timeout);
+  }
+  if (node["idle_timeout"]) {
+    reader.Duration(node["idle_timeout"], Child(path, "idle_timeout"), false, &out->idle_timeout);
+  }
+  if (node["forward_token_header"]) {
+    const std::string key = Child(path, "forward_token_header");
+    std::string name;
+    reader.String(node["forward_token_header"], key, &name);
+    if (!name.empty() && !IsToken(name)) {
+      reader.sink()->Add(node["forward_token_header"], key,
+                         "not a valid header field name: " + Quote(name));
+    } else {
+      out->forward_token_header = name;
+    }
+  }
+}
+
+void ReadFilesystemBackend(Reader& reader, const YAML::Node& node, const std::string& path,
+                           BackendConfig* out) {
+  if (!node["root"]) {
+    reader.sink()->Add(node, Child(path, "root"), "required for a filesystem backend");
+  } else {
+    reader.String(node["root"], Child(path, "root"), &out->filesystem_root_as_written);
+    if (node["root"].IsScalar() && out->filesystem_root_as_written.empty()) {
+      reader.sink()->Add(node["root"], Child(path, "root"), "must not be empty");
+    }
+  }
+  if (node["io_threads"]) {
+    reader.Count(node["io_threads"], Child(path, "io_threads"), 1, 1024,
+                 &out->filesystem.io_threads);
+  }
+  if (node["sync_writes"]) {
+    reader.Bool(node["sync_writes"], Child(path, "sync_writes"), &out->filesystem.sync_writes);
+  }
+}
+
+const std::vector<std::string_view>& HttpBackendKeys() {
+  static const std::vector<std::string_view> keys = {"kind",
+                                                     "url",
+                                                     "host_header",
+                                                     "max_idle_connections",
+                                                     "connect_timeout",
+                                                     "response_timeout",
+                                                     "idle_timeout",
+                                                     "forward_token_header"};
+  return keys;
+}
+
+const std::vector<std::string_view>& FilesystemBackendKeys() {
+  static const std::vector<std::string_view> keys = {"kind", "root", "io_threads", "sync_writes"};
+  return keys;
+}
+
+void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path,
+                 BackendConfig* out) {
+  if (!node.IsMap()) {
+    reader.sink()->Add(node, path, "expected a mapping with a 'kind'");
+    return;
+  }
+  if (!node["kind"]) {
+    reader.sink()->Add(node, Child(path, "kind"), "required: 'http' or 'filesystem'");
+    // Still catch typos in the other keys.
+    std::vector<std::string_view> all = HttpBackendKeys();
+    all.insert(all.end(), FilesystemBackendKeys().begin(), FilesystemBackendKeys().end());
+    reader.ExpectMapping(node, path, all);
+    return;
+  }
+  reader.String(node["kind"], Child(path, "kind"), &out->kind);
+  if (out->kind == "http") {
+    reader.ExpectMapping(node, path, HttpBackendKeys());
+    ReadHttpBackend(reader, node, path, &out->http);
+  } else if (out->kind == "filesystem") {
+    reader.ExpectMapping(node, path, FilesystemBackendKeys());
+    ReadFilesystemBackend(reader, node, path, out);
+  } else if (node["kind"].IsScalar()) {
+    reader.sink()->Add(
+        node["kind"], Child(path, "kind"),
+        "unknown backend kind " + Quote(out->kind) + "; expected 'http' or 'filesystem'");
+  }
+}
+
+void ReadBackends(Reader& reader, const YAML::Node& node,
+                  std::map<std::string, BackendConfig>* out) {
+  if (!node.IsMap()) {
+    reader.sink()->Add(node, "backends", "expected a mapping of backend names to backends");
+    return;
+  }
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar() || entry.first.Scalar().empty()) {
+      reader.sink()->Add(entry.first, "backends", "backend names must be non-empty strings");
+      continue;
+    }
+    const std::string& name = entry.first.Scalar();
+    const std::string path = Child("backends", name);
+    if (out->count(name) != 0) {
+      reader.sink()->Add(entry.first, path, "duplicate backend name");
+      continue;
+    }
+    BackendConfig backend;
+    backend.name = name;
+    ReadBackend(reader, entry.second, path, &backend);
+    out->emplace(name, std::move(backend));
+  }
+}
+
+void ReadFencedMethods(Reader& reader, const YAML::Node& node, const std::string& path,
+                       std::vector<std::string>* out) {
+  if (!node.IsSequence()) {
+    reader.sink()->Add(node, path, "expected a list of HTTP methods, e.g. [PUT, POST]");
+    return;
+  }
+  std::vector<std::string> methods;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    std::string method;
+    if (!reader.Scalar(node[i], item_path, "an HTTP method", &method)) continue;
+    if (!IsToken(method)) {
+      reader.sink()->Add(node[i], item_path, "not a valid HTTP method: " + Quote(method));
+    } else if (std::find(methods.begin(), methods.end(), method) != methods.end()) {
+      reader.sink()->Add(node[i], item_path, "listed twice: " + Quote(method));
+    } else {
+      methods.push_back(std::move(method));
+    }
+  }
+  *out = std::move(methods);
+}
+
+void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
+  if (!reader.ExpectMapping(
+          node, path,
+          {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads"}))
+    return;
+  for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
+    if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
+  }
+  if (node["name"]) {
+    reader.String(node["name"], Child(path, "name"), &out->name);
+    if (node["name"].IsScalar() && out->name.empty()) {
+      reader.sink()->Add(node["name"], Child(path, "name"), "must not be empty");
+    }
+  }
+  if (node["prefix"]) {
+    reader.String(node["prefix"], Child(path, "prefix"), &out->prefix);
+    bool has_space = std::any_of(out->prefix.begin(), out->prefix.end(),
+                                 [](char c) { return c == ' ' || c == '?' || c == '#'; });
+    if (node["prefix"].IsScalar() &&
+        (out->prefix.empty() || out->prefix.front() != '/' || has_space)) {
+      reader.sink()->Add(
+          node["prefix"], Child(path, "prefix"),
+          "must be a path starting with '/' (no spaces, '?' or '#'), got " + Quote(out->prefix));
+    }
+  }
+  if (node["host"]) {
+    reader.String(node["host"], Child(path, "host"), &out->host);
+    // Routing compares against the Host header lower-cased and without its port.
+    std::transform(out->host.begin(), out->host.end(), out->host.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (out->host.find_first_of(" /:") != std::string::npos) {
+      reader.sink()->Add(node["host"], Child(path, "host"),
+                         "must be a host name without port, got " + Quote(out->host));
+    }
+  }
+  if (node["backend"]) reader.String(node["backend"], Child(path, "backend"), &out->backend);
+  if (node["fence_key"]) {
+    std::string text;
+    if (reader.Scalar(node["fence_key"], Child(path, "fence_key"), "a fence-key template", &text)) {
+      lockstore::Status status = lockstore::FenceKeyTemplate::Parse(text, &out->fence_key);
+      if (!status.ok()) {
+        reader.sink()->Add(node["fence_key"], Child(path, "fence_key"),
+                           "invalid fence-key template " + Quote(text) + ": " + status.message());
+      }
+    }
+  }
+  if (node["fenced_methods"]) {
+    ReadFencedMethods(reader, node["fenced_methods"], Child(path, "fenced_methods"),
+                      &out->fenced_methods);
+  }
+  if (node["fence_reads"])
+    reader.Bool(node["fence_reads"], Child(path, "fence_reads"), &out->fence_reads);
+}
+
+void ReadRoutes(Reader& reader, const YAML::Node& node,
+                const std::map<std::string, BackendConfig>& backends,
+                std::vector<RouteConfig>* out) {
+  if (!node.IsSequence()) {
+    reader.sink()->Add(node, "routes", "expected a list of routes");
+    return;
+  }
+  if (node.size() == 0) reader.sink()->Add(node, "routes", "at least one route is required");
+  std::map<std::string, int> first_line_of_name;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string path = "routes[" + std::to_string(i) + "]";
+    RouteConfig route;
+    std::size_t errors_before = reader.sink()->count();
+    ReadRoute(reader, node[i], path, &route);
+    if (!node[i].IsMap()) continue;
+    if (!route.name.empty()) {
+      auto [it, inserted] = first_line_of_name.emplace(route.name, node[i]["name"].Mark().line + 1);
+      if (!inserted) {
+        reader.sink()->Add(node[i]["name"], Child(path, "name"),
+                           "route name " + Quote(route.name) + " is already used at line " +
+                               std::to_string(it->second));
+      }
+    }
+    if (!route.backend.empty() && backends.count(route.backend) == 0) {
+      reader.sink()->Add(node[i]["backend"], Child(path, "backend"),
+                         "no backend named " + Quote(route.backend) + " in 'backends'");
+    }
+    if (reader.sink()->count() == errors_before) out->push_back(std::move(route));
+  }
+}
+
+void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
+  if (!root.IsDefined() || root.IsNull()) {
+    reader.sink()->Add(root, "routes", "the file is empty; at least one route is required");
+    return;
+  }
+  if (!reader.ExpectMapping(root, "",
+                            {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts",
+                             "store", "access_log", "backends", "routes"}))
+    return;
+  if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
+  if (root["admin_listen"])
+    reader.Listen(root["admin_listen"], "admin_listen", &config->admin_listen);
+  if (root["data_dir"]) {
+    reader.String(root["data_dir"], "data_dir", &config->data_dir);
+    if (root["data_dir"].IsScalar() && config->data_dir.empty()) {
+      reader.sink()->Add(root["data_dir"], "data_dir", "must not be empty");
+    }
+  }
+  if (root["threads"]) reader.Count(root["threads"], "threads", 0, 1024, &config->threads);
+  if (root["limits"]) ReadLimits(reader, root["limits"], &config->limits);
+  if (root["timeouts"]) ReadTimeouts(reader, root["timeouts"], &config->timeouts);
+  if (root["store"]) ReadStore(reader, root["store"], &config->store);
+  if (root["access_log"]) ReadAccessLog(reader, root["access_log"], &config->access_log);
+  if (root["backends"]) ReadBackends(reader, root["backends"], &config->backends);
+  if (root["routes"]) {
+    ReadRoutes(reader, root["routes"], config->backends, &config->routes);
+  } else {
+    reader.sink()->Add(root, "routes", "required: at least one route");
+  }
+}
+
+}  // namespace
+
+std::vector<ConfigError> LoadConfigText(const std::string& text, const std::string& file,
+                                        Config* config) {
+  std::vector<ConfigError> errors;
+  ErrorSink sink(file, &errors);
+  Config loaded;
+  loaded.source_path = file;
+  try {
+    YAML::Node root = YAML::Load(text);
+    Reader reader(&sink);
+    ReadTopLevel(reader, root, &loaded);
+    ExpandDataDirInPaths(&loaded);
+  } catch (const YAML::Exception& e) {
+    sink.Add(e.mark, "", e.msg);
+  }
+  if (errors.empty()) {
+    *config = std::move(loaded);
+  } else {
+    // Sections are validated in schema order; the operator reads the file top to bottom.
+    std::stable_sort(errors.begin(), errors.end(), [](const ConfigError& a, const ConfigError& b) {
+      return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+    });
+  }
+  return errors;
+}
+
+std::vector<ConfigError> LoadConfigFile(const std::string& path, Config* config) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ConfigError error;
+    error.file = path;
+    error.message = "cannot open the file";
+    return {error};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    ConfigError error;
+    error.file = path;
+    error.message = "cannot read the file";
+    return {error};
+  }
+  return LoadConfigText(text.str(), path, config);
+}
+
+void ExpandDataDirInPaths(Config* config) {
+  for (auto& [name, backend] : config->backends) {
+    if (backend.kind == "filesystem") {
+      backend.filesystem.root = ExpandDataDir(backend.filesystem_root_as_written, config->data_dir);
+    }
+  }
+}
+
+}  // namespace fencegate::gateway

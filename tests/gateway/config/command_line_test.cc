@@ -1,0 +1,149 @@
+#include "gateway/config/command_line.h"
+
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gateway/config/config_loader.h"
+
+namespace fencegate::gateway {
+namespace {
+
+using ::testing::HasSubstr;
+
+CommandLine Parse(const std::vector<std::string>& args) {
+  CommandLine command_line;
+  std::string error;
+  EXPECT_TRUE(ParseCommandLine(args, &command_line, &error)) << error;
+  return command_line;
+}
+
+std::string ParseError(const std::vector<std::string>& args) {
+  CommandLine command_line;
+  std::string error;
+  EXPECT_FALSE(ParseCommandLine(args, &command_line, &error));
+  return error;
+}
+
+TEST(CommandLineTest, DefaultsToRunWithTheDefaultConfig) {
+  CommandLine command_line = Parse({"fencegate"});
+  EXPECT_EQ(command_line.action, CommandLine::Action::kRun);
+  EXPECT_EQ(command_line.config_path, "config/fencegate.yaml");
+  EXPECT_FALSE(command_line.listen);
+  EXPECT_FALSE(command_line.admin_listen);
+  EXPECT_FALSE(command_line.data_dir);
+}
+
+TEST(CommandLineTest, OptionsTakeSeparateOrInlineValues) {
+  CommandLine separate = Parse({"fencegate", "--config", "a.yaml", "--listen", "127.0.0.1:0",
+                                "--admin-listen", "[::1]:9901", "--data-dir", "/tmp/x"});
+  CommandLine inline_values = Parse({"fencegate", "--config=a.yaml", "--listen=127.0.0.1:0",
+                                     "--admin-listen=[::1]:9901", "--data-dir=/tmp/x"});
+  for (const CommandLine& command_line : {separate, inline_values}) {
+    EXPECT_EQ(command_line.action, CommandLine::Action::kRun);
+    EXPECT_EQ(command_line.config_path, "a.yaml");
+    ASSERT_TRUE(command_line.listen);
+    EXPECT_EQ(command_line.listen->host, "127.0.0.1");
+    EXPECT_EQ(command_line.listen->port, 0);
+    ASSERT_TRUE(command_line.admin_listen);
+    EXPECT_EQ(command_line.admin_listen->host, "::1");
+    EXPECT_EQ(command_line.admin_listen->port, 9901);
+    EXPECT_EQ(command_line.data_dir, "/tmp/x");
+  }
+}
+
+TEST(CommandLineTest, AcceptsArgsWithoutTheProgramName) {
+  CommandLine command_line = Parse({"--version"});
+  EXPECT_EQ(command_line.action, CommandLine::Action::kVersion);
+}
+
+TEST(CommandLineTest, Actions) {
+  EXPECT_EQ(Parse({"fencegate", "--version"}).action, CommandLine::Action::kVersion);
+  EXPECT_EQ(Parse({"fencegate", "--help"}).action, CommandLine::Action::kHelp);
+  EXPECT_EQ(Parse({"fencegate", "-h"}).action, CommandLine::Action::kHelp);
+  CommandLine check = Parse({"fencegate", "--check-config", "b.yaml"});
+  EXPECT_EQ(check.action, CommandLine::Action::kCheckConfig);
+  EXPECT_EQ(check.config_path, "b.yaml");
+  CommandLine check_inline = Parse({"fencegate", "--check-config=c.yaml"});
+  EXPECT_EQ(check_inline.action, CommandLine::Action::kCheckConfig);
+  EXPECT_EQ(check_inline.config_path, "c.yaml");
+}
+
+TEST(CommandLineTest, Errors) {
+  EXPECT_THAT(ParseError({"fencegate", "--bogus"}), HasSubstr("unknown option '--bogus'"));
+  EXPECT_THAT(ParseError({"fencegate", "extra"}), HasSubstr("unknown option 'extra'"));
+  EXPECT_THAT(ParseError({"fencegate", "--config"}), HasSubstr("--config needs a value"));
+  EXPECT_THAT(ParseError({"fencegate", "--data-dir="}), HasSubstr("non-empty"));
+  EXPECT_THAT(ParseError({"fencegate", "--version=2"}), HasSubstr("takes no value"));
+  EXPECT_THAT(ParseError({"fencegate", "--listen", "127.0.0.1"}), HasSubstr("--listen"));
+  EXPECT_THAT(ParseError({"fencegate", "--config", "a", "--config", "b"}), HasSubstr("twice"));
+  EXPECT_THAT(ParseError({"fencegate", "--config", "a", "--check-config", "b"}),
+              HasSubstr("give one"));
+}
+
+TEST(CommandLineTest, ListenAddresses) {
+  ListenAddress address;
+  std::string error;
+  ASSERT_TRUE(ParseListenAddress("0.0.0.0:8080", &address, &error)) << error;
+  EXPECT_EQ(address.host, "0.0.0.0");
+  EXPECT_EQ(address.port, 8080);
+  ASSERT_TRUE(ParseListenAddress("localhost:65535", &address, &error)) << error;
+  EXPECT_EQ(address.host, "localhost");
+  EXPECT_EQ(address.port, 65535);
+  ASSERT_TRUE(ParseListenAddress("[2001:db8::1]:0", &address, &error)) << error;
+  EXPECT_EQ(address.host, "2001:db8::1");
+  EXPECT_EQ(address.port, 0);
+
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:8x", "::1:80",
+                          "[::1]80", "[nothex]:80", "example.com:80", ":80", "256.1.1.1:80"}) {
+    EXPECT_FALSE(ParseListenAddress(bad, &address, &error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+TEST(CommandLineTest, OverridesReplaceListenersAndDataDir) {
+  Config config;
+  std::vector<ConfigError> errors = LoadConfigText(
+      "data_dir: ./var\n"
+      "backends:\n"
+      "  files: {kind: filesystem, root: \"{data_dir}/files\"}\n"
+      "  fixed: {kind: filesystem, root: /srv/fixed}\n"
+      "routes:\n"
+      "  - {name: a, prefix: /, backend: files, fence_key: \"k\"}\n",
+      "t.yaml", &config);
+  ASSERT_TRUE(errors.empty());
+  ASSERT_EQ(config.backends.at("files").filesystem.root, "./var/files");
+
+  CommandLine command_line = Parse({"fencegate", "--listen", "127.0.0.1:0", "--admin-listen",
+                                    "127.0.0.1:1", "--data-dir", "/run/fg"});
+  ApplyOverrides(command_line, &config);
+  EXPECT_EQ(config.listen.port, 0);
+  EXPECT_EQ(config.admin_listen.port, 1);
+  EXPECT_EQ(config.data_dir, "/run/fg");
+  EXPECT_EQ(config.store.path, "");  // still "<data_dir>/fences", now under /run/fg
+  EXPECT_EQ(config.backends.at("files").filesystem.root, "/run/fg/files");
+  EXPECT_EQ(config.backends.at("fixed").filesystem.root, "/srv/fixed");
+}
+
+TEST(CommandLineTest, NoOverridesLeaveTheConfigAlone) {
+  Config config;
+  config.listen = {"10.0.0.1", 80};
+  config.data_dir = "/keep";
+  ApplyOverrides(Parse({"fencegate"}), &config);
+  EXPECT_EQ(config.listen.host, "10.0.0.1");
+  EXPECT_EQ(config.listen.port, 80);
+  EXPECT_EQ(config.data_dir, "/keep");
+}
+
+TEST(CommandLineTest, UsageMentionsEveryOption) {
+  std::string usage = UsageText();
+  for (const char* option : {"--config", "--check-config", "--listen", "--admin-listen",
+                             "--data-dir", "--version", "--help"}) {
+    EXPECT_THAT(usage, HasSubstr(option));
+  }
+}
+
+}  // namespace
+}  // namespace fencegate::gateway

@@ -1,0 +1,390 @@
+#include "gateway/config/config_loader.h"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace fencegate::gateway {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+std::filesystem::path RepoFile(const std::string& relative) {
+  // This file is tests/gateway/config/config_loader_test.cc; the repository is three levels up.
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
+         relative;
+}
+
+// A valid minimal configuration; tests append or splice lines into it.
+const char kMinimal[] =
+    "backends:\n"                         // line 1
+    "  files:\n"                          // line 2
+    "    kind: filesystem\n"              // line 3
+    "    root: /srv/files\n"              // line 4
+    "routes:\n"                           // line 5
+    "  - name: files\n"                   // line 6
+    "    prefix: /files/\n"               // line 7
+    "    backend: files\n"                // line 8
+    "    fence_key: \"files:{path}\"\n";  // line 9
+
+std::vector<ConfigError> Load(const std::string& text, Config* config = nullptr) {
+  Config scratch;
+  return LoadConfigText(text, "test.yaml", config != nullptr ? config : &scratch);
+}
+
+// The single error of `text`, or a test failure.
+ConfigError OnlyError(const std::string& text) {
+  std::vector<ConfigError> errors = Load(text);
+  EXPECT_EQ(errors.size(), 1u);
+  if (errors.size() != 1) {
+    for (const ConfigError& error : errors) ADD_FAILURE() << "error: " << error.ToString();
+  }
+  return errors.empty() ? ConfigError{} : errors.front();
+}
+
+TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
+  Config config;
+  const std::string path = RepoFile("config/examples/full-reference.yaml").string();
+  std::vector<ConfigError> errors = LoadConfigFile(path, &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(errors.empty());
+
+  EXPECT_EQ(config.source_path, path);
+  EXPECT_EQ(config.listen.host, "127.0.0.1");
+  EXPECT_EQ(config.listen.port, 8080);
+  EXPECT_EQ(config.admin_listen.host, "127.0.0.1");
+  EXPECT_EQ(config.admin_listen.port, 9901);
+  EXPECT_EQ(config.data_dir, "./var");
+  EXPECT_EQ(config.threads, 0u);
+  EXPECT_EQ(config.limits.max_header_bytes, 16u * 1024);
+  EXPECT_EQ(config.limits.max_body_bytes, 8ull << 30);
+  EXPECT_EQ(config.limits.max_connections, 20000u);
+  EXPECT_EQ(config.timeouts.header_read, milliseconds(10000));
+  EXPECT_EQ(config.timeouts.body_read, milliseconds(30000));
+  EXPECT_EQ(config.timeouts.idle, milliseconds(60000));
+  EXPECT_EQ(config.timeouts.response_write, milliseconds(30000));
+  EXPECT_EQ(config.timeouts.shutdown_drain, milliseconds(15000));
+  EXPECT_EQ(config.timeouts.barrier_wait, milliseconds(65000));
+  EXPECT_EQ(config.store.kind, "rocksdb");
+  EXPECT_EQ(config.store.path, "");
+  EXPECT_EQ(config.store.block_cache_bytes, 32u << 20);
+  EXPECT_EQ(config.store.cached_keys, 100000u);
+  EXPECT_EQ(config.store.rejection_retention, 10000u);
+  EXPECT_EQ(config.access_log.path, "-");
+
+  ASSERT_EQ(config.backends.size(), 2u);
+  const BackendConfig& files = config.backends.at("files");
+  EXPECT_EQ(files.name, "files");
+  EXPECT_EQ(files.kind, "filesystem");
+  EXPECT_EQ(files.filesystem_root_as_written, "{data_dir}/files");
+  EXPECT_EQ(files.filesystem.root, "./var/files");
+  EXPECT_EQ(files.filesystem.io_threads, 2u);
+  EXPECT_TRUE(files.filesystem.sync_writes);
+  const BackendConfig& api = config.backends.at("api");
+  EXPECT_EQ(api.kind, "http");
+  EXPECT_EQ(api.http.host, "127.0.0.1");
+  EXPECT_EQ(api.http.port, 9000);
+  EXPECT_EQ(api.http.host_header, "");
+  EXPECT_EQ(api.http.max_idle_connections, 64u);
+  EXPECT_EQ(api.http.connect_timeout, milliseconds(5000));
+  EXPECT_EQ(api.http.response_timeout, milliseconds(60000));
+  EXPECT_EQ(api.http.idle_timeout, milliseconds(30000));
+  EXPECT_EQ(api.http.forward_token_header, "");
+
+  ASSERT_EQ(config.routes.size(), 2u);
+  const RouteConfig& files_route = config.routes[0];
+  EXPECT_EQ(files_route.name, "files");
+  EXPECT_EQ(files_route.prefix, "/files/");
+  EXPECT_EQ(files_route.host, "");
+  EXPECT_EQ(files_route.backend, "files");
+  EXPECT_EQ(files_route.fence_key.source(), "files:{path}");
+  EXPECT_EQ(files_route.fenced_methods,
+            (std::vector<std::string>{"PUT", "POST", "PATCH", "DELETE"}));
+  EXPECT_FALSE(files_route.fence_reads);
+  const RouteConfig& inventory = config.routes[1];
+  EXPECT_EQ(inventory.name, "inventory");
+  EXPECT_EQ(inventory.prefix, "/api/inventory/");
+  EXPECT_EQ(inventory.backend, "api");
+  std::string key;
+  ASSERT_TRUE(inventory.fence_key.Render({"/api/inventory/apple/x", "h", "inventory"}, &key));
+  EXPECT_EQ(key, "inventory:apple");
+}
+
+TEST(ConfigLoaderTest, ShippedConfigsLoad) {
+  for (const char* relative : {"config/fencegate.yaml", "config/examples/http-backend.yaml"}) {
+    Config config;
+    std::vector<ConfigError> errors = LoadConfigFile(RepoFile(relative).string(), &config);
+    for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+    EXPECT_FALSE(config.routes.empty()) << relative;
+  }
+  Config config;
+  ASSERT_TRUE(
+      LoadConfigFile(RepoFile("config/examples/http-backend.yaml").string(), &config).empty());
+  EXPECT_EQ(config.backends.at("api").http.forward_token_header, "Fencing-Token");
+}
+
+TEST(ConfigLoaderTest, DefaultsApplyWhenKeysAreAbsent) {
+  Config config;
+  ASSERT_TRUE(Load(kMinimal, &config).empty());
+  const Config defaults;
+  EXPECT_EQ(config.listen.port, defaults.listen.port);
+  EXPECT_EQ(config.data_dir, defaults.data_dir);
+  EXPECT_EQ(config.timeouts.barrier_wait, defaults.timeouts.barrier_wait);
+  EXPECT_EQ(config.limits.max_body_bytes, defaults.limits.max_body_bytes);
+  EXPECT_EQ(config.routes[0].fenced_methods, RouteConfig{}.fenced_methods);
+  EXPECT_EQ(config.backends.at("files").filesystem.root, "/srv/files");
+  EXPECT_EQ(config.source_path, "test.yaml");
+}
+
+TEST(ConfigLoaderTest, DurationAndSizeUnits) {
+  Config config;
+  ASSERT_TRUE(Load(std::string(kMinimal) + "timeouts:\n"
+                                           "  header_read: 250ms\n"
+                                           "  body_read: 2m\n"
+                                           "  idle: 1h\n"
+                                           "  shutdown_drain: 0s\n"
+                                           "limits:\n"
+                                           "  max_header_bytes: 2048\n"
+                                           "  max_body_bytes: 3MB\n"
+                                           "store:\n"
+                                           "  block_cache: 1MiB\n",
+                   &config)
+                  .empty());
+  EXPECT_EQ(config.timeouts.header_read, milliseconds(250));
+  EXPECT_EQ(config.timeouts.body_read, milliseconds(120000));
+  EXPECT_EQ(config.timeouts.idle, milliseconds(3600000));
+  EXPECT_EQ(config.timeouts.shutdown_drain, milliseconds(0));
+  EXPECT_EQ(config.limits.max_header_bytes, 2048u);
+  EXPECT_EQ(config.limits.max_body_bytes, 3000000u);
+  EXPECT_EQ(config.store.block_cache_bytes, 1u << 20);
+}
+
+TEST(ConfigLoaderTest, BadDurationNamesLineColumnAndKey) {
+  ConfigError error = OnlyError(std::string(kMinimal) +
+                                "timeouts:\n"              // line 10
+                                "  idle: 60s\n"            // line 11
+                                "  header_read: 10 s\n");  // line 12
+  EXPECT_EQ(error.file, "test.yaml");
+  EXPECT_EQ(error.line, 12);
+  EXPECT_EQ(error.column, 16);
+  EXPECT_EQ(error.key, "timeouts.header_read");
+  EXPECT_THAT(error.message, HasSubstr("'10 s'"));
+  EXPECT_EQ(error.ToString().rfind("test.yaml:12:16: timeouts.header_read: ", 0), 0u)
+      << error.ToString();
+}
+
+TEST(ConfigLoaderTest, BadSizeAndZeroDuration) {
+  std::vector<ConfigError> errors = Load(std::string(kMinimal) +
+                                         "limits:\n"                    // 10
+                                         "  max_body_bytes: 8 GiB\n"    // 11
+                                         "  max_header_bytes: 16kib\n"  // 12
+                                         "timeouts:\n"                  // 13
+                                         "  idle: 0ms\n");              // 14
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].key, "limits.max_body_bytes");
+  EXPECT_EQ(errors[0].line, 11);
+  EXPECT_EQ(errors[1].key, "limits.max_header_bytes");
+  EXPECT_EQ(errors[1].line, 12);
+  EXPECT_EQ(errors[2].key, "timeouts.idle");
+  EXPECT_EQ(errors[2].line, 14);
+  EXPECT_THAT(errors[2].message, HasSubstr("greater than zero"));
+}
+
+TEST(ConfigLoaderTest, UnknownKeyIsAnErrorWithSuggestion) {
+  ConfigError error = OnlyError("listne: 127.0.0.1:1\n" + std::string(kMinimal));
+  EXPECT_EQ(error.line, 1);
+  EXPECT_EQ(error.column, 1);
+  EXPECT_EQ(error.key, "listne");
+  EXPECT_EQ(error.message, "unknown key 'listne'; did you mean 'listen'?");
+
+  ConfigError nested = OnlyError(std::string(kMinimal) + "    fence_reeds: true\n");
+  EXPECT_EQ(nested.line, 10);
+  EXPECT_EQ(nested.key, "routes[0].fence_reeds");
+  EXPECT_THAT(nested.message, HasSubstr("did you mean 'fence_reads'?"));
+
+  ConfigError far = OnlyError(std::string(kMinimal) + "colour: blue\n");
+  EXPECT_EQ(far.message, "unknown key 'colour'");
+}
+
+TEST(ConfigLoaderTest, KeyOfTheOtherBackendKindIsUnknown) {
+  ConfigError error = OnlyError(
+      "backends:\n"
+      "  files:\n"
+      "    kind: filesystem\n"
+      "    root: /srv\n"
+      "    url: http://127.0.0.1:1\n"  // line 5
+      "routes:\n"
+      "  - {name: a, prefix: /, backend: files, fence_key: \"k\"}\n");
+  EXPECT_EQ(error.line, 5);
+  EXPECT_EQ(error.key, "backends.files.url");
+}
+
+// Errors come sorted by position, whatever order they were found in.
+TEST(ConfigLoaderTest, CollectsEveryError) {
+  std::vector<ConfigError> errors = Load(
+      "listen: 127.0.0.1\n"                          // 1: no port
+      "admin_listen: nowhere:99999\n"                // 2: bad host
+      "store:\n"                                     // 3
+      "  kind: etcd\n"                               // 4: unsupported
+      "backends:\n"                                  // 5
+      "  api:\n"                                     // 6
+      "    kind: http\n"                             // 7
+      "    url: https://10.0.0.1:443\n"              // 8: TLS
+      "  disk:\n"                                    // 9
+      "    kind: filesystem\n"                       // 10: no root
+      "routes:\n"                                    // 11
+      "  - name: a\n"                                // 12
+      "    prefix: a/\n"                             // 13: no leading slash
+      "    backend: nope\n"                          // 14: no such backend
+      "    fence_key: \"a:{bogus}\"\n"               // 15: bad template
+      "    fenced_methods: [PUT, \"BAD METHOD\"]\n"  // 16: not a token
+      "  - name: a\n"                                // 17: duplicate name
+      "    prefix: /b/\n"                            // 18
+      "    backend: api\n"                           // 19
+      "    fence_key: \"b\"\n");                     // 20
+  std::vector<std::pair<int, std::string>> where;
+  for (const ConfigError& error : errors) where.emplace_back(error.line, error.key);
+  std::vector<std::pair<int, std::string>> expected = {
+      {1, "listen"},
+      {2, "admin_listen"},
+      {4, "store.kind"},
+      {8, "backends.api.url"},
+      {10, "backends.disk.root"},
+      {13, "routes[0].prefix"},
+      {14, "routes[0].backend"},
+      {15, "routes[0].fence_key"},
+      {16, "routes[0].fenced_methods[1]"},
+      {17, "routes[1].name"},
+  };
+  EXPECT_EQ(where, expected);
+  for (const ConfigError& error : errors) {
+    EXPECT_EQ(error.file, "test.yaml");
+    if (error.key == "backends.api.url") {
+      EXPECT_THAT(error.message, HasSubstr("TLS to backends is not supported yet"));
+    }
+    if (error.key == "routes[1].name") {
+      EXPECT_THAT(error.message, HasSubstr("line 12"));
+    }
+    if (error.key == "routes[0].fence_key") {
+      EXPECT_THAT(error.message, HasSubstr("{bogus}"));
+    }
+  }
+}
+
+TEST(ConfigLoaderTest, MissingRequiredKeysAndRoutes) {
+  std::vector<ConfigError> errors = Load(
+      "backends:\n"
+      "  files: {kind: filesystem, root: /srv}\n"
+      "routes:\n"
+      "  - name: a\n"  // line 4: prefix, backend and fence_key missing
+      "    host: example.com\n");
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].key, "routes[0].prefix");
+  EXPECT_EQ(errors[1].key, "routes[0].backend");
+  EXPECT_EQ(errors[2].key, "routes[0].fence_key");
+  for (const ConfigError& error : errors) EXPECT_EQ(error.line, 4);
+
+  ConfigError no_routes = OnlyError("backends: {}\n");
+  EXPECT_EQ(no_routes.key, "routes");
+  ConfigError empty_routes = OnlyError("routes: []\n");
+  EXPECT_EQ(empty_routes.key, "routes");
+  EXPECT_THAT(empty_routes.message, HasSubstr("at least one route"));
+  ConfigError empty_file = OnlyError("");
+  EXPECT_EQ(empty_file.key, "routes");
+}
+
+TEST(ConfigLoaderTest, BackendUrlForms) {
+  auto url_error = [](const std::string& url) {
+    std::vector<ConfigError> errors = Load(
+        "backends:\n"
+        "  api: {kind: http, url: \"" +
+        url +
+        "\"}\n"
+        "routes:\n"
+        "  - {name: a, prefix: /, backend: api, fence_key: \"k\"}\n");
+    return errors.empty() ? std::string() : errors.front().message;
+  };
+  EXPECT_EQ(url_error("http://127.0.0.1:9000"), "");
+  EXPECT_EQ(url_error("http://backend.internal:81/"), "");
+  EXPECT_EQ(url_error("http://[::1]:9000"), "");
+  EXPECT_THAT(url_error("https://127.0.0.1:9000"), HasSubstr("TLS to backends"));
+  EXPECT_THAT(url_error("127.0.0.1:9000"), HasSubstr("http://HOST:PORT"));
+  EXPECT_THAT(url_error("http://127.0.0.1:9000/api"), HasSubstr("no path"));
+  EXPECT_THAT(url_error("http://127.0.0.1:0"), HasSubstr("port"));
+  EXPECT_THAT(url_error("http://:80"), HasSubstr("no host"));
+
+  Config config;
+  ASSERT_TRUE(Load("backends:\n"
+                   "  api: {kind: http, url: \"http://[::1]:9000/\"}\n"
+                   "routes:\n"
+                   "  - {name: a, prefix: /, backend: api, fence_key: \"k\"}\n",
+                   &config)
+                  .empty());
+  EXPECT_EQ(config.backends.at("api").http.host, "::1");
+  EXPECT_EQ(config.backends.at("api").http.port, 9000);
+}
+
+TEST(ConfigLoaderTest, YamlSyntaxErrorIsLocated) {
+  ConfigError error = OnlyError(
+      "listen: 127.0.0.1:1\n"
+      "routes: [\n"
+      "  {name: a\n");
+  EXPECT_EQ(error.file, "test.yaml");
+  EXPECT_GT(error.line, 0);
+  EXPECT_FALSE(error.message.empty());
+}
+
+TEST(ConfigLoaderTest, WrongShapesAreReportedNotThrown) {
+  std::vector<ConfigError> errors = Load(
+      "listen: [1, 2]\n"
+      "limits: 5\n"
+      "threads: many\n"
+      "routes:\n"
+      "  name: a\n");
+  std::vector<std::string> keys;
+  for (const ConfigError& error : errors) keys.push_back(error.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"listen", "limits", "threads", "routes"}));
+}
+
+TEST(ConfigLoaderTest, DuplicateKeyIsAnError) {
+  ConfigError error =
+      OnlyError("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n" + std::string(kMinimal));
+  EXPECT_EQ(error.line, 2);
+  EXPECT_EQ(error.key, "listen");
+  EXPECT_THAT(error.message, HasSubstr("duplicate"));
+}
+
+TEST(ConfigLoaderTest, DataDirTokenExpandsInFilesystemRoot) {
+  Config config;
+  ASSERT_TRUE(Load("data_dir: /state\n"
+                   "backends:\n"
+                   "  files: {kind: filesystem, root: \"{data_dir}/files\"}\n"
+                   "  fixed: {kind: filesystem, root: /srv/fixed}\n"
+                   "routes:\n"
+                   "  - {name: a, prefix: /, backend: files, fence_key: \"k\"}\n",
+                   &config)
+                  .empty());
+  EXPECT_EQ(config.backends.at("files").filesystem.root, "/state/files");
+  EXPECT_EQ(config.backends.at("fixed").filesystem.root, "/srv/fixed");
+
+  config.data_dir = "/other";
+  ExpandDataDirInPaths(&config);
+  EXPECT_EQ(config.backends.at("files").filesystem.root, "/other/files");
+  EXPECT_EQ(config.backends.at("fixed").filesystem.root, "/srv/fixed");
+}
+
+TEST(ConfigLoaderTest, MissingFileIsAnError) {
+  Config config;
+  std::vector<ConfigError> errors = LoadConfigFile("/nonexistent/fencegate.yaml", &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].file, "/nonexistent/fencegate.yaml");
+  EXPECT_EQ(errors[0].ToString(), "/nonexistent/fencegate.yaml: cannot open the file");
+}
+
+}  // namespace
+}  // namespace fencegate::gateway
