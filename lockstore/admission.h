@@ -45,8 +45,8 @@ struct AdmissionDecision {
 
 // A snapshot of one fence key for operators.
 struct FenceView {
-  FenceRecord durable;         // as last known durable
-  Token pending_advance = 0;   // a higher token being made durable right now (0: none)
+  FenceRecord durable;        // as last known durable
+  Token pending_advance = 0;  // a higher token being made durable right now (0: none)
   std::uint64_t writes_in_flight = 0;
   std::uint64_t writes_waiting = 0;
   Token last_admitted_token = 0;

@@ -25,10 +25,10 @@ struct RejectionRecord {
   std::string method;
   std::string path;
   std::string request_id;
-  std::string reason;       // stale_token, missing_token, invalid_token, store_error, ...
-  Token presented = 0;      // meaningful when has_presented
+  std::string reason;   // stale_token, missing_token, invalid_token, store_error, ...
+  Token presented = 0;  // meaningful when has_presented
   bool has_presented = false;
-  Token highest = 0;        // the fence's highest token at the time of refusal
+  Token highest = 0;  // the fence's highest token at the time of refusal
 };
 
 }  // namespace fencegate::lockstore

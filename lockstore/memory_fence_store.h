@@ -22,9 +22,9 @@ class MemoryFenceStore : public FenceStore {
   bool Ready() const override;
 
   // Test controls.
-  void SetDeferred(bool deferred);         // queue advances instead of applying them
-  std::size_t RunPending();                 // apply queued advances; returns how many
-  void FailNextAdvances(Status status);     // subsequent advances fail with `status`
+  void SetDeferred(bool deferred);       // queue advances instead of applying them
+  std::size_t RunPending();              // apply queued advances; returns how many
+  void FailNextAdvances(Status status);  // subsequent advances fail with `status`
   std::size_t advance_calls() const;
 
  private:

@@ -20,7 +20,9 @@ class Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status IOError(std::string msg) { return {Code::kIOError, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }

@@ -1,0 +1,313 @@
+#include "lockstore/admission_core.h"
+
+#include <algorithm>
+#include <cassert>
+#include <future>
+
+namespace fencegate::lockstore {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Buckets the eviction scan may look at per inserted key: bounds the work of one insert while
+// still freeing, on average, more than the one key the insert added.
+constexpr std::size_t kEvictionScanBuckets = 8;
+
+std::int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+AdmissionDecision Admitted(Token token, bool advanced, std::chrono::nanoseconds barrier_wait) {
+  AdmissionDecision decision;
+  decision.kind = AdmissionDecision::Kind::kAdmitted;
+  decision.highest = token;
+  decision.advanced = advanced;
+  decision.barrier_wait = barrier_wait;
+  return decision;
+}
+
+AdmissionDecision Stale(Token highest) {
+  AdmissionDecision decision;
+  decision.kind = AdmissionDecision::Kind::kStale;
+  decision.highest = highest;
+  return decision;
+}
+
+AdmissionDecision StoreError(Token highest, const Status& status) {
+  AdmissionDecision decision;
+  decision.kind = AdmissionDecision::Kind::kStoreError;
+  decision.highest = highest;
+  decision.status = status;
+  return decision;
+}
+
+}  // namespace
+
+AdmissionCore::AdmissionCore(FenceStore& store, AdmissionOptions options)
+    : store_(store),
+      options_([&] {
+        if (!options.now_ms) options.now_ms = SystemNowMs;
+        return std::move(options);
+      }()),
+      shard_count_(std::max<std::size_t>(1, options_.shards)),
+      keys_per_shard_(std::max<std::size_t>(1, options_.max_cached_keys / shard_count_)),
+      shards_(std::make_unique<Shard[]>(shard_count_)) {}
+
+HashedKey AdmissionCore::Hash(std::string_view key) const {
+  return {key, std::hash<std::string_view>{}(key)};
+}
+
+AdmissionCore::Shard& AdmissionCore::ShardFor(const HashedKey& key) {
+  // Fibonacci mixing: the table inside the shard buckets by the same hash, so the shard must
+  // be chosen from different bits.
+  const std::uint64_t mixed = static_cast<std::uint64_t>(key.hash) * 0x9E3779B97F4A7C15ull;
+  return shards_[(mixed >> 32) % shard_count_];
+}
+
+std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Token token,
+                                                      std::string_view request_id,
+                                                      AdmissionController::Callback callback) {
+  const HashedKey hashed = Hash(key);
+  Shard& shard = ShardFor(hashed);
+  std::shared_ptr<Delivery> delivery;
+  auto make_waiter = [&] {
+    delivery = std::make_shared<Delivery>(std::move(callback));
+    return Waiter{delivery, std::string(request_id), Clock::now()};
+  };
+  Effects effects;
+  bool load = false;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    if (it != shard.keys.end() && it->second.loaded) {
+      auto decision = Decide(key, it->second, token, request_id, make_waiter, effects);
+      if (decision) return decision;  // the hot path: nothing allocated, nothing to run
+    } else {
+      if (it == shard.keys.end()) {
+        it = shard.keys.try_emplace(std::string(key)).first;
+        load = true;
+        EvictIdle(shard);
+      }
+      it->second.loading.push_back({token, make_waiter()});
+    }
+  }
+  if (load) {
+    store_.Get(key, [weak = weak_from_this(), owned_key = std::string(key)](
+                        Status status, std::optional<FenceRecord> record) {
+      if (auto self = weak.lock()) self->OnLoaded(owned_key, status, record);
+    });
+  }
+  Run(effects);
+  return delivery->TakeEarly();
+}
+
+template <typename MakeWaiter>
+std::optional<AdmissionDecision> AdmissionCore::Decide(std::string_view key, KeyState& state,
+                                                       Token token, std::string_view request_id,
+                                                       MakeWaiter&& make_waiter, Effects& effects) {
+  if (token < state.target) return Stale(state.target);
+  if (token == state.target) {
+    if (state.groups.empty()) {
+      assert(state.inflight_count == 0 || state.inflight_token == token);
+      MarkAdmitted(state, token, request_id, 1);
+      return Admitted(token, false, {});
+    }
+    // The newest group carries target: join it and be released with it.
+    state.groups.back().waiters.push_back(make_waiter());
+    return std::nullopt;
+  }
+  // A newer token: it becomes the highest at once (later lower tokens are stale), but its
+  // writes wait until the store has made it durable.
+  state.target = token;
+  WaitGroup& group = state.groups.emplace_back();
+  group.id = state.next_group_id++;
+  group.token = token;
+  group.advancing = true;
+  group.waiters.push_back(make_waiter());
+  ++state.advances_outstanding;
+  effects.advances.push_back({std::string(key), token, group.id});
+  return std::nullopt;
+}
+
+void AdmissionCore::MarkAdmitted(KeyState& state, Token token, std::string_view request_id,
+                                 std::uint64_t count) {
+  state.inflight_token = token;
+  state.inflight_count += count;
+  state.last_admitted_token = token;
+  state.last_admitted_at_ms = options_.now_ms();
+  state.last_admitted_request_id.assign(request_id);
+}
+
+void AdmissionCore::ReleaseGroups(KeyState& state, Effects& effects) {
+  const auto now = Clock::now();
+  while (!state.groups.empty()) {
+    WaitGroup& head = state.groups.front();
+    if (!head.durable) break;
+    if (state.inflight_count > 0 && state.inflight_token < head.token) break;
+    for (Waiter& waiter : head.waiters) {
+      const auto waited = now - std::max(waiter.arrived, head.durable_at);
+      effects.decisions.emplace_back(std::move(waiter.delivery),
+                                     Admitted(head.token, head.advancing, waited));
+    }
+    MarkAdmitted(state, head.token, head.waiters.back().request_id, head.waiters.size());
+    state.groups.pop_front();
+  }
+}
+
+void AdmissionCore::EvictIdle(Shard& shard) {
+  KeyTable& keys = shard.keys;
+  for (std::size_t scanned = 0; scanned < kEvictionScanBuckets && keys.size() > keys_per_shard_;
+       ++scanned) {
+    const std::size_t bucket = shard.eviction_hand++ % keys.bucket_count();
+    for (auto it = keys.begin(bucket); it != keys.end(bucket); ++it) {
+      if (it->second.Idle()) {
+        keys.erase(it->first);  // invalidates `it`: move on to the next bucket
+        break;
+      }
+    }
+  }
+}
+
+void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
+                             const std::optional<FenceRecord>& record) {
+  const HashedKey hashed = Hash(key);
+  Shard& shard = ShardFor(hashed);
+  Effects effects;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    assert(it != shard.keys.end());  // a loading key is never idle, so never evicted
+    KeyState& state = it->second;
+    std::vector<LoadingRequest> loading = std::move(state.loading);
+    state.loading.clear();
+    if (!status.ok()) {
+      for (LoadingRequest& request : loading) {
+        effects.decisions.emplace_back(std::move(request.waiter.delivery), StoreError(0, status));
+      }
+      shard.keys.erase(it);  // the next write retries the read
+    } else {
+      state.loaded = true;
+      if (record) state.durable = *record;
+      state.target = state.durable.highest;
+      for (LoadingRequest& request : loading) {
+        auto decision = Decide(
+            key, state, request.token, request.waiter.request_id,
+            [&] { return std::move(request.waiter); }, effects);
+        if (decision) {
+          effects.decisions.emplace_back(std::move(request.waiter.delivery), *decision);
+        }
+      }
+    }
+  }
+  Run(effects);
+}
+
+void AdmissionCore::OnAdvanced(const std::string& key, std::uint64_t group_id, const Status& status,
+                               const FenceRecord& record) {
+  const HashedKey hashed = Hash(key);
+  Shard& shard = ShardFor(hashed);
+  Effects effects;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    assert(it != shard.keys.end());  // an outstanding advance keeps the key cached
+    KeyState& state = it->second;
+    --state.advances_outstanding;
+    if (status.ok()) {
+      if (record.highest > state.durable.highest) state.durable = record;
+      // A durable highest covers every group at or below it, whichever advance carried it
+      // (the store may fold several advances of the key into one write).
+      const auto now = Clock::now();
+      for (WaitGroup& group : state.groups) {
+        if (group.durable || group.token > state.durable.highest) continue;
+        group.durable = true;
+        group.durable_at = now;
+      }
+      state.target = std::max(state.target, state.durable.highest);
+    } else {
+      auto failed = std::find_if(state.groups.begin(), state.groups.end(),
+                                 [&](const WaitGroup& group) { return group.id == group_id; });
+      // A group already made durable by a later advance does not care that its own failed.
+      if (failed != state.groups.end() && !failed->durable) {
+        std::vector<Waiter> refused = std::move(failed->waiters);
+        state.groups.erase(failed);
+        // Nothing was admitted at the failed token: the fence falls back to what is durable
+        // or still being made durable, and a later write with that token tries afresh.
+        state.target = state.durable.highest;
+        for (const WaitGroup& group : state.groups) {
+          state.target = std::max(state.target, group.token);
+        }
+        for (Waiter& waiter : refused) {
+          effects.decisions.emplace_back(std::move(waiter.delivery),
+                                         StoreError(state.target, status));
+        }
+      }
+    }
+    ReleaseGroups(state, effects);
+  }
+  Run(effects);
+}
+
+void AdmissionCore::Complete(std::string_view key, Token token) {
+  const HashedKey hashed = Hash(key);
+  Shard& shard = ShardFor(hashed);
+  Effects effects;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    if (it == shard.keys.end()) return;
+    KeyState& state = it->second;
+    // A Complete() without a matching admission is a caller bug; ignoring it keeps the
+    // accounting of the writes that really are in flight intact.
+    if (state.inflight_count == 0 || state.inflight_token != token) return;
+    if (--state.inflight_count > 0 || state.groups.empty()) return;
+    ReleaseGroups(state, effects);
+  }
+  Run(effects);
+}
+
+std::optional<FenceView> AdmissionCore::Inspect(std::string_view key) {
+  const HashedKey hashed = Hash(key);
+  Shard& shard = ShardFor(hashed);
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    if (it != shard.keys.end() && it->second.loaded) {
+      const KeyState& state = it->second;
+      FenceView view;
+      view.durable = state.durable;
+      view.pending_advance = state.target > state.durable.highest ? state.target : 0;
+      view.writes_in_flight = state.inflight_count;
+      for (const WaitGroup& group : state.groups) view.writes_waiting += group.waiters.size();
+      view.last_admitted_token = state.last_admitted_token;
+      view.last_admitted_at_ms = state.last_admitted_at_ms;
+      view.last_admitted_request_id = state.last_admitted_request_id;
+      view.cached = true;
+      return view;
+    }
+  }
+  std::promise<std::optional<FenceRecord>> read;
+  store_.Get(key, [&read](Status status, std::optional<FenceRecord> record) {
+    read.set_value(status.ok() ? record : std::nullopt);
+  });
+  std::optional<FenceRecord> record = read.get_future().get();
+  if (!record) return std::nullopt;
+  FenceView view;
+  view.durable = *record;
+  return view;
+}
+
+void AdmissionCore::Run(Effects& effects) {
+  for (PendingAdvance& advance : effects.advances) {
+    store_.Advance(advance.key, advance.token, options_.now_ms(),
+                   [weak = weak_from_this(), key = advance.key, group_id = advance.group_id](
+                       Status status, FenceRecord record) {
+                     if (auto self = weak.lock()) self->OnAdvanced(key, group_id, status, record);
+                   });
+  }
+  for (auto& [delivery, decision] : effects.decisions) delivery->Deliver(decision);
+}
+
+}  // namespace fencegate::lockstore

@@ -1,0 +1,144 @@
+#include "lockstore/memory_fence_store.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace fencegate::lockstore {
+namespace {
+
+// Enough history for any test; bounded so a long-running test cannot grow it without limit.
+constexpr std::size_t kRejectionRetention = 10000;
+
+struct QueuedAdvance {
+  std::string key;
+  Token token = 0;
+  std::int64_t now_ms = 0;
+  FenceStore::AdvanceCallback callback;
+};
+
+}  // namespace
+
+class MemoryFenceStore::Impl {
+ public:
+  void Get(std::string_view key, GetCallback callback) {
+    std::optional<FenceRecord> record;
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = fences_.find(key); it != fences_.end()) record = it->second;
+    }
+    callback(Status::Ok(), record);
+  }
+
+  void Advance(std::string_view key, Token token, std::int64_t now_ms, AdvanceCallback callback) {
+    QueuedAdvance advance{std::string(key), token, now_ms, std::move(callback)};
+    {
+      std::lock_guard lock(mu_);
+      ++advance_calls_;
+      if (deferred_) {
+        queue_.push_back(std::move(advance));
+        return;
+      }
+    }
+    Apply(advance);
+  }
+
+  void RecordRejection(RejectionRecord record) {
+    std::lock_guard lock(mu_);
+    record.sequence = next_sequence_++;
+    rejections_.push_back(std::move(record));
+    if (rejections_.size() > kRejectionRetention) rejections_.pop_front();
+  }
+
+  std::vector<RejectionRecord> RecentRejections(std::size_t limit) {
+    std::lock_guard lock(mu_);
+    const std::size_t n = std::min(limit, rejections_.size());
+    return {rejections_.rbegin(), rejections_.rbegin() + static_cast<std::ptrdiff_t>(n)};
+  }
+
+  void SetDeferred(bool deferred) {
+    std::lock_guard lock(mu_);
+    deferred_ = deferred;
+  }
+
+  std::size_t RunPending() {
+    std::deque<QueuedAdvance> batch;
+    {
+      std::lock_guard lock(mu_);
+      batch.swap(queue_);
+    }
+    for (QueuedAdvance& advance : batch) Apply(advance);
+    return batch.size();
+  }
+
+  void FailNextAdvances(Status status) {
+    std::lock_guard lock(mu_);
+    failure_ = std::move(status);
+  }
+
+  std::size_t advance_calls() const {
+    std::lock_guard lock(mu_);
+    return advance_calls_;
+  }
+
+ private:
+  // Applies one advance and calls back outside the lock, as a real store's thread would.
+  void Apply(QueuedAdvance& advance) {
+    Status status;
+    FenceRecord result;
+    {
+      std::lock_guard lock(mu_);
+      status = failure_;
+      if (status.ok()) {
+        FenceRecord& record = fences_[advance.key];
+        if (advance.token > record.highest) record = {advance.token, advance.now_ms};
+        result = record;
+      }
+    }
+    advance.callback(status, result);
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, FenceRecord, std::less<>> fences_;
+  std::deque<RejectionRecord> rejections_;
+  std::uint64_t next_sequence_ = 1;
+  std::deque<QueuedAdvance> queue_;
+  bool deferred_ = false;
+  Status failure_;
+  std::size_t advance_calls_ = 0;
+};
+
+MemoryFenceStore::MemoryFenceStore() : impl_(std::make_unique<Impl>()) {}
+MemoryFenceStore::~MemoryFenceStore() = default;
+
+void MemoryFenceStore::Get(std::string_view key, GetCallback callback) {
+  impl_->Get(key, std::move(callback));
+}
+
+void MemoryFenceStore::Advance(std::string_view key, Token token, std::int64_t now_ms,
+                               AdvanceCallback callback) {
+  impl_->Advance(key, token, now_ms, std::move(callback));
+}
+
+void MemoryFenceStore::RecordRejection(RejectionRecord record) {
+  impl_->RecordRejection(std::move(record));
+}
+
+std::vector<RejectionRecord> MemoryFenceStore::RecentRejections(std::size_t limit) {
+  return impl_->RecentRejections(limit);
+}
+
+Status MemoryFenceStore::Flush() { return Status::Ok(); }
+bool MemoryFenceStore::Ready() const { return true; }
+
+void MemoryFenceStore::SetDeferred(bool deferred) { impl_->SetDeferred(deferred); }
+std::size_t MemoryFenceStore::RunPending() { return impl_->RunPending(); }
+void MemoryFenceStore::FailNextAdvances(Status status) {
+  impl_->FailNextAdvances(std::move(status));
+}
+std::size_t MemoryFenceStore::advance_calls() const { return impl_->advance_calls(); }
+
+}  // namespace fencegate::lockstore

@@ -1,0 +1,409 @@
+#include "lockstore/rocksdb_fence_store.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <filesystem>
+#include <system_error>
+#include <unordered_map>
+
+#include "lockstore/record_codec.h"
+#include "lockstore/rocksdb_fence_store_impl.h"
+
+namespace fencegate::lockstore {
+namespace {
+
+constexpr char kFencesFamily[] = "fences";
+constexpr char kRejectionsFamily[] = "rejections";
+constexpr char kFormatKey[] = "fencegate.format";
+constexpr char kFormatValue[] = "fences-v1";
+
+Status FromRocksDb(const rocksdb::Status& s) {
+  if (s.ok()) return Status::Ok();
+  if (s.IsCorruption()) return Status::Corruption(s.ToString());
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(s.ToString());
+  if (s.IsShutdownInProgress()) return Status::Unavailable(s.ToString());
+  return Status::IOError(s.ToString());
+}
+
+rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
+
+rocksdb::DBOptions MakeDbOptions() {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  // Bounds file descriptors; index and filter blocks live in the block cache, so a table file
+  // that is not open costs one open() on its next read, not a memory spike.
+  options.max_open_files = 256;
+  // The rejections family is written unsynced and flushed rarely; without a cap the WAL could
+  // not be recycled until it is, so force flushes once the WAL reaches this size.
+  options.max_total_wal_size = 64u << 20;
+  options.keep_log_file_num = 4;
+  options.max_background_jobs = 2;
+  return options;
+}
+
+rocksdb::ColumnFamilyOptions MakeFamilyOptions(const std::shared_ptr<rocksdb::Cache>& cache,
+                                               std::size_t write_buffer_bytes) {
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  // Every read is a point lookup of a key that often does not exist (first use of a key).
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // Charge index and filter blocks to the cache so memory stays bounded by block_cache_bytes.
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+
+  rocksdb::ColumnFamilyOptions options;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  options.write_buffer_size = write_buffer_bytes;
+  options.max_write_buffer_number = 2;
+  return options;
+}
+
+}  // namespace
+
+Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
+                               std::unique_ptr<RocksDbFenceStore>* store) {
+  if (options.path.empty()) return Status::InvalidArgument("fence store path is empty");
+  if (options.max_batch == 0) return Status::InvalidArgument("max_batch must be at least 1");
+  if (options.rejection_retention == 0) {
+    return Status::InvalidArgument("rejection_retention must be at least 1");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.path, ec);
+  if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
+
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, MakeFamilyOptions(cache, 1u << 20)},
+      {kFencesFamily, MakeFamilyOptions(cache, 16u << 20)},
+      {kRejectionsFamily, MakeFamilyOptions(cache, 4u << 20)},
+  };
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(MakeDbOptions(), options.path, families, &handles, &db);
+  if (!s.ok()) return FromRocksDb(s);
+
+  auto close_db = [&] {
+    for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
+    delete db;
+  };
+
+  std::string format;
+  s = db->Get(rocksdb::ReadOptions(), handles[0], kFormatKey, &format);
+  if (s.IsNotFound()) {
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    s = db->Put(sync, handles[0], kFormatKey, kFormatValue);
+  } else if (s.ok() && format != kFormatValue) {
+    close_db();
+    return Status::Corruption(options.path + " holds an unknown format \"" + format + "\"");
+  }
+  if (!s.ok()) {
+    close_db();
+    return FromRocksDb(s);
+  }
+
+  // Sequences continue after the newest stored rejection, so they stay increasing across runs.
+  std::uint64_t next_sequence = 1;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), handles[2]));
+    it->SeekToLast();
+    if (it->Valid()) {
+      Status decoded = DecodeSequenceKey(it->key().ToStringView(), &next_sequence);
+      if (!decoded.ok()) {
+        it.reset();
+        close_db();
+        return decoded;
+      }
+      ++next_sequence;
+    } else if (!it->status().ok()) {
+      Status error = FromRocksDb(it->status());
+      it.reset();
+      close_db();
+      return error;
+    }
+  }
+  // Trim what a smaller retention than last run's leaves behind; afterwards each new record
+  // deletes the one that falls out of the window.
+  if (next_sequence > options.rejection_retention + 1) {
+    const std::string begin = EncodeSequenceKey(0);
+    const std::string end = EncodeSequenceKey(next_sequence - options.rejection_retention);
+    s = db->DeleteRange(rocksdb::WriteOptions(), handles[2], begin, end);
+    if (!s.ok()) {
+      close_db();
+      return FromRocksDb(s);
+    }
+  }
+
+  store->reset(new RocksDbFenceStore(options, db, std::move(handles), next_sequence));
+  return Status::Ok();
+}
+
+RocksDbFenceStore::RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
+                                     std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                                     std::uint64_t next_rejection_sequence)
+    : options_(options),
+      db_(db),
+      default_cf_(handles[0]),
+      fences_cf_(handles[1]),
+      rejections_cf_(handles[2]),
+      next_rejection_sequence_(next_rejection_sequence),
+      writer_([this] { WriterLoop(); }) {}
+
+RocksDbFenceStore::~RocksDbFenceStore() { Close(); }
+
+void RocksDbFenceStore::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    closing_ = true;
+  }
+  open_ = false;
+  work_cv_.notify_all();
+  writer_.join();  // the writer drains the queue before it exits
+
+  std::unique_lock lock(db_mu_);
+  // Rejections were written unsynced; make them durable too before letting go.
+  db_->FlushWAL(true).PermitUncheckedError();
+  for (auto* handle : {default_cf_, fences_cf_, rejections_cf_}) {
+    db_->DestroyColumnFamilyHandle(handle);
+  }
+  db_->Close().PermitUncheckedError();
+  delete db_;
+  db_ = nullptr;
+}
+
+RocksDbFenceStore::Stats RocksDbFenceStore::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void RocksDbFenceStore::Get(std::string_view key, GetCallback callback) {
+  Status status;
+  std::optional<FenceRecord> record;
+  {
+    std::shared_lock lock(db_mu_);
+    if (db_ == nullptr) {
+      status = Status::Unavailable("fence store is closed");
+    } else {
+      // A plain read: it is served from the memtable or block cache and never waits for an
+      // fsync, so doing it on the caller's thread is cheaper than a hop to another thread.
+      rocksdb::PinnableSlice value;
+      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), fences_cf_, ToSlice(key), &value);
+      if (s.ok()) {
+        FenceRecord decoded;
+        status = DecodeFenceValue(value.ToStringView(), &decoded);
+        if (status.ok()) record = decoded;
+      } else if (!s.IsNotFound()) {
+        status = FromRocksDb(s);
+      }
+    }
+  }
+  callback(status, record);
+}
+
+void RocksDbFenceStore::Advance(std::string_view key, Token token, std::int64_t now_ms,
+                                AdvanceCallback callback) {
+  WriteOp op = AdvanceOp{std::string(key), token, now_ms, std::move(callback)};
+  if (!Enqueue(op)) {
+    std::get<AdvanceOp>(op).callback(Status::Unavailable("fence store is closed"), {});
+  }
+}
+
+void RocksDbFenceStore::RecordRejection(RejectionRecord record) {
+  WriteOp op = std::move(record);
+  Enqueue(op);
+}
+
+bool RocksDbFenceStore::Enqueue(WriteOp& op) {
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return false;
+    if (std::holds_alternative<AdvanceOp>(op)) ++stats_.advances;
+    queue_.push_back(std::move(op));
+    ++enqueued_;
+  }
+  work_cv_.notify_one();
+  return true;
+}
+
+std::vector<RejectionRecord> RocksDbFenceStore::RecentRejections(std::size_t limit) {
+  std::vector<RejectionRecord> out;
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), rejections_cf_));
+  for (it->SeekToLast(); it->Valid() && out.size() < limit; it->Prev()) {
+    RejectionRecord record;
+    // A record that does not decode is skipped: the audit trail is advisory, and one bad record
+    // must not hide the others from operators.
+    if (!DecodeSequenceKey(it->key().ToStringView(), &record.sequence).ok()) continue;
+    if (!DecodeRejectionValue(it->value().ToStringView(), &record).ok()) continue;
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+Status RocksDbFenceStore::Flush() {
+  {
+    std::unique_lock lock(mu_);
+    if (closing_) return Status::Unavailable("fence store is closed");
+    const std::uint64_t target = enqueued_;
+    drained_cv_.wait(lock, [&] { return completed_ >= target; });
+  }
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return Status::Unavailable("fence store is closed");
+  return FromRocksDb(db_->FlushWAL(true));
+}
+
+bool RocksDbFenceStore::Ready() const { return open_; }
+
+void RocksDbFenceStore::WriterLoop() {
+  std::vector<WriteOp> round;
+  std::vector<AdvanceOp*> advances;
+  std::vector<RejectionRecord*> rejections;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      work_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing, and everything accepted has been written
+      std::size_t advance_count = 0;
+      while (!queue_.empty() && advance_count < options_.max_batch) {
+        if (std::holds_alternative<AdvanceOp>(queue_.front())) ++advance_count;
+        round.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    for (WriteOp& op : round) {
+      if (auto* advance = std::get_if<AdvanceOp>(&op)) advances.push_back(advance);
+      if (auto* rejection = std::get_if<RejectionRecord>(&op)) rejections.push_back(rejection);
+    }
+    if (!advances.empty()) CommitAdvances(advances);
+    if (!rejections.empty()) WriteRejections(rejections);
+    {
+      std::lock_guard lock(mu_);
+      completed_ += round.size();
+    }
+    drained_cv_.notify_all();
+    round.clear();
+    advances.clear();
+    rejections.clear();
+  }
+}
+
+void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
+  // Fold the round's advances per key to the highest token requested.
+  struct Fold {
+    std::string_view key;
+    Token token = 0;
+    std::int64_t now_ms = 0;
+    Status status;
+    FenceRecord result;
+  };
+  std::vector<Fold> folds;
+  std::vector<std::size_t> fold_of(advances.size());
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < advances.size(); ++i) {
+    const AdvanceOp& op = *advances[i];
+    auto [it, inserted] = index.try_emplace(op.key, folds.size());
+    if (inserted) folds.push_back({op.key, op.token, op.now_ms, {}, {}});
+    Fold& fold = folds[it->second];
+    if (op.token > fold.token) {
+      fold.token = op.token;
+      fold.now_ms = op.now_ms;
+    }
+    fold_of[i] = it->second;
+  }
+
+  // The stored value is the truth (this thread is its only writer): never write below it.
+  std::vector<rocksdb::Slice> keys;
+  keys.reserve(folds.size());
+  for (const Fold& fold : folds) keys.push_back(ToSlice(fold.key));
+  std::vector<rocksdb::PinnableSlice> values(folds.size());
+  std::vector<rocksdb::Status> statuses(folds.size());
+  db_->MultiGet(rocksdb::ReadOptions(), fences_cf_, keys.size(), keys.data(), values.data(),
+                statuses.data());
+
+  rocksdb::WriteBatch batch;
+  std::vector<Fold*> written;
+  for (std::size_t i = 0; i < folds.size(); ++i) {
+    Fold& fold = folds[i];
+    FenceRecord current;
+    if (statuses[i].ok()) {
+      fold.status = DecodeFenceValue(values[i].ToStringView(), &current);
+    } else if (!statuses[i].IsNotFound()) {
+      fold.status = FromRocksDb(statuses[i]);
+    }
+    if (!fold.status.ok()) continue;
+    if (fold.token > current.highest) {
+      fold.result = {fold.token, fold.now_ms};
+      batch.Put(fences_cf_, keys[i], EncodeFenceValue(fold.result));
+      written.push_back(&fold);
+    } else {
+      fold.result = current;
+    }
+  }
+
+  if (!written.empty()) {
+    rocksdb::Status s;
+    // After a failed write RocksDB refuses further writes until resumed; resuming here is
+    // what lets the store recover by itself once the disk is healthy again.
+    if (needs_resume_) s = db_->Resume();
+    if (s.ok()) {
+      rocksdb::WriteOptions sync;
+      sync.sync = true;
+      s = db_->Write(sync, &batch);
+    }
+    needs_resume_ = !s.ok();
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.sync_writes;
+      if (!s.ok()) ++stats_.failed_writes;
+    }
+    if (!s.ok()) {
+      const Status error = FromRocksDb(s);
+      for (Fold* fold : written) {
+        fold->status = error;
+        fold->result = {};
+      }
+    }
+  }
+
+  for (std::size_t i = 0; i < advances.size(); ++i) {
+    const Fold& fold = folds[fold_of[i]];
+    advances[i]->callback(fold.status, fold.result);
+  }
+}
+
+void RocksDbFenceStore::WriteRejections(std::vector<RejectionRecord*>& rejections) {
+  rocksdb::WriteBatch batch;
+  for (RejectionRecord* record : rejections) {
+    record->sequence = next_rejection_sequence_++;
+    batch.Put(rejections_cf_, EncodeSequenceKey(record->sequence), EncodeRejectionValue(*record));
+    if (record->sequence > options_.rejection_retention) {
+      batch.Delete(rejections_cf_,
+                   EncodeSequenceKey(record->sequence - options_.rejection_retention));
+    }
+  }
+  // Unsynced: the audit trail rides along with the next synced advance or Flush().
+  rocksdb::Status s;
+  if (needs_resume_) s = db_->Resume();
+  if (s.ok()) s = db_->Write(rocksdb::WriteOptions(), &batch);
+  needs_resume_ = !s.ok();
+  std::lock_guard lock(mu_);
+  (s.ok() ? stats_.rejections_written : stats_.rejections_dropped) += rejections.size();
+}
+
+Status OpenRocksDbFenceStore(const RocksDbFenceStoreOptions& options,
+                             std::unique_ptr<FenceStore>* store) {
+  std::unique_ptr<RocksDbFenceStore> concrete;
+  Status status = RocksDbFenceStore::Open(options, &concrete);
+  if (status.ok()) *store = std::move(concrete);
+  return status;
+}
+
+}  // namespace fencegate::lockstore

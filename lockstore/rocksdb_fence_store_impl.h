@@ -1,0 +1,109 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "lockstore/fence_store.h"
+#include "lockstore/rocksdb_fence_store.h"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+}  // namespace rocksdb
+
+namespace fencegate::lockstore {
+
+// The RocksDB fence store. Public callers use OpenRocksDbFenceStore(); this concrete type is
+// for the process that wants its counters or an explicit Close() (tests, shutdown).
+//
+// Layout: column family "fences" maps key -> EncodeFenceValue(); "rejections" maps the
+// big-endian sequence -> EncodeRejectionValue(); the default column family holds metadata.
+//
+// Threads: Get() and RecentRejections() read on the caller's thread (reads never fsync, so they
+// are cheap enough for that). Advance() and RecordRejection() go to one writer thread, which
+// folds everything queued into one synced WriteBatch per round (group commit), so the fsync
+// cost is shared by all advances that arrived while the previous one was in progress.
+class RocksDbFenceStore final : public FenceStore {
+ public:
+  // Counters for operators and tests; monotonic since open.
+  struct Stats {
+    std::uint64_t advances = 0;       // Advance() calls accepted
+    std::uint64_t sync_writes = 0;    // synced write batches (fsyncs) issued for advances
+    std::uint64_t failed_writes = 0;  // synced write batches that failed
+    std::uint64_t rejections_written = 0;
+    std::uint64_t rejections_dropped = 0;  // audit records lost to a failed write
+  };
+
+  static Status Open(const RocksDbFenceStoreOptions& options,
+                     std::unique_ptr<RocksDbFenceStore>* store);
+  ~RocksDbFenceStore() override;
+
+  void Get(std::string_view key, GetCallback callback) override;
+  // Once closed, calls back at once (on the caller's thread) with Unavailable.
+  void Advance(std::string_view key, Token token, std::int64_t now_ms,
+               AdvanceCallback callback) override;
+  void RecordRejection(RejectionRecord record) override;
+  std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  Status Flush() override;
+  bool Ready() const override;
+
+  // Drains the writer, syncs the WAL and closes the database. Idempotent; the destructor calls it.
+  void Close();
+  Stats stats() const;
+
+ private:
+  struct AdvanceOp {
+    std::string key;
+    Token token = 0;
+    std::int64_t now_ms = 0;
+    AdvanceCallback callback;
+  };
+  using WriteOp = std::variant<AdvanceOp, RejectionRecord>;
+
+  RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
+                    std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                    std::uint64_t next_rejection_sequence);
+
+  // Moves `op` into the queue; leaves it untouched and returns false once closing.
+  bool Enqueue(WriteOp& op);
+  void WriterLoop();
+  void CommitAdvances(std::vector<AdvanceOp*>& advances);
+  void WriteRejections(std::vector<RejectionRecord*>& rejections);
+
+  const RocksDbFenceStoreOptions options_;
+
+  // Guards the database pointer against Close() while readers use it.
+  mutable std::shared_mutex db_mu_;
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* default_cf_;
+  rocksdb::ColumnFamilyHandle* fences_cf_;
+  rocksdb::ColumnFamilyHandle* rejections_cf_;
+  std::atomic<bool> open_{true};
+
+  // The writer's queue. enqueued_/completed_ count operations so Flush() can wait for a drain.
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable drained_cv_;
+  std::deque<WriteOp> queue_;
+  std::uint64_t enqueued_ = 0;
+  std::uint64_t completed_ = 0;
+  bool closing_ = false;
+  Stats stats_;
+
+  // Owned by the writer thread.
+  std::uint64_t next_rejection_sequence_;
+  bool needs_resume_ = false;  // a write failed: RocksDB must leave its error state first
+
+  std::thread writer_;
+};
+
+}  // namespace fencegate::lockstore
