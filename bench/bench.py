@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""fencegate side by side with nginx, HAProxy and the direct path (see bench/README.md).
+
+Starts a backend and every proxy on 127.0.0.1, runs each workload against each proxy in
+interleaved repetitions with wrk, measures the raw fsync rate of the same disk in between,
+counts instructions per request under callgrind, and writes bench/results/latest.{md,json}."""
+
+import argparse
+import datetime
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness import callgrind, fixed_client, fsync_probe, procs, report, servers, wrk
+from harness.workloads import all_workloads
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run (5)")
+    parser.add_argument("--reps", type=int, default=5, help="interleaved repetitions (5)")
+    parser.add_argument("--warmup", type=int, default=1, help="seconds of warm-up per pair (1)")
+    parser.add_argument("--connections", type=int, default=16,
+                        help="connections of the GET and current-token PUT workloads (16)")
+    parser.add_argument("--proxies", default=",".join(servers.PROXIES),
+                        help="comma-separated subset of " + ",".join(servers.PROXIES))
+    parser.add_argument("--workloads", default="",
+                        help="comma-separated subset of get,put_current,put_advance_1,"
+                             "put_advance_64 (all)")
+    parser.add_argument("--callgrind-requests", type=int, default=5000,
+                        help="requests counted per proxy and workload under callgrind; 0 = skip")
+    parser.add_argument("--fsync-seconds", type=float, default=3.0,
+                        help="length of each raw fsync measurement (3)")
+    parser.add_argument("--proxy-cpu", type=int, default=0)
+    parser.add_argument("--load-cpu", type=int, default=1, help="CPU of backend, wrk, probe")
+    parser.add_argument("--fencegate", default=str(REPO_DIR / "build/gateway/fencegate"))
+    parser.add_argument("--workdir-parent", default=None,
+                        help="where the temp dir (fence store, fsync probe) goes; same disk")
+    parser.add_argument("--out", default=str(BENCH_DIR / "results"))
+    parser.add_argument("--keep-workdir", action="store_true")
+    return parser.parse_args()
+
+
+def check_endpoint(endpoint, workloads):
+    """Fails fast when a proxy does not answer a workload's request with a 2xx."""
+    client = fixed_client.Client(endpoint.port, 1)
+    try:
+        for workload in workloads:
+            if workload.fixed_request:
+                statuses = client.send(fixed_client.request_bytes(workload, endpoint.port), 1)
+                if any(status >= 300 for status in statuses):
+                    raise RuntimeError(f"{endpoint.name} answers {workload.name} with {statuses}")
+    finally:
+        client.close()
+
+
+def measure(endpoint, workload, args, nonce):
+    """One wrk run with the proxy's CPU time and RSS around it."""
+    process = endpoint.process
+    cpu_before = process.cpu_seconds() if process else None
+    figures = wrk.run(endpoint.url, workload, args.duration, args.load_cpu, script_args=[nonce])
+    if process:
+        cpu = process.cpu_seconds() - cpu_before
+        figures["cpu_us_per_req"] = cpu * 1e6 / figures["requests"] if figures["requests"] else None
+        figures["rss_mib"] = process.rss_kib() / 1024
+    return figures
+
+
+def git_commit():
+    done = subprocess.run(["git", "-C", str(REPO_DIR), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def main():
+    args = parse_args()
+    proxies = [p for p in args.proxies.split(",") if p]
+    for proxy in proxies:
+        if proxy not in servers.PROXIES:
+            sys.exit(f"unknown proxy {proxy}")
+    workloads = all_workloads(args.connections)
+    if args.workloads:
+        chosen = args.workloads.split(",")
+        workloads = [w for w in workloads if w.name in chosen]
+        if len(workloads) != len(chosen):
+            sys.exit(f"unknown workload in {args.workloads}")
+    if "fencegate" in proxies and not os.access(args.fencegate, os.X_OK):
+        sys.exit(f"no fencegate binary at {args.fencegate} (bench/run.sh builds it)")
+
+    os.sched_setaffinity(0, {args.load_cpu})
+    workdir = Path(tempfile.mkdtemp(prefix="fencegate-bench-", dir=args.workdir_parent))
+    print(f"work dir {workdir}", flush=True)
+    try:
+        backend, backend_process = servers.start_backend(workdir, args.load_cpu)
+        endpoints = [backend if name == "direct" else
+                     servers.start_proxy(name, workdir, args.proxy_cpu, backend.port, args.fencegate)
+                     for name in proxies]
+        for endpoint in endpoints:
+            check_endpoint(endpoint, workloads)
+
+        run_id = 0
+        if args.warmup > 0:
+            warm = argparse.Namespace(**{**vars(args), "duration": args.warmup})
+            for workload in workloads:
+                for endpoint in endpoints:
+                    run_id += 1
+                    measure(endpoint, workload, warm, f"w{run_id}")
+
+        samples = {w.name: {p: [] for p in proxies} for w in workloads}
+        fsync_samples = []
+        for rep in range(1, args.reps + 1):
+            fsync_samples.append(fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds))
+            for workload in workloads:
+                for endpoint in endpoints:
+                    run_id += 1
+                    figures = measure(endpoint, workload, args, f"r{run_id}")
+                    samples[workload.name][endpoint.name].append(figures)
+                    print(f"rep {rep}/{args.reps} {workload.name:15} {endpoint.name:10} "
+                          f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
+                          + (f"  {figures['cpu_us_per_req']:.1f} µs/req"
+                             if figures.get("cpu_us_per_req") else "")
+                          + (f"  non-2xx {figures['non_2xx']}" if figures["non_2xx"] else ""),
+                          flush=True)
+        for endpoint in endpoints:
+            if endpoint.process:
+                endpoint.process.stop()
+
+        instructions = {w.name: {} for w in workloads}
+        counted = [w for w in workloads if w.fixed_request]
+        if args.callgrind_requests > 0 and counted:
+            for name in proxies:
+                if name == "direct":
+                    continue
+                print(f"callgrind {name} ...", flush=True)
+                per_workload = callgrind.instructions_per_request(
+                    name, counted, workdir, args.proxy_cpu, backend.port, args.fencegate,
+                    requests=args.callgrind_requests, warmup=max(500, args.callgrind_requests // 5),
+                    connections=4)
+                for workload_name, value in per_workload.items():
+                    instructions[workload_name][name] = value
+                    print(f"callgrind {name:10} {workload_name:15} {value:,.0f} instructions/req",
+                          flush=True)
+        backend_process.stop()
+
+        meta = {
+            "command": "bash bench/run.sh " + shlex.join(sys.argv[1:]),
+            "commit": git_commit(),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "reps": args.reps, "duration_s": args.duration, "warmup_s": args.warmup,
+            "proxy_cpu": args.proxy_cpu, "load_cpu": args.load_cpu,
+            "callgrind": (f"{args.callgrind_requests} requests on 4 keep-alive connections after "
+                          "warm-up" if args.callgrind_requests > 0 else "skipped"),
+            "cpus": os.cpu_count(), "kernel": os.uname().release,
+        }
+        summary = report.summarize(samples, instructions, fsync_samples, workloads, proxies)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        raw = {"runs": samples, "fsync_per_s": fsync_samples, "instructions_per_req": instructions}
+        print()
+        print(report.write(summary, raw, meta, out / "latest.md", out / "latest.json"))
+        print(f"written: {out / 'latest.md'}, {out / 'latest.json'}")
+    finally:
+        procs.stop_all()
+        if not args.keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    start = time.monotonic()
+    main()
+    print(f"bench took {time.monotonic() - start:.0f} s")

@@ -1,0 +1,1 @@
+"""The fencegate benchmark harness: servers, load, measurements and the report."""

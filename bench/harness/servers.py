@@ -1,0 +1,78 @@
+"""The backend and the proxies under test, each started from a template in bench/conf/."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import procs
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+PROXIES = ("fencegate", "nginx", "haproxy", "direct")
+
+
+@dataclass
+class Endpoint:
+    """Where a workload sends its requests; process is the proxy measured (None for direct)."""
+
+    name: str
+    port: int
+    process: procs.Process = None
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _render(template, dest, **values):
+    text = (CONF_DIR / template).read_text()
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", str(value))
+    if "{{" in text:
+        raise ValueError(f"{template}: unfilled placeholder")
+    dest.write_text(text)
+    return dest
+
+
+def _nginx_dir(workdir, name):
+    directory = Path(workdir) / name
+    for sub in ("", "empty", "client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (directory / sub).mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def start_backend(workdir, cpu):
+    directory = _nginx_dir(workdir, "backend")
+    port = procs.free_port()
+    conf = _render("backend-nginx.conf", directory / "nginx.conf", DIR=directory, PORT=port)
+    process = procs.Process("backend", ["nginx", "-p", directory, "-c", conf], cpu, directory / "out.log")
+    procs.wait_for_port(port, process, 10)
+    return Endpoint("direct", port, None), process
+
+
+def start_proxy(name, workdir, cpu, backend_port, fencegate_bin, wrapper=(), tag=""):
+    """Starts proxy `name`; wrapper prefixes the command (valgrind) and stretches the timeouts."""
+    timeout_s = 120 if wrapper else 15
+    directory = Path(workdir) / f"{name}{tag}"
+    if name == "nginx":
+        directory = _nginx_dir(workdir, f"{name}{tag}")
+        port = procs.free_port()
+        conf = _render("proxy-nginx.conf", directory / "nginx.conf", DIR=directory, PORT=port,
+                       BACKEND_PORT=backend_port)
+        argv = ["nginx", "-p", directory, "-c", conf]
+    elif name == "haproxy":
+        directory.mkdir(parents=True, exist_ok=True)
+        port = procs.free_port()
+        conf = _render("haproxy.cfg", directory / "haproxy.cfg", PORT=port, BACKEND_PORT=backend_port)
+        argv = ["haproxy", "-db", "-f", conf]
+    elif name == "fencegate":
+        directory.mkdir(parents=True, exist_ok=True)
+        conf = _render("fencegate.yaml", directory / "fencegate.yaml", BACKEND_PORT=backend_port)
+        argv = [fencegate_bin, "--config", conf, "--listen", "127.0.0.1:0",
+                "--admin-listen", "127.0.0.1:0", "--data-dir", directory / "data"]
+    else:
+        raise ValueError(f"unknown proxy {name}")
+    process = procs.Process(name + tag, list(wrapper) + argv, cpu, directory / "out.log")
+    if name == "fencegate":
+        match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=", timeout_s)
+        port = int(match.group(1))
+    procs.wait_for_port(port, process, timeout_s)
+    return Endpoint(name, port, process)

@@ -1,0 +1,51 @@
+"""Runs wrk pinned to the load CPU and parses its report."""
+
+import re
+import subprocess
+from pathlib import Path
+
+LUA_DIR = Path(__file__).resolve().parent.parent / "lua"
+_UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def _ms(text):
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    if not match:
+        raise ValueError(f"wrk latency {text!r}")
+    return float(match.group(1)) * _UNIT_MS[match.group(2)]
+
+
+def parse(output):
+    """The figures of one wrk --latency report."""
+    requests = re.search(r"^\s*(\d+) requests in ([\d.]+)(\w+)", output, re.M)
+    rate = re.search(r"^Requests/sec:\s*([\d.]+)", output, re.M)
+    if not requests or not rate:
+        raise ValueError(f"unexpected wrk output:\n{output}")
+    percentiles = dict(re.findall(r"^\s*(\d+)%\s+(\S+)", output, re.M))
+    non_2xx = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", output)
+    socket_errors = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    return {
+        "requests": int(requests.group(1)),
+        "req_per_s": float(rate.group(1)),
+        "p50_ms": _ms(percentiles["50"]),
+        "p99_ms": _ms(percentiles["99"]),
+        "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
+        "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0,
+    }
+
+
+def run(url, workload, duration_s, cpu, script_args=()):
+    """One timed run of workload against url; returns parse()'s figures."""
+    argv = ["taskset", "-c", str(cpu), "wrk", "--latency",
+            "-t", str(workload.threads), "-c", str(workload.connections),
+            "-d", f"{duration_s}s", "--timeout", "10s"]
+    if workload.script:
+        argv += ["-s", str(LUA_DIR / workload.script)]
+    argv.append(url + workload.path)
+    if script_args:
+        argv += ["--"] + [str(a) for a in script_args]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 60)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr}{done.stdout}")
+    return parse(done.stdout)
