@@ -1,0 +1,139 @@
+#include "resource_adapters/filesystem/filesystem_adapter.h"
+
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "resource_adapters/filesystem/file_store.h"
+#include "resource_adapters/filesystem/filesystem_exchanges.h"
+#include "resource_adapters/filesystem/resource_path.h"
+
+namespace fencegate::adapters {
+
+namespace {
+
+constexpr std::string_view kAllowedMethods = "GET, HEAD, PUT, DELETE";
+// Same document shape and type URI as the gateway's problems; written here because a Problem
+// cannot carry the Allow field a 405 needs.
+constexpr std::string_view kMethodNotAllowedBody =
+    R"({"type":"https://fencegate.dev/problems/method-not-allowed","title":"Method Not Allowed",)"
+    R"("status":405,"detail":"the file store serves GET, HEAD, PUT and DELETE"})";
+
+class FilesystemAdapter : public ResourceAdapter {
+ public:
+  FilesystemAdapter(boost::asio::io_context& ioc, std::shared_ptr<const FilesystemBackend> backend)
+      : ioc_(ioc), backend_(std::move(backend)) {}
+
+  void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
+    auto mapped = MapTargetToPath(request.header->target(), request.route_prefix);
+    if (auto* problem = std::get_if<Problem>(&mapped)) {
+      AnswerLater(std::move(*problem), std::move(done));
+      return;
+    }
+    ResourcePath path = std::move(std::get<ResourcePath>(mapped));
+    std::shared_ptr<FileExchange> exchange;
+    switch (request.header->method()) {
+      case http::verb::get:
+      case http::verb::head:
+        exchange = std::make_shared<ReadFileExchange>(ioc_, backend_, std::move(path), request,
+                                                      downstream, std::move(done));
+        break;
+      case http::verb::put:
+      case http::verb::delete_:
+        if (path.name.empty()) {
+          AnswerLater(Problem{400, "bad-path", "Bad Request",
+                              "PUT and DELETE need a file name, not a directory"},
+                      std::move(done));
+          return;
+        }
+        if (request.header->method() == http::verb::put) {
+          exchange = std::make_shared<WriteFileExchange>(ioc_, backend_, std::move(path), request,
+                                                         downstream, std::move(done));
+        } else {
+          exchange = std::make_shared<DeleteFileExchange>(ioc_, backend_, std::move(path), request,
+                                                          downstream, std::move(done));
+        }
+        break;
+      default:
+        AnswerMethodNotAllowed(downstream, std::move(done));
+        return;
+    }
+    exchange->Start();
+  }
+
+  // Nothing is pooled: files are opened per request.
+  void Shutdown() override {}
+
+ private:
+  // `done` is never called from inside Forward, so the gateway sees one order of events.
+  void AnswerLater(Problem problem, DoneHandler done) {
+    boost::asio::post(ioc_, [problem = std::move(problem), done = std::move(done)]() mutable {
+      ForwardOutcome outcome;
+      outcome.problem = std::move(problem);
+      done(std::move(outcome));
+    });
+  }
+
+  void AnswerMethodNotAllowed(Downstream& downstream, DoneHandler done) {
+    http::response_header<> header;
+    header.result(http::status::method_not_allowed);
+    header.set(http::field::allow, kAllowedMethods);
+    header.set(http::field::content_type, "application/problem+json");
+    header.set(http::field::content_length, std::to_string(kMethodNotAllowedBody.size()));
+    downstream.AsyncWriteResponse(std::move(header), boost::asio::buffer(kMethodNotAllowedBody),
+                                  true, [done = std::move(done)](boost::system::error_code ec) {
+                                    ForwardOutcome outcome;
+                                    outcome.status = 405;
+                                    outcome.response_started = true;
+                                    outcome.response_complete = !ec;
+                                    outcome.response_body_bytes =
+                                        ec ? 0 : kMethodNotAllowedBody.size();
+                                    if (ec) {
+                                      outcome.failure = ForwardOutcome::Failure::kClient;
+                                      outcome.error = ec;
+                                    }
+                                    done(std::move(outcome));
+                                  });
+  }
+
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<const FilesystemBackend> backend_;
+};
+
+class FilesystemAdapterFactory : public AdapterFactory {
+ public:
+  FilesystemAdapterFactory(std::shared_ptr<FileStore> store,
+                           const FilesystemAdapterOptions& options)
+      : io_pool_(options.io_threads > 0 ? options.io_threads : 1),
+        backend_(std::make_shared<FilesystemBackend>(
+            FilesystemBackend{std::move(store), io_pool_.get_executor(), options.chunk_bytes})) {}
+
+  // Runs the queued file work to its end (temp files get removed) before the threads go.
+  ~FilesystemAdapterFactory() override { io_pool_.join(); }
+
+  std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
+    return std::make_unique<FilesystemAdapter>(ioc, backend_);
+  }
+
+  std::string_view kind() const override { return "filesystem"; }
+
+ private:
+  boost::asio::thread_pool io_pool_;
+  std::shared_ptr<const FilesystemBackend> backend_;
+};
+
+}  // namespace
+
+std::unique_ptr<AdapterFactory> MakeFilesystemAdapterFactory(FilesystemAdapterOptions options) {
+  std::unique_ptr<FileStore> store;
+  if (auto ec = FileStore::Open(options.root, options.sync_writes, store)) {
+    // Startup edge: a store that cannot be opened is a configuration error.
+    throw std::system_error(ec, "filesystem backend root " + options.root);
+  }
+  return std::make_unique<FilesystemAdapterFactory>(std::move(store), options);
+}
+
+}  // namespace fencegate::adapters

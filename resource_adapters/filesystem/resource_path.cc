@@ -1,0 +1,139 @@
+#include "resource_adapters/filesystem/resource_path.h"
+
+#include <climits>
+#include <optional>
+
+namespace fencegate::adapters {
+
+namespace {
+
+Problem BadPath(std::string detail) {
+  return Problem{400, "bad-path", "Bad Request", std::move(detail)};
+}
+
+Problem Escapes(std::string detail) {
+  return Problem{403, "path-escapes-root", "Forbidden", std::move(detail)};
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> PercentDecode(std::string_view raw) {
+  std::string decoded;
+  decoded.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] != '%') {
+      decoded.push_back(raw[i]);
+      continue;
+    }
+    if (i + 2 >= raw.size()) {
+      return std::nullopt;
+    }
+    const int high = HexValue(raw[i + 1]);
+    const int low = HexValue(raw[i + 2]);
+    if (high < 0 || low < 0) {
+      return std::nullopt;
+    }
+    decoded.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return decoded;
+}
+
+bool IsDotSegment(std::string_view segment) { return segment == "." || segment == ".."; }
+
+// Checks one raw segment and returns its decoded name.
+std::variant<std::string, Problem> DecodeSegment(std::string_view raw) {
+  if (IsDotSegment(raw)) {
+    return Escapes("dot segments are not allowed");
+  }
+  auto decoded = PercentDecode(raw);
+  if (!decoded) {
+    return BadPath("invalid percent escape in path");
+  }
+  if (decoded->find('\0') != std::string::npos) {
+    return BadPath("NUL in path");
+  }
+  if (decoded->find('/') != std::string::npos || decoded->find('\\') != std::string::npos) {
+    return Escapes("encoded path separators are not allowed");
+  }
+  if (IsDotSegment(*decoded)) {
+    return Escapes("dot segments are not allowed");
+  }
+  if (decoded->size() > NAME_MAX) {
+    return BadPath("path component too long");
+  }
+  if (std::string_view(*decoded).starts_with(kReservedNamePrefix)) {
+    return Problem{403, "reserved-name", "Forbidden",
+                   "names starting with " + std::string(kReservedNamePrefix) + " are reserved"};
+  }
+  return std::move(*decoded);
+}
+
+}  // namespace
+
+std::string ResourcePath::RelativePath() const {
+  std::string path;
+  for (const auto& directory : directories) {
+    path += directory;
+    path += '/';
+  }
+  path += name;
+  return path;
+}
+
+std::variant<ResourcePath, Problem> MapTargetToPath(std::string_view target,
+                                                    std::string_view route_prefix) {
+  std::string_view path = target.substr(0, target.find_first_of("?#"));
+  std::string_view rest;
+  if (path.starts_with(route_prefix)) {
+    rest = path.substr(route_prefix.size());
+    if (!route_prefix.ends_with('/') && !rest.empty()) {
+      if (!rest.starts_with('/')) {
+        return BadPath("target is outside the route prefix");
+      }
+      rest.remove_prefix(1);
+    }
+  } else if (route_prefix.ends_with('/') &&
+             path == route_prefix.substr(0, route_prefix.size() - 1)) {
+    rest = {};
+  } else {
+    return BadPath("target is outside the route prefix");
+  }
+
+  ResourcePath resource;
+  if (rest.empty()) {
+    return resource;
+  }
+  if (rest.starts_with('/')) {
+    return Escapes("absolute paths are not allowed");
+  }
+  while (true) {
+    const std::size_t slash = rest.find('/');
+    const std::string_view raw = rest.substr(0, slash);
+    const bool last = slash == std::string_view::npos;
+    if (raw.empty()) {
+      if (last) {
+        break;  // a trailing '/' names a directory: name stays empty
+      }
+      return BadPath("empty path segment");
+    }
+    auto decoded = DecodeSegment(raw);
+    if (auto* problem = std::get_if<Problem>(&decoded)) {
+      return std::move(*problem);
+    }
+    if (last) {
+      resource.name = std::move(std::get<std::string>(decoded));
+      break;
+    }
+    resource.directories.push_back(std::move(std::get<std::string>(decoded)));
+    rest.remove_prefix(slash + 1);
+  }
+  return resource;
+}
+
+}  // namespace fencegate::adapters

@@ -1,0 +1,391 @@
+#include "resource_adapters/http/forward_exchange.h"
+
+#include <string>
+#include <utility>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "resource_adapters/http/hop_by_hop.h"
+
+namespace fencegate::adapters {
+
+namespace {
+
+namespace beast = boost::beast;
+using boost::system::error_code;
+using Failure = ForwardOutcome::Failure;
+
+constexpr std::string_view kClientTokenField = "Fencing-Token";
+// A backend that sends more interim (1xx) responses than this before the final one is broken.
+constexpr int kMaxInterimResponses = 8;
+
+bool IsIdempotentWithoutSideEffects(http::verb method) {
+  return method == http::verb::get || method == http::verb::head || method == http::verb::options;
+}
+
+bool ExpectsBody(http::verb method) {
+  return method == http::verb::post || method == http::verb::put || method == http::verb::patch;
+}
+
+std::string BackendName(const HttpAdapterOptions& options) {
+  return options.host + ":" + std::to_string(options.port);
+}
+
+}  // namespace
+
+ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
+                                 std::shared_ptr<const HttpBackend> backend,
+                                 std::shared_ptr<UpstreamConnectionPool> pool,
+                                 ForwardRequest request, Downstream& downstream,
+                                 ResourceAdapter::DoneHandler done)
+    : ioc_(ioc),
+      backend_(std::move(backend)),
+      pool_(std::move(pool)),
+      downstream_(downstream),
+      done_(std::move(done)),
+      upstream_request_(*request.header),
+      request_has_body_(!downstream.body_done()),
+      idempotent_method_(IsIdempotentWithoutSideEffects(request.header->method())),
+      relay_buffer_(backend_->options.buffer_bytes > 0 ? backend_->options.buffer_bytes : 1) {
+  PrepareUpstreamRequest(request);
+}
+
+void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
+  const HttpAdapterOptions& options = backend_->options;
+  auto& req = upstream_request_;
+  req.version(11);
+  req.erase(http::field::connection);
+  // The gateway answers "Expect: 100-continue" itself before it reads the body for us.
+  req.erase(http::field::expect);
+
+  // A client must not be able to hand the backend a token of its own choosing: only the
+  // admitted token is forwarded, and only when the backend is configured to check it.
+  req.erase(kClientTokenField);
+  if (!options.forward_token_header.empty()) {
+    req.erase(options.forward_token_header);
+    if (request.fencing_token) {
+      req.set(options.forward_token_header, std::to_string(*request.fencing_token));
+    }
+  }
+
+  if (!options.host_header.empty()) {
+    req.set(http::field::host, options.host_header);
+  } else if (req.find(http::field::host) == req.end()) {
+    req.set(http::field::host, BackendName(options));
+  }
+
+  const bool has_content_length = req.find(http::field::content_length) != req.end();
+  if (request_has_body_) {
+    if (has_content_length) {
+      req.erase(http::field::transfer_encoding);
+    } else {
+      req.chunked(true);
+    }
+  } else {
+    req.erase(http::field::transfer_encoding);
+    if (!has_content_length && ExpectsBody(req.method())) {
+      req.content_length(0);
+    }
+  }
+}
+
+void ForwardExchange::Start() {
+  stream_ = pool_->Take();
+  reused_connection_ = stream_ != nullptr;
+  if (reused_connection_) {
+    WriteRequestHeader();
+  } else {
+    Connect();
+  }
+}
+
+void ForwardExchange::Connect() {
+  reused_connection_ = false;
+  if (!backend_->endpoints.empty()) {
+    ConnectTo(backend_->endpoints);
+    return;
+  }
+  resolver_.emplace(ioc_);
+  const HttpAdapterOptions& options = backend_->options;
+  resolver_->async_resolve(
+      options.host, std::to_string(options.port),
+      [self = shared_from_this()](error_code ec,
+                                  boost::asio::ip::tcp::resolver::results_type results) {
+        if (ec) {
+          self->Finish(Failure::kUpstreamConnect, ec,
+                       Problem{502, "upstream-connect-failed", "Bad Gateway",
+                               "cannot resolve backend " + BackendName(self->backend_->options) +
+                                   ": " + ec.message()});
+          return;
+        }
+        std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+        for (const auto& entry : results) {
+          endpoints.push_back(entry.endpoint());
+        }
+        self->ConnectTo(endpoints);
+      });
+}
+
+void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
+  stream_ = std::make_unique<Stream>(ioc_);
+  stream_->expires_after(backend_->options.connect_timeout);
+  // Copied into the handler so the sequence outlives the operation whatever its origin.
+  auto owned = std::make_shared<std::vector<boost::asio::ip::tcp::endpoint>>(endpoints);
+  stream_->async_connect(*owned, [self = shared_from_this(), owned](
+                                     error_code ec, const boost::asio::ip::tcp::endpoint&) {
+    if (ec) {
+      self->Finish(Failure::kUpstreamConnect, ec,
+                   Problem{502, "upstream-connect-failed", "Bad Gateway",
+                           "cannot connect to backend " + BackendName(self->backend_->options) +
+                               ": " + ec.message()});
+      return;
+    }
+    self->WriteRequestHeader();
+  });
+}
+
+void ForwardExchange::WriteRequestHeader() {
+  outcome_.backend_reached = true;
+  serializer_.emplace(upstream_request_);
+  auto& body = upstream_request_.body();
+  body.data = nullptr;
+  body.size = 0;
+  body.more = request_has_body_;
+  stream_->expires_after(backend_->options.response_timeout);
+  auto on_written = [self = shared_from_this()](error_code ec, std::size_t) {
+    if (ec == http::error::need_buffer) {
+      ec = {};
+    }
+    if (ec) {
+      self->OnUpstreamError(ec);
+      return;
+    }
+    if (self->request_has_body_) {
+      self->ReadRequestBodyChunk();
+    } else {
+      self->request_sent_ = true;
+      self->ReadResponseHeader();
+    }
+  };
+  if (request_has_body_) {
+    http::async_write_header(*stream_, *serializer_, std::move(on_written));
+  } else {
+    http::async_write(*stream_, *serializer_, std::move(on_written));
+  }
+}
+
+void ForwardExchange::ReadRequestBodyChunk() {
+  downstream_.AsyncReadBody(
+      boost::asio::buffer(relay_buffer_),
+      [self = shared_from_this()](error_code ec, std::size_t bytes, bool done) {
+        if (ec) {
+          self->FailClient(ec);
+          return;
+        }
+        self->outcome_.request_body_bytes += bytes;
+        self->WriteRequestBodyChunk(bytes, done);
+      });
+}
+
+void ForwardExchange::WriteRequestBodyChunk(std::size_t bytes, bool last) {
+  auto& body = upstream_request_.body();
+  body.data = relay_buffer_.data();
+  body.size = bytes;
+  body.more = !last;
+  stream_->expires_after(backend_->options.response_timeout);
+  http::async_write(*stream_, *serializer_,
+                    [self = shared_from_this(), last](error_code ec, std::size_t) {
+                      // need_buffer: the serializer consumed the chunk and wants the next one.
+                      if (ec == http::error::need_buffer) {
+                        ec = {};
+                      }
+                      if (ec) {
+                        self->OnUpstreamError(ec);
+                        return;
+                      }
+                      if (last) {
+                        self->request_sent_ = true;
+                        self->ReadResponseHeader();
+                      } else {
+                        self->ReadRequestBodyChunk();
+                      }
+                    });
+}
+
+void ForwardExchange::ReadResponseHeader() {
+  parser_.emplace();
+  parser_->body_limit(boost::none);
+  if (upstream_request_.method() == http::verb::head) {
+    parser_->skip(true);
+  }
+  stream_->expires_after(backend_->options.response_timeout);
+  http::async_read_header(*stream_, upstream_read_buffer_, *parser_,
+                          [self = shared_from_this()](error_code ec, std::size_t) {
+                            if (ec) {
+                              self->OnUpstreamError(ec);
+                              return;
+                            }
+                            self->OnResponseHeader();
+                          });
+}
+
+void ForwardExchange::OnResponseHeader() {
+  const auto& response = parser_->get();
+  const unsigned status = response.result_int();
+  if (status >= 100 && status < 200) {
+    // Interim responses are the backend's business with us; the client gets the final one.
+    // 101 would switch protocols, which cannot happen on a request without Upgrade.
+    if (status == 101 || ++interim_responses_ > kMaxInterimResponses) {
+      Finish(Failure::kUpstreamProtocol, http::error::bad_status,
+             Problem{502, "upstream-protocol-error", "Bad Gateway",
+                     "backend sent an unexpected interim response " + std::to_string(status)});
+      return;
+    }
+    ReadResponseHeader();
+    return;
+  }
+
+  downstream_header_ = http::response_header<>{};
+  downstream_header_.version(11);
+  downstream_header_.result(status);
+  downstream_header_.reason(response.reason());
+  for (const auto& field : response) {
+    downstream_header_.insert(field.name_string(), field.value());
+  }
+  // Content-Length survives (it is end-to-end); without it the gateway picks the framing.
+  StripHopByHopFields(downstream_header_);
+
+  outcome_.upstream_status = status;
+  outcome_.status = status;
+  if (auto etag = response.find(http::field::etag); etag != response.end()) {
+    outcome_.etag = std::string(etag->value());
+  }
+
+  if (parser_->is_done()) {
+    WriteResponse(0, true);
+  } else {
+    ReadResponseBodyChunk();
+  }
+}
+
+void ForwardExchange::ReadResponseBodyChunk() {
+  auto& body = parser_->get().body();
+  body.data = relay_buffer_.data();
+  body.size = relay_buffer_.size();
+  stream_->expires_after(backend_->options.response_timeout);
+  http::async_read(*stream_, upstream_read_buffer_, *parser_,
+                   [self = shared_from_this()](error_code ec, std::size_t) {
+                     // need_buffer: the relay buffer is full, which is the normal case.
+                     if (ec == http::error::need_buffer) {
+                       ec = {};
+                     }
+                     if (ec) {
+                       self->OnUpstreamError(ec);
+                       return;
+                     }
+                     const std::size_t bytes =
+                         self->relay_buffer_.size() - self->parser_->get().body().size;
+                     const bool last = self->parser_->is_done();
+                     if (bytes == 0 && !last) {
+                       // Only framing was parsed; an empty write could end a chunked response.
+                       self->ReadResponseBodyChunk();
+                       return;
+                     }
+                     self->WriteResponse(bytes, last);
+                   });
+}
+
+void ForwardExchange::WriteResponse(std::size_t bytes, bool last) {
+  auto on_written = [self = shared_from_this(), bytes, last](error_code ec) {
+    if (ec) {
+      self->FailClient(ec);
+      return;
+    }
+    self->outcome_.response_body_bytes += bytes;
+    if (last) {
+      self->Complete();
+    } else {
+      self->ReadResponseBodyChunk();
+    }
+  };
+  const boost::asio::const_buffer chunk(relay_buffer_.data(), bytes);
+  if (!outcome_.response_started) {
+    outcome_.response_started = true;
+    downstream_.AsyncWriteResponse(std::move(downstream_header_), chunk, last,
+                                   std::move(on_written));
+  } else {
+    downstream_.AsyncWriteBody(chunk, last, std::move(on_written));
+  }
+}
+
+void ForwardExchange::Complete() {
+  outcome_.response_complete = true;
+  const bool reusable = request_sent_ && parser_->keep_alive() && upstream_request_.keep_alive() &&
+                        upstream_read_buffer_.size() == 0;
+  if (reusable) {
+    pool_->Give(std::move(stream_));
+  }
+  Finish(Failure::kNone, {}, std::nullopt);
+}
+
+bool ForwardExchange::MayRetry(error_code ec) const {
+  // Only when the backend cannot have acted on the request: a reused connection the backend
+  // had already given up on, a request without side effects and without a body, and not a
+  // single response byte. A slow backend (timeout) is not retried: it has the request.
+  return reused_connection_ && !retried_ && idempotent_method_ && !request_has_body_ &&
+         ec != beast::error::timeout && !outcome_.response_started &&
+         !(parser_ && parser_->got_some());
+}
+
+void ForwardExchange::OnUpstreamError(error_code ec) {
+  if (MayRetry(ec)) {
+    retried_ = true;
+    CloseUpstream();
+    serializer_.reset();
+    parser_.reset();
+    upstream_read_buffer_.clear();
+    interim_responses_ = 0;
+    Connect();
+    return;
+  }
+  const std::string backend = BackendName(backend_->options);
+  if (ec == beast::error::timeout) {
+    Finish(Failure::kUpstreamTimeout, ec,
+           Problem{504, "upstream-timeout", "Gateway Timeout",
+                   "backend " + backend + " did not answer in time"});
+    return;
+  }
+  Finish(Failure::kUpstreamProtocol, ec,
+         Problem{502, "upstream-protocol-error", "Bad Gateway",
+                 "exchange with backend " + backend + " failed: " + ec.message()});
+}
+
+void ForwardExchange::FailClient(error_code ec) { Finish(Failure::kClient, ec, std::nullopt); }
+
+void ForwardExchange::Finish(Failure failure, error_code ec, std::optional<Problem> problem) {
+  CloseUpstream();
+  outcome_.failure = failure;
+  outcome_.error = ec;
+  // Once response bytes went to the client a problem can no longer be sent; the failure alone
+  // tells the gateway to close the client connection.
+  if (!outcome_.response_started) {
+    outcome_.problem = std::move(problem);
+  }
+  auto done = std::move(done_);
+  done(std::move(outcome_));
+}
+
+void ForwardExchange::CloseUpstream() {
+  if (stream_) {
+    error_code ignored;
+    stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+    stream_->close();
+    stream_.reset();
+  }
+}
+
+}  // namespace fencegate::adapters

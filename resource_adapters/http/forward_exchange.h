@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+
+#include "resource_adapters/adapter.h"
+#include "resource_adapters/http/http_adapter.h"
+#include "resource_adapters/http/upstream_connection_pool.h"
+
+namespace fencegate::adapters {
+
+// What every exchange of one backend shares; immutable after the factory built it.
+struct HttpBackend {
+  HttpAdapterOptions options;
+  // Resolved once by the factory; empty if that failed, and then each connect resolves again.
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+};
+
+// One request relayed to the backend and its response relayed back, streaming both bodies
+// through a fixed buffer. Lives as long as its pending operations (shared_from_this).
+class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
+ public:
+  ForwardExchange(boost::asio::io_context& ioc, std::shared_ptr<const HttpBackend> backend,
+                  std::shared_ptr<UpstreamConnectionPool> pool, ForwardRequest request,
+                  Downstream& downstream, ResourceAdapter::DoneHandler done);
+
+  void Start();
+
+ private:
+  using Stream = UpstreamConnectionPool::Stream;
+  using UpstreamRequest = http::request<http::buffer_body>;
+
+  void PrepareUpstreamRequest(const ForwardRequest& request);
+  void Connect();
+  void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
+  void WriteRequestHeader();
+  void ReadRequestBodyChunk();
+  void WriteRequestBodyChunk(std::size_t bytes, bool last);
+  void ReadResponseHeader();
+  void OnResponseHeader();
+  void ReadResponseBodyChunk();
+  void WriteResponse(std::size_t bytes, bool last);
+  void Complete();
+
+  // A failure on the upstream connection; retried on a fresh connection when that is safe.
+  void OnUpstreamError(boost::system::error_code ec);
+  bool MayRetry(boost::system::error_code ec) const;
+  void FailClient(boost::system::error_code ec);
+  void Finish(ForwardOutcome::Failure failure, boost::system::error_code ec,
+              std::optional<Problem> problem);
+  void CloseUpstream();
+
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<const HttpBackend> backend_;
+  std::shared_ptr<UpstreamConnectionPool> pool_;
+  Downstream& downstream_;
+  ResourceAdapter::DoneHandler done_;
+
+  UpstreamRequest upstream_request_;
+  const bool request_has_body_;
+  const bool idempotent_method_;
+  std::optional<http::request_serializer<http::buffer_body>> serializer_;
+  bool request_sent_ = false;
+
+  std::unique_ptr<Stream> stream_;
+  bool reused_connection_ = false;
+  bool retried_ = false;
+  std::optional<boost::asio::ip::tcp::resolver> resolver_;
+
+  boost::beast::flat_buffer upstream_read_buffer_;
+  std::optional<http::response_parser<http::buffer_body>> parser_;
+  int interim_responses_ = 0;
+  http::response_header<> downstream_header_;
+
+  std::vector<char> relay_buffer_;
+  ForwardOutcome outcome_;
+};
+
+}  // namespace fencegate::adapters

@@ -1,0 +1,80 @@
+#include "resource_adapters/http/http_adapter.h"
+
+#include <string>
+#include <utility>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "resource_adapters/http/forward_exchange.h"
+#include "resource_adapters/http/upstream_connection_pool.h"
+
+namespace fencegate::adapters {
+
+namespace {
+
+// The adapter of one network thread: its connection pool is touched only from that thread.
+class HttpAdapter : public ResourceAdapter {
+ public:
+  HttpAdapter(boost::asio::io_context& ioc, std::shared_ptr<const HttpBackend> backend)
+      : ioc_(ioc),
+        backend_(std::move(backend)),
+        pool_(std::make_shared<UpstreamConnectionPool>(backend_->options.max_idle_connections,
+                                                       backend_->options.idle_timeout)) {}
+
+  ~HttpAdapter() override { pool_->CloseAll(); }
+
+  void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
+    std::make_shared<ForwardExchange>(ioc_, backend_, pool_, request, downstream, std::move(done))
+        ->Start();
+  }
+
+  void Shutdown() override { pool_->CloseAll(); }
+
+ private:
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<const HttpBackend> backend_;
+  // Shared with in-flight exchanges, which return their connection when they finish.
+  std::shared_ptr<UpstreamConnectionPool> pool_;
+};
+
+class HttpAdapterFactory : public AdapterFactory {
+ public:
+  explicit HttpAdapterFactory(std::shared_ptr<const HttpBackend> backend)
+      : backend_(std::move(backend)) {}
+
+  std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
+    return std::make_unique<HttpAdapter>(ioc, backend_);
+  }
+
+  std::string_view kind() const override { return "http"; }
+
+ private:
+  std::shared_ptr<const HttpBackend> backend_;
+};
+
+// Backends are usually numeric addresses, which resolve without a lookup. A name that does not
+// resolve now is not fatal: exchanges resolve it again when they connect.
+std::vector<boost::asio::ip::tcp::endpoint> ResolveOnce(const HttpAdapterOptions& options) {
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::resolver resolver(ioc);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+  if (!ec) {
+    for (const auto& entry : results) {
+      endpoints.push_back(entry.endpoint());
+    }
+  }
+  return endpoints;
+}
+
+}  // namespace
+
+std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options) {
+  auto backend = std::make_shared<HttpBackend>();
+  backend->endpoints = ResolveOnce(options);
+  backend->options = std::move(options);
+  return std::make_unique<HttpAdapterFactory>(std::move(backend));
+}
+
+}  // namespace fencegate::adapters

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include <boost/beast/core/tcp_stream.hpp>
+
+namespace fencegate::adapters {
+
+// Idle keep-alive connections to one backend, owned by one network thread (no locking).
+// Last in, first out: the most recently used connection is the least likely to have been
+// closed by the backend's own idle timeout, and the oldest ones age out.
+class UpstreamConnectionPool {
+ public:
+  using Stream = boost::beast::tcp_stream;
+
+  UpstreamConnectionPool(std::size_t max_idle, std::chrono::milliseconds idle_timeout);
+
+  // The most recently returned connection that is neither expired nor visibly closed by the
+  // backend, or null. A connection can still turn out stale on use: the backend may close it
+  // while our request is in flight.
+  std::unique_ptr<Stream> Take();
+
+  // Keeps `stream` for reuse; the oldest connection is closed when the pool is full.
+  void Give(std::unique_ptr<Stream> stream);
+
+  void CloseAll();
+
+  std::size_t idle_count() const { return idle_.size(); }
+
+ private:
+  struct IdleConnection {
+    std::unique_ptr<Stream> stream;
+    std::chrono::steady_clock::time_point idle_since;
+  };
+
+  const std::size_t max_idle_;
+  const std::chrono::milliseconds idle_timeout_;
+  std::vector<IdleConnection> idle_;  // oldest first
+};
+
+}  // namespace fencegate::adapters
