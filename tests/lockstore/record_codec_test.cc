@@ -1,0 +1,65 @@
+#include "lockstore/record_codec.h"
+
+#include <gtest/gtest.h>
+
+namespace fencegate::lockstore {
+namespace {
+
+TEST(RecordCodecTest, FenceValueRoundTripsIn16BigEndianBytes) {
+  const FenceRecord record{0x0102030405060708ull, -5};
+  const std::string encoded = EncodeFenceValue(record);
+  ASSERT_EQ(encoded.size(), kFenceValueSize);
+  EXPECT_EQ(encoded[0], '\x01');
+  EXPECT_EQ(encoded[7], '\x08');
+  FenceRecord decoded;
+  ASSERT_TRUE(DecodeFenceValue(encoded, &decoded).ok());
+  EXPECT_EQ(decoded.highest, record.highest);
+  EXPECT_EQ(decoded.advanced_at_ms, record.advanced_at_ms);
+  EXPECT_EQ(DecodeFenceValue(encoded.substr(1), &decoded).code(), Status::Code::kCorruption);
+}
+
+TEST(RecordCodecTest, SequenceKeysSortNumerically) {
+  EXPECT_LT(EncodeSequenceKey(255), EncodeSequenceKey(256));
+  EXPECT_LT(EncodeSequenceKey(1), EncodeSequenceKey(1ull << 40));
+  std::uint64_t sequence = 0;
+  ASSERT_TRUE(DecodeSequenceKey(EncodeSequenceKey(987654321), &sequence).ok());
+  EXPECT_EQ(sequence, 987654321u);
+}
+
+TEST(RecordCodecTest, RejectionRoundTripsAndDetectsTruncation) {
+  RejectionRecord record;
+  record.at_ms = 1700000000123;
+  record.route = "files";
+  record.fence_key = "files:/a";
+  record.method = "PUT";
+  record.path = std::string(300, 'p');  // length needs a two-byte varint
+  record.request_id = "req-1";
+  record.reason = "stale_token";
+  record.presented = 4;
+  record.has_presented = true;
+  record.highest = 9;
+  const std::string encoded = EncodeRejectionValue(record);
+
+  RejectionRecord decoded;
+  ASSERT_TRUE(DecodeRejectionValue(encoded, &decoded).ok());
+  EXPECT_EQ(decoded.at_ms, record.at_ms);
+  EXPECT_EQ(decoded.route, record.route);
+  EXPECT_EQ(decoded.fence_key, record.fence_key);
+  EXPECT_EQ(decoded.method, record.method);
+  EXPECT_EQ(decoded.path, record.path);
+  EXPECT_EQ(decoded.request_id, record.request_id);
+  EXPECT_EQ(decoded.reason, record.reason);
+  EXPECT_EQ(decoded.presented, 4u);
+  EXPECT_TRUE(decoded.has_presented);
+  EXPECT_EQ(decoded.highest, 9u);
+
+  for (std::size_t cut : {std::size_t{0}, std::size_t{10}, encoded.size() - 1}) {
+    EXPECT_EQ(DecodeRejectionValue(encoded.substr(0, cut), &decoded).code(),
+              Status::Code::kCorruption)
+        << "cut at " << cut;
+  }
+  EXPECT_EQ(DecodeRejectionValue(encoded + "x", &decoded).code(), Status::Code::kCorruption);
+}
+
+}  // namespace
+}  // namespace fencegate::lockstore

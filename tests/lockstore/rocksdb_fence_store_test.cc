@@ -1,0 +1,269 @@
+#include "lockstore/rocksdb_fence_store.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "lockstore/rocksdb_fence_store_impl.h"
+#include "tests/lockstore/temp_dir.h"
+
+namespace fencegate::lockstore {
+namespace {
+
+using testing::TempDir;
+
+class RocksDbFenceStoreTest : public ::testing::Test {
+ protected:
+  RocksDbFenceStoreOptions Options() {
+    RocksDbFenceStoreOptions options;
+    options.path = dir_.Sub("db");
+    options.block_cache_bytes = 1 << 20;
+    return options;
+  }
+
+  std::unique_ptr<RocksDbFenceStore> Open(RocksDbFenceStoreOptions options) {
+    std::unique_ptr<RocksDbFenceStore> store;
+    const Status status = RocksDbFenceStore::Open(options, &store);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return store;
+  }
+  std::unique_ptr<RocksDbFenceStore> Open() { return Open(Options()); }
+
+  static std::optional<FenceRecord> GetSync(FenceStore& store, std::string_view key) {
+    std::optional<FenceRecord> out;
+    store.Get(key, [&](Status status, std::optional<FenceRecord> record) {
+      EXPECT_TRUE(status.ok()) << status.ToString();
+      out = record;
+    });
+    return out;
+  }
+
+  static std::pair<Status, FenceRecord> AdvanceSync(FenceStore& store, std::string_view key,
+                                                    Token token, std::int64_t now_ms = 0) {
+    std::promise<std::pair<Status, FenceRecord>> done;
+    store.Advance(key, token, now_ms, [&](Status status, FenceRecord record) {
+      done.set_value({status, record});
+    });
+    return done.get_future().get();
+  }
+
+  static RejectionRecord Rejection(const std::string& request_id) {
+    RejectionRecord record;
+    record.at_ms = 42;
+    record.route = "files";
+    record.fence_key = "files:/a";
+    record.method = "PUT";
+    record.path = "/a";
+    record.request_id = request_id;
+    record.reason = "stale_token";
+    record.presented = 3;
+    record.has_presented = true;
+    record.highest = 7;
+    return record;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(RocksDbFenceStoreTest, PublicFactoryOpensAReadyStore) {
+  std::unique_ptr<FenceStore> store;
+  ASSERT_TRUE(OpenRocksDbFenceStore(Options(), &store).ok());
+  EXPECT_TRUE(store->Ready());
+  EXPECT_EQ(GetSync(*store, "never"), std::nullopt);
+}
+
+TEST_F(RocksDbFenceStoreTest, RefusesBadOptions) {
+  std::unique_ptr<FenceStore> store;
+  RocksDbFenceStoreOptions options = Options();
+  options.path.clear();
+  EXPECT_EQ(OpenRocksDbFenceStore(options, &store).code(), Status::Code::kInvalidArgument);
+  options = Options();
+  options.max_batch = 0;
+  EXPECT_EQ(OpenRocksDbFenceStore(options, &store).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(store, nullptr);
+}
+
+TEST_F(RocksDbFenceStoreTest, AdvanceIsDurableAcrossReopen) {
+  {
+    auto store = Open();
+    auto [status, record] = AdvanceSync(*store, "k", 9, 1234);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    EXPECT_EQ(record.highest, 9u);
+    EXPECT_EQ(record.advanced_at_ms, 1234);
+  }
+  auto store = Open();
+  auto record = GetSync(*store, "k");
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->highest, 9u);
+  EXPECT_EQ(record->advanced_at_ms, 1234);
+}
+
+TEST_F(RocksDbFenceStoreTest, NeverLowers) {
+  auto store = Open();
+  ASSERT_TRUE(AdvanceSync(*store, "k", 9, 1).first.ok());
+  auto [status, record] = AdvanceSync(*store, "k", 4, 2);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(record.highest, 9u);
+  EXPECT_EQ(record.advanced_at_ms, 1) << "a refused advance must not touch the record";
+  store.reset();
+  store = Open();
+  EXPECT_EQ(AdvanceSync(*store, "k", 8).second.highest, 9u);
+  EXPECT_EQ(GetSync(*store, "k")->highest, 9u);
+}
+
+TEST_F(RocksDbFenceStoreTest, GroupCommitsConcurrentAdvances) {
+  auto store = Open();
+  constexpr int kThreads = 64;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      if (AdvanceSync(*store, "key" + std::to_string(i), 100 + i).first.ok()) ++ok;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(ok.load(), kThreads);
+  const auto stats = store->stats();
+  EXPECT_EQ(stats.advances, std::uint64_t{kThreads});
+  EXPECT_GE(stats.sync_writes, 1u);
+  EXPECT_LT(stats.sync_writes, std::uint64_t{kThreads}) << "every advance paid its own fsync";
+  for (int i = 0; i < kThreads; ++i) {
+    EXPECT_EQ(GetSync(*store, "key" + std::to_string(i))->highest, Token(100 + i));
+  }
+}
+
+TEST_F(RocksDbFenceStoreTest, FoldsAdvancesOfOneKeyToTheHighest) {
+  auto store = Open();
+  // Queue a burst without waiting so the writer sees them together.
+  std::vector<std::promise<FenceRecord>> results(50);
+  for (int i = 0; i < 50; ++i) {
+    store->Advance("k", 1 + (i * 37) % 50, i, [&, i](Status status, FenceRecord record) {
+      EXPECT_TRUE(status.ok());
+      results[i].set_value(record);
+    });
+  }
+  Token previous = 0;
+  for (int i = 0; i < 50; ++i) {
+    const Token highest = results[i].get_future().get().highest;
+    EXPECT_GE(highest, Token(1 + (i * 37) % 50)) << "acknowledged below the requested token";
+    EXPECT_GE(highest, previous) << "acknowledgements went backwards";
+    previous = highest;
+  }
+  EXPECT_EQ(GetSync(*store, "k")->highest, 50u);
+  EXPECT_LT(store->stats().sync_writes, 50u);
+}
+
+TEST_F(RocksDbFenceStoreTest, ClosedStoreRefuses) {
+  auto store = Open();
+  ASSERT_TRUE(AdvanceSync(*store, "k", 3).first.ok());
+  store->Close();
+  EXPECT_FALSE(store->Ready());
+  auto [status, record] = AdvanceSync(*store, "k", 4);
+  EXPECT_EQ(status.code(), Status::Code::kUnavailable);
+  Status read_status;
+  store->Get("k", [&](Status s, std::optional<FenceRecord>) { read_status = s; });
+  EXPECT_EQ(read_status.code(), Status::Code::kUnavailable);
+  EXPECT_EQ(store->Flush().code(), Status::Code::kUnavailable);
+  EXPECT_TRUE(store->RecentRejections(10).empty());
+  store->Close();  // idempotent
+}
+
+TEST_F(RocksDbFenceStoreTest, RejectionsNewestFirstAcrossReopen) {
+  {
+    auto store = Open();
+    for (int i = 0; i < 5; ++i) store->RecordRejection(Rejection("r" + std::to_string(i)));
+    ASSERT_TRUE(store->Flush().ok());
+    EXPECT_EQ(store->stats().rejections_written, 5u);
+  }
+  auto store = Open();
+  store->RecordRejection(Rejection("r5"));
+  ASSERT_TRUE(store->Flush().ok());
+  const auto recent = store->RecentRejections(4);
+  ASSERT_EQ(recent.size(), 4u);
+  EXPECT_EQ(recent[0].request_id, "r5");
+  EXPECT_EQ(recent[3].request_id, "r2");
+  for (std::size_t i = 1; i < recent.size(); ++i) {
+    EXPECT_EQ(recent[i - 1].sequence, recent[i].sequence + 1) << "sequences restarted on reopen";
+  }
+  EXPECT_EQ(recent[0].route, "files");
+  EXPECT_EQ(recent[0].reason, "stale_token");
+  EXPECT_EQ(recent[0].presented, 3u);
+  EXPECT_TRUE(recent[0].has_presented);
+  EXPECT_EQ(recent[0].highest, 7u);
+  EXPECT_EQ(recent[0].at_ms, 42);
+}
+
+TEST_F(RocksDbFenceStoreTest, RejectionRetentionKeepsTheNewest) {
+  RocksDbFenceStoreOptions options = Options();
+  options.rejection_retention = 3;
+  {
+    auto store = Open(options);
+    for (int i = 0; i < 10; ++i) store->RecordRejection(Rejection("r" + std::to_string(i)));
+    ASSERT_TRUE(store->Flush().ok());
+    const auto kept = store->RecentRejections(100);
+    ASSERT_EQ(kept.size(), 3u);
+    EXPECT_EQ(kept[0].request_id, "r9");
+    EXPECT_EQ(kept[2].request_id, "r7");
+  }
+  // A smaller retention on the next run trims what the last run kept.
+  options.rejection_retention = 1;
+  auto store = Open(options);
+  const auto kept = store->RecentRejections(100);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].request_id, "r9");
+}
+
+// Kills a writer mid-flight: every advance it saw acknowledged must have survived.
+TEST_F(RocksDbFenceStoreTest, AcknowledgedAdvancesSurviveKill) {
+  const std::string db_path = Options().path;
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    const std::string fd = std::to_string(fds[1]);
+    execl(LOCKSTORE_CRASH_CHILD, LOCKSTORE_CRASH_CHILD, db_path.c_str(), fd.c_str(), nullptr);
+    _exit(127);
+  }
+  close(fds[1]);
+
+  std::map<std::uint64_t, Token> acknowledged;  // key index -> highest acknowledged token
+  std::size_t acks = 0;
+  auto read_ack = [&] {
+    std::uint64_t ack[2];
+    if (read(fds[0], ack, sizeof(ack)) != sizeof(ack)) return false;
+    acknowledged[ack[0]] = std::max(acknowledged[ack[0]], ack[1]);
+    ++acks;
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (acks < 300 && std::chrono::steady_clock::now() < deadline && read_ack()) {
+  }
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int wait_status = 0;
+  ASSERT_EQ(waitpid(child, &wait_status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(wait_status)) << "the writer ended before it was killed";
+  while (read_ack()) {  // acknowledgements written before the kill
+  }
+  close(fds[0]);
+  ASSERT_GE(acks, 300u) << "the writer was too slow to test anything";
+
+  auto store = Open();
+  for (const auto& [key, token] : acknowledged) {
+    auto record = GetSync(*store, "key" + std::to_string(key));
+    ASSERT_TRUE(record.has_value()) << "key" << key << " lost";
+    EXPECT_GE(record->highest, token) << "key" << key << " lost an acknowledged advance";
+  }
+}
+
+}  // namespace
+}  // namespace fencegate::lockstore
