@@ -1,0 +1,120 @@
+#include "resource_adapters/filesystem/file_store.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+namespace fencegate::adapters {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The sidecar token storage, used where the filesystem has no user xattrs. The test
+// filesystem has them, so the store is built in sidecar mode explicitly.
+class SidecarFileStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char root_template[] = "/tmp/fencegate-store-test-XXXXXX";
+    root_ = mkdtemp(root_template);
+    store_ = std::make_unique<FileStore>(
+        UniqueFd(open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), true,
+        TokenStorage::kSidecar);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  OrProblem<CommittedWrite> Write(const ResourcePath& path, const std::string& content,
+                                  std::optional<std::uint64_t> token) {
+    WriteRequirements requirements{{}, token};
+    auto begun = store_->BeginWrite(path, requirements);
+    if (auto* problem = std::get_if<Problem>(&begun)) return *problem;
+    PendingWrite write = std::move(std::get<PendingWrite>(begun));
+    EXPECT_FALSE(FileStore::Append(write, content.data(), content.size()));
+    return store_->Commit(path, std::move(write), requirements);
+  }
+
+  fs::path root_;
+  std::unique_ptr<FileStore> store_;
+};
+
+TEST_F(SidecarFileStoreTest, KeepsTheTokenInASidecarFile) {
+  ResourcePath path{{"dir"}, "file.txt"};
+  auto written = Write(path, "content", 5);
+  ASSERT_TRUE(std::holds_alternative<CommittedWrite>(written));
+  EXPECT_TRUE(std::get<CommittedWrite>(written).created);
+  EXPECT_EQ(ReadFile(root_ / "dir/file.txt"), "content");
+  EXPECT_EQ(ReadFile(root_ / "dir/.fencegate-meta.file.txt"), "5");
+
+  auto opened = store_->OpenForRead(path);
+  ASSERT_TRUE(std::holds_alternative<OpenedFile>(opened));
+  EXPECT_EQ(std::get<OpenedFile>(opened).version.token, 5u);
+  EXPECT_EQ(std::get<OpenedFile>(opened).version.etag,
+            std::get<CommittedWrite>(written).version.etag);
+}
+
+TEST_F(SidecarFileStoreTest, RefusesAStaleTokenAndKeepsTheFile) {
+  ResourcePath path{{}, "f"};
+  ASSERT_TRUE(std::holds_alternative<CommittedWrite>(Write(path, "new", 8)));
+  auto stale = Write(path, "old", 7);
+  ASSERT_TRUE(std::holds_alternative<Problem>(stale));
+  EXPECT_EQ(std::get<Problem>(stale).status, 409u);
+  EXPECT_EQ(ReadFile(root_ / "f"), "new");
+  EXPECT_EQ(ReadFile(root_ / ".fencegate-meta.f"), "8");
+}
+
+TEST_F(SidecarFileStoreTest, StaleCommitRaceIsCaughtUnderTheLock) {
+  // Both writers pass the early check; the newer one commits first.
+  ResourcePath path{{}, "race"};
+  WriteRequirements older{{}, 3};
+  WriteRequirements newer{{}, 4};
+  auto older_write = store_->BeginWrite(path, older);
+  auto newer_write = store_->BeginWrite(path, newer);
+  ASSERT_TRUE(std::holds_alternative<PendingWrite>(older_write));
+  ASSERT_TRUE(std::holds_alternative<PendingWrite>(newer_write));
+  ASSERT_TRUE(std::holds_alternative<CommittedWrite>(
+      store_->Commit(path, std::move(std::get<PendingWrite>(newer_write)), newer)));
+  auto refused = store_->Commit(path, std::move(std::get<PendingWrite>(older_write)), older);
+  ASSERT_TRUE(std::holds_alternative<Problem>(refused));
+  EXPECT_EQ(std::get<Problem>(refused).type, "stale-token-at-backend");
+  // Neither temp file is left behind.
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(root_)) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with(".fencegate-tmp-"));
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2);  // the file and its sidecar
+}
+
+TEST_F(SidecarFileStoreTest, RemoveDeletesFileAndSidecar) {
+  ResourcePath path{{}, "gone"};
+  ASSERT_TRUE(std::holds_alternative<CommittedWrite>(Write(path, "x", 2)));
+  EXPECT_FALSE(store_->Remove(path, WriteRequirements{{}, 2}).has_value());
+  EXPECT_FALSE(fs::exists(root_ / "gone"));
+  EXPECT_FALSE(fs::exists(root_ / ".fencegate-meta.gone"));
+  auto again = store_->Remove(path, WriteRequirements{{}, 2});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->status, 404u);
+}
+
+TEST(ProblemFromErrorTest, MapsStorageErrorsToStatuses) {
+  EXPECT_EQ(ProblemFromError(std::make_error_code(std::errc::no_space_on_device), "w").status,
+            507u);
+  EXPECT_EQ(ProblemFromError(std::make_error_code(std::errc::read_only_file_system), "w").status,
+            503u);
+  EXPECT_EQ(
+      ProblemFromError(std::make_error_code(std::errc::too_many_symbolic_link_levels), "w").type,
+      "path-escapes-root");
+  EXPECT_EQ(ProblemFromError(std::make_error_code(std::errc::io_error), "w").status, 500u);
+}
+
+}  // namespace
+}  // namespace fencegate::adapters
