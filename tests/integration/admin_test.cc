@@ -1,0 +1,73 @@
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/admin_client.h"
+#include "tests/integration/http_gateway_fixture.h"
+
+namespace fencegate::integration {
+namespace {
+
+using AdminTest = HttpGatewayTest;
+
+TEST_F(AdminTest, MetricsCountAdmittedAndRefusedWrites) {
+  // Admitted: 1, 1 again (equal), 2, 3. Refused: stale 1 and 2, one missing, one invalid.
+  for (const char* token : {"1", "1", "2", "3"}) EXPECT_EQ(Put("/kv/m/x", token).result_int(), 200);
+  EXPECT_EQ(Put("/kv/m/x", "1").result_int(), 409);
+  EXPECT_EQ(Put("/kv/m/x", "2").result_int(), 409);
+  EXPECT_EQ(Put("/kv/m/x", std::nullopt).result_int(), 428);
+  EXPECT_EQ(Put("/kv/m/x", "x").result_int(), 400);
+
+  std::string metrics = FetchMetricsText(gateway_->admin_port());
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_EQ(MetricValue(metrics, "fencegate_writes_admitted_total", R"(route="kv")"), 4.0);
+  EXPECT_EQ(
+      MetricValue(metrics, "fencegate_writes_rejected_total", R"(route="kv",reason="stale_token")"),
+      2.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_writes_rejected_total",
+                        R"(route="kv",reason="missing_token")"),
+            1.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_writes_rejected_total",
+                        R"(route="kv",reason="invalid_token")"),
+            1.0);
+  // 1 (first token on a new fence), 2 and 3 raise the fence; the repeated 1 does not.
+  EXPECT_EQ(MetricValue(metrics, "fencegate_fence_advances_total", R"(route="kv")"), 3.0);
+}
+
+TEST_F(AdminTest, FenceStateAndRejectionTrail) {
+  EXPECT_EQ(Put("/kv/f/x", "7").result_int(), 200);
+  EXPECT_EQ(Put("/kv/f/x", "3").result_int(), 409);
+  EXPECT_EQ(Put("/kv/f/x", "5").result_int(), 409);
+
+  std::string error;
+  std::optional<boost::json::value> fence =
+      FetchAdminJson(gateway_->admin_port(), "/admin/fences/kv:f", &error);
+  ASSERT_TRUE(fence.has_value()) << error;
+  EXPECT_EQ(fence->as_object().at("highest_token").to_number<std::uint64_t>(), 7u);
+
+  std::optional<boost::json::value> rejections =
+      FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=1", &error);
+  ASSERT_TRUE(rejections.has_value()) << error;
+  ASSERT_EQ(rejections->as_array().size(), 1u);
+  const boost::json::object& newest = rejections->as_array()[0].as_object();
+  EXPECT_EQ(newest.at("fence_key").as_string(), "kv:f");
+  EXPECT_EQ(newest.at("presented_token").to_number<std::uint64_t>(), 5u);
+
+  rejections = FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=10", &error);
+  ASSERT_TRUE(rejections.has_value()) << error;
+  ASSERT_EQ(rejections->as_array().size(), 2u);
+  EXPECT_EQ(rejections->as_array()[1].as_object().at("presented_token").to_number<std::uint64_t>(),
+            3u);
+}
+
+TEST_F(AdminTest, HealthAndReadiness) {
+  for (const char* target : {"/healthz", "/readyz"}) {
+    std::optional<Response> response =
+        Fetch(gateway_->admin_port(), MakeRequest(http::verb::get, target));
+    ASSERT_TRUE(response.has_value()) << target;
+    EXPECT_EQ(response->result_int(), 200) << target;
+  }
+}
+
+}  // namespace
+}  // namespace fencegate::integration

@@ -1,0 +1,84 @@
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/gateway_instance.h"
+#include "tests/integration/process.h"
+#include "tests/integration/temp_dir.h"
+
+namespace fencegate::integration {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Finished {
+  int status = -1;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+Finished RunFencegate(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {FencegateBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::string error;
+  std::unique_ptr<Process> process = Process::Start(argv, &error);
+  Finished finished;
+  if (!process) {
+    ADD_FAILURE() << error;
+    return finished;
+  }
+  std::optional<int> status = process->Wait(std::chrono::seconds(10));
+  EXPECT_TRUE(status.has_value()) << "still running";
+  finished.status = status.value_or(-1);
+  EXPECT_TRUE(process->WaitForOutputEnd(std::chrono::seconds(5)));
+  for (const std::string& line : process->StdoutLines()) finished.stdout_text += line + "\n";
+  finished.stderr_text = process->Stderr();
+  return finished;
+}
+
+TEST(CliTest, CheckConfigAcceptsTheShippedConfigs) {
+  for (const char* relative : {"/config/fencegate.yaml", "/config/examples/full-reference.yaml",
+                               "/config/examples/http-backend.yaml"}) {
+    const std::string path = std::string(FENCEGATE_SOURCE_DIR) + relative;
+    Finished finished = RunFencegate({"--check-config", path});
+    EXPECT_EQ(finished.status, 0) << finished.stderr_text;
+    EXPECT_THAT(finished.stdout_text, HasSubstr(path + ": OK"));
+  }
+}
+
+TEST(CliTest, CheckConfigReportsEveryErrorWithItsLine) {
+  TempDir dir;
+  const std::string path = dir.WriteFile("bad.yaml",
+                                         "listen: 127.0.0.1:8080\n"
+                                         "timeouts:\n"
+                                         "  idle: forever\n"  // line 3
+                                         "backends:\n"
+                                         "  api: {kind: http, url: \"http://127.0.0.1:1\"}\n"
+                                         "routes:\n"
+                                         "  - name: a\n"
+                                         "    prefix: /a/\n"
+                                         "    backend: api\n"
+                                         "    fence_kee: \"a\"\n");  // line 10
+  Finished finished = RunFencegate({"--check-config", path});
+  EXPECT_EQ(finished.status, 1);
+  EXPECT_THAT(finished.stderr_text, HasSubstr(path + ":3:9: timeouts.idle: "));
+  EXPECT_THAT(finished.stderr_text, HasSubstr(path + ":10:5: routes[0].fence_kee: unknown key"));
+}
+
+TEST(CliTest, VersionAndUsageErrors) {
+  Finished version = RunFencegate({"--version"});
+  EXPECT_EQ(version.status, 0);
+  EXPECT_THAT(version.stdout_text, HasSubstr("fencegate"));
+
+  Finished unknown = RunFencegate({"--no-such-option"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_THAT(unknown.stderr_text, HasSubstr("--no-such-option"));
+
+  Finished missing = RunFencegate({"--config", "/nonexistent/fencegate.yaml"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_THAT(missing.stderr_text, HasSubstr("/nonexistent/fencegate.yaml"));
+}
+
+}  // namespace
+}  // namespace fencegate::integration

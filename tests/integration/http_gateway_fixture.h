@@ -1,0 +1,60 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/gateway_instance.h"
+#include "tests/integration/http_client.h"
+#include "tests/integration/recording_backend.h"
+#include "tests/integration/temp_dir.h"
+
+namespace fencegate::integration {
+
+// A fencegate in front of a RecordingBackend, configured by HttpBackendConfig: route "kv",
+// prefix /kv/, fence key "kv:<first segment after /kv/>". Access log in dir_/access.log.
+class HttpGatewayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_path_ = dir_.WriteFile(
+        "fencegate.yaml",
+        HttpBackendConfig(backend_.port(), dir_.Join("access.log"), ExtraBackendKeys()));
+    std::string error;
+    gateway_ = GatewayInstance::Start(config_path_, dir_.Join("data"), &error);
+    ASSERT_NE(gateway_, nullptr) << error;
+  }
+
+  // Lines added under the http backend's keys (4-space indented).
+  virtual std::string ExtraBackendKeys() const { return ""; }
+
+  // Sends `request` on a new connection to the traffic port; a failed exchange fails the test
+  // and yields a response with status 0.
+  Response Send(Request request) {
+    std::string error;
+    std::optional<Response> response = Fetch(gateway_->traffic_port(), std::move(request), &error);
+    if (!response) {
+      ADD_FAILURE() << "request failed: " << error;
+      Response failed;
+      failed.result(0);
+      return failed;
+    }
+    return *response;
+  }
+
+  // PUT `target` with a Fencing-Token field of `token` (none if nullopt).
+  Response Put(const std::string& target, std::optional<std::string> token,
+               std::string body = "data") {
+    Request request = MakeRequest(http::verb::put, target, {}, std::move(body));
+    if (token) request.set("Fencing-Token", *token);
+    return Send(std::move(request));
+  }
+
+  TempDir dir_;
+  RecordingBackend backend_;
+  std::string config_path_;
+  std::unique_ptr<GatewayInstance> gateway_;  // declared last: stops before the backend
+};
+
+}  // namespace fencegate::integration

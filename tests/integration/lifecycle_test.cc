@@ -1,0 +1,65 @@
+#include <signal.h>
+
+#include <future>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
+
+#include "tests/integration/http_gateway_fixture.h"
+
+namespace fencegate::integration {
+namespace {
+
+using LifecycleTest = HttpGatewayTest;
+
+TEST_F(LifecycleTest, SigtermDrainsInFlightRequestThenExitsZero) {
+  std::uint16_t port = gateway_->traffic_port();
+  auto slow = std::async(std::launch::async, [port] {
+    return Fetch(port, MakeRequest(http::verb::put, "/kv/s/x",
+                                   {{"Fencing-Token", "1"}, {"X-Test-Delay-Ms", "1000"}}, "slow"));
+  });
+  ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
+  gateway_->process().Signal(SIGTERM);
+
+  std::optional<Response> response = slow.get();
+  ASSERT_TRUE(response.has_value());
+  EXPECT_EQ(response->result_int(), 200);
+  EXPECT_EQ(gateway_->process().Wait(std::chrono::seconds(10)), 0) << gateway_->process().Stderr();
+}
+
+TEST_F(LifecycleTest, AccessLogLineDescribesTheRequest) {
+  Response response = Put("/kv/log/x", "42");
+  ASSERT_EQ(response.result_int(), 200);
+  const std::string request_id(response["X-Request-Id"]);
+  ASSERT_FALSE(request_id.empty());
+
+  // The line is written as the exchange ends; give it a moment to reach the file.
+  boost::json::object line;
+  for (int attempt = 0; attempt < 100 && line.empty(); ++attempt) {
+    std::string log = ReadWholeFile(dir_.Join("access.log"));
+    std::size_t newline = log.find('\n');
+    if (newline != std::string::npos) {
+      line = boost::json::parse(log.substr(0, newline)).as_object();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ASSERT_FALSE(line.empty()) << "no access log line";
+  EXPECT_EQ(line.at("request_id").as_string(), request_id);
+  EXPECT_EQ(line.at("route").as_string(), "kv");
+  EXPECT_EQ(line.at("method").as_string(), "PUT");
+  EXPECT_EQ(line.at("path").as_string(), "/kv/log/x");
+  EXPECT_EQ(line.at("status").to_number<int>(), 200);
+  EXPECT_EQ(line.at("fence_key").as_string(), "kv:log");
+  EXPECT_EQ(line.at("presented_token").to_number<std::uint64_t>(), 42u);
+  EXPECT_EQ(line.at("outcome").as_string(), "admitted");
+  EXPECT_EQ(line.at("upstream_status").to_number<int>(), 200);
+  EXPECT_EQ(line.at("bytes_in").to_number<std::uint64_t>(), 4u);
+  EXPECT_EQ(line.at("client").as_string(), "127.0.0.1");
+  EXPECT_TRUE(line.contains("time"));
+  EXPECT_TRUE(line.contains("duration_ms"));
+}
+
+}  // namespace
+}  // namespace fencegate::integration

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/fields.hpp>
+
+namespace fencegate::integration {
+
+// One request as the backend saw it. Arrival and completion are stamps from one counter shared
+// by all connections, so "B arrived after A completed" is arrived(B) > completed(A).
+struct RecordedRequest {
+  std::string method;
+  std::string target;
+  boost::beast::http::fields headers;
+  std::uint64_t body_bytes = 0;
+  std::string body_prefix;  // the first kBodyPrefixBytes of the body
+  std::uint64_t arrival = 0;
+  std::uint64_t completion = 0;  // 0 while the request is still being served
+};
+
+// An HTTP/1.1 backend on 127.0.0.1:<ephemeral> that records every request and answers
+// "200 OK" with body "ok". A request header `X-Test-Delay-Ms: N` delays the response by N ms
+// (after the body was read); `X-Test-Status: S` answers with status S. Bodies of any size are
+// counted and discarded, keeping only a prefix. One thread per connection: simple, and delays
+// on one connection do not hold up the others.
+class RecordingBackend {
+ public:
+  static constexpr std::size_t kBodyPrefixBytes = 64 * 1024;
+
+  RecordingBackend();
+  ~RecordingBackend();  // stops and joins every thread
+  RecordingBackend(const RecordingBackend&) = delete;
+  RecordingBackend& operator=(const RecordingBackend&) = delete;
+
+  std::uint16_t port() const { return port_; }
+
+  // A snapshot of every request whose header arrived, in arrival order.
+  std::vector<RecordedRequest> Requests() const;
+  // Waits until `count` requests have completed; false on timeout.
+  bool WaitForCompleted(std::size_t count, std::chrono::milliseconds timeout) const;
+  // Waits until `count` request headers have arrived; false on timeout.
+  bool WaitForArrived(std::size_t count, std::chrono::milliseconds timeout) const;
+
+ private:
+  struct Connection {
+    boost::asio::ip::tcp::socket socket;
+    std::thread thread;
+  };
+  void AcceptLoop();
+  void Serve(boost::asio::ip::tcp::socket& socket);
+
+  boost::asio::io_context io_context_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+  std::thread accept_thread_;
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool stopping_ = false;
+  std::uint64_t clock_ = 0;
+  std::vector<RecordedRequest> requests_;
+  std::list<Connection> connections_;
+};
+
+}  // namespace fencegate::integration
