@@ -144,6 +144,10 @@ void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint
                                ": " + ec.message()});
       return;
     }
+    // Header and body go out in separate writes; Nagle would hold the body back for the
+    // backend's delayed ACK.
+    error_code ignored;
+    self->stream_->socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
     self->WriteRequestHeader();
   });
 }
