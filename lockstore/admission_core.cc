@@ -163,8 +163,9 @@ void AdmissionCore::EvictIdle(Shard& shard) {
     const std::size_t bucket = shard.eviction_hand++ % keys.bucket_count();
     for (auto it = keys.begin(bucket); it != keys.end(bucket); ++it) {
       if (it->second.Idle()) {
-        keys.erase(it->first);  // invalidates `it`: move on to the next bucket
-        break;
+        // Local iterators cannot erase; find the same node through the table instead.
+        keys.erase(keys.find(HashedKey{it->first, KeyHash{}(it->first)}));
+        break;  // `it` is gone: move on to the next bucket
       }
     }
   }
