@@ -1,0 +1,190 @@
+#include "gateway/admin_api.h"
+
+#include <charconv>
+
+#include <boost/json.hpp>
+
+#include "gateway/problem.h"
+#include "gateway/time_format.h"
+
+namespace fencegate::gateway {
+namespace http = boost::beast::http;
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kFencesPrefix = "/admin/fences/";
+constexpr std::size_t kDefaultRejections = 100;
+constexpr std::size_t kMaxRejections = 10000;
+
+void SetJson(http::status status, const json::value& value, AdminApi::Response* response) {
+  response->result(status);
+  response->set(http::field::content_type, kJson);
+  response->body() = json::serialize(value);
+}
+
+void SetProblem(unsigned status, std::string_view slug, std::string_view title,
+                std::string_view detail, std::string_view instance, AdminApi::Response* response) {
+  response->result(status);
+  response->set(http::field::content_type, kProblemContentType);
+  RenderProblemJson(
+      {.status = status, .slug = slug, .title = title, .detail = detail, .instance = instance},
+      &response->body());
+}
+
+json::value Rfc3339OrNull(std::int64_t unix_ms) {
+  if (unix_ms == 0) return nullptr;
+  std::string text;
+  AppendRfc3339Ms(unix_ms, &text);
+  return json::value(text);
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool PercentDecode(std::string_view in, std::string* out) {
+  out->clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out->push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    const int high = HexValue(in[i + 1]);
+    const int low = HexValue(in[i + 2]);
+    if (high < 0 || low < 0) return false;
+    out->push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return true;
+}
+
+void AdminApi::Handle(const Request& request, Response* response) {
+  response->version(request.version());
+  response->keep_alive(request.keep_alive());
+  const std::string_view target = request.target();
+  const auto question = target.find('?');
+  const std::string_view path = target.substr(0, question);
+  const std::string_view query =
+      question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+
+  const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
+                     path == "/admin/rejections" || path.starts_with(kFencesPrefix);
+  if (!known) {
+    SetProblem(404, "not-found", "Not found", "no such admin resource", path, response);
+    return;
+  }
+  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+    SetProblem(405, "method-not-allowed", "Method not allowed", "the admin API is read-only", path,
+               response);
+    response->set(http::field::allow, "GET, HEAD");
+    return;
+  }
+  if (path == "/metrics") {
+    Metrics(response);
+  } else if (path == "/healthz") {
+    SetJson(http::status::ok, {{"status", "ok"}}, response);
+  } else if (path == "/readyz") {
+    Ready(response);
+  } else if (path == "/admin/rejections") {
+    Rejections(query, path, response);
+  } else {
+    Fence(path.substr(kFencesPrefix.size()), path, response);
+  }
+}
+
+void AdminApi::Metrics(Response* response) {
+  context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
+  response->result(http::status::ok);
+  response->set(http::field::content_type, "text/plain; version=0.0.4");
+  response->body() = context_.metrics->RenderText();
+}
+
+void AdminApi::Ready(Response* response) {
+  const bool store_ready = context_.store->Ready();
+  context_.metrics->store_ready().Set(store_ready ? 1 : 0);
+  const bool accepting = context_.accepting.load();
+  const bool draining = context_.draining.load();
+  const bool ready = store_ready && accepting && !draining;
+  SetJson(ready ? http::status::ok : http::status::service_unavailable,
+          {{"status", ready ? "ready" : (draining ? "draining" : "not_ready")},
+           {"store_ready", store_ready},
+           {"accepting", accepting && !draining}},
+          response);
+}
+
+void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Response* response) {
+  std::string key;
+  if (!PercentDecode(encoded_key, &key) || key.empty()) {
+    SetProblem(400, "bad-request", "Bad fence key", "the fence key is empty or badly encoded", path,
+               response);
+    return;
+  }
+  const auto view = context_.admission->Inspect(key);
+  if (!view) {
+    SetProblem(404, "fence-not-found", "Fence not found", "this fence key was never fenced", path,
+               response);
+    return;
+  }
+  json::value last_admitted = nullptr;
+  if (view->last_admitted_at_ms != 0 || !view->last_admitted_request_id.empty()) {
+    last_admitted = {{"token", view->last_admitted_token},
+                     {"at", Rfc3339OrNull(view->last_admitted_at_ms)},
+                     {"request_id", view->last_admitted_request_id}};
+  }
+  SetJson(http::status::ok,
+          {{"fence_key", key},
+           {"highest_token", view->durable.highest},
+           {"advanced_at", Rfc3339OrNull(view->durable.advanced_at_ms)},
+           {"pending_advance", view->pending_advance},
+           {"writes_in_flight", view->writes_in_flight},
+           {"writes_waiting", view->writes_waiting},
+           {"last_admitted", last_admitted}},
+          response);
+}
+
+void AdminApi::Rejections(std::string_view query, std::string_view path, Response* response) {
+  std::size_t limit = kDefaultRejections;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (!pair.starts_with("limit=")) continue;
+    const std::string_view value = pair.substr(6);
+    const auto result = std::from_chars(value.data(), value.data() + value.size(), limit);
+    if (result.ec != std::errc() || result.ptr != value.data() + value.size() || limit == 0 ||
+        limit > kMaxRejections) {
+      SetProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000", path,
+                 response);
+      return;
+    }
+  }
+  json::array out;
+  for (const lockstore::RejectionRecord& record : context_.store->RecentRejections(limit)) {
+    json::object item;
+    item["sequence"] = record.sequence;
+    item["at"] = Rfc3339OrNull(record.at_ms);
+    item["route"] = record.route;
+    item["fence_key"] = record.fence_key;
+    item["method"] = record.method;
+    item["path"] = record.path;
+    item["request_id"] = record.request_id;
+    item["reason"] = record.reason;
+    if (record.has_presented) {
+      item["presented_token"] = record.presented;
+    } else {
+      item["presented_token"] = nullptr;
+    }
+    item["highest_token"] = record.highest;
+    out.push_back(std::move(item));
+  }
+  SetJson(http::status::ok, out, response);
+}
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <atomic>
+#include <bitset>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/beast/http/verb.hpp>
+
+#include "gateway/access_log.h"
+#include "gateway/config/config.h"
+#include "gateway/metrics.h"
+#include "gateway/router.h"
+#include "lockstore/admission.h"
+#include "lockstore/fence_store.h"
+
+namespace fencegate::gateway {
+
+// A route as the request path uses it: configuration plus what was resolved at start-up.
+struct RouteRuntime {
+  const RouteConfig* config = nullptr;
+  std::size_t backend_index = 0;  // index of the backend's adapter in each network thread
+  const RouteMetrics* metrics = nullptr;
+  // Fenced methods Beast knows, by verb value, and any others by name.
+  std::bitset<64> fenced_verbs;
+  std::vector<std::string> fenced_other_methods;
+
+  bool IsFenced(boost::beast::http::verb verb, std::string_view method) const;
+};
+
+// Everything the network threads share. Built once before they start; afterwards only the
+// atomics change.
+struct GatewayContext {
+  const Config* config = nullptr;
+  const Router* router = nullptr;
+  std::vector<RouteRuntime> routes;  // same order as config->routes
+  lockstore::FenceStore* store = nullptr;
+  lockstore::AdmissionController* admission = nullptr;
+  const GatewayMetrics* metrics = nullptr;
+  AccessLog* access_log = nullptr;
+
+  std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
+  std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive
+  std::atomic<std::int64_t> open_connections{0};
+  std::atomic<std::int64_t> requests_in_flight{0};
+};
+
+// Builds the RouteRuntime of each configured route. `backend_names` lists the backends in
+// adapter order.
+std::vector<RouteRuntime> ResolveRoutes(const Config& config,
+                                        const std::vector<std::string>& backend_names,
+                                        const GatewayMetrics& metrics);
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,74 @@
+// fencegate: a fencing-aware HTTP reverse proxy. The edge of the process: parses the command
+// line, loads the configuration, runs the server, and turns every failure into an exit code.
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "gateway/config/command_line.h"
+#include "gateway/config/config_loader.h"
+#include "gateway/server.h"
+
+namespace {
+
+using namespace fencegate::gateway;
+
+constexpr const char* kVersionLine = "fencegate 0.1.0";
+
+bool LoadOrReport(const std::string& path, Config* config) {
+  const std::vector<ConfigError> errors = LoadConfigFile(path, config);
+  for (const ConfigError& error : errors) std::cerr << error.ToString() << '\n';
+  return errors.empty();
+}
+
+int Run(int argc, char** argv) {
+  const std::vector<std::string> args(argv, argv + argc);
+  CommandLine command_line;
+  std::string error;
+  if (!ParseCommandLine(args, &command_line, &error)) {
+    std::cerr << "fencegate: " << error << "\n\n" << UsageText();
+    return kExitUsageError;
+  }
+  switch (command_line.action) {
+    case CommandLine::Action::kVersion:
+      std::cout << kVersionLine << std::endl;
+      return kExitOk;
+    case CommandLine::Action::kHelp:
+      std::cout << UsageText();
+      return kExitOk;
+    case CommandLine::Action::kCheckConfig: {
+      Config config;
+      if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
+      std::cout << command_line.config_path << ": OK" << std::endl;
+      return kExitOk;
+    }
+    case CommandLine::Action::kRun:
+      break;
+  }
+
+  Config config;
+  if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
+  ApplyOverrides(command_line, &config);
+
+  Server server(std::move(config));
+  if (!server.Start(&error)) {
+    std::cerr << "fencegate: start-up failed: " << error << std::endl;
+    return kExitStartupFailure;
+  }
+  std::cout << "fencegate listening traffic=" << server.traffic_address()
+            << " admin=" << server.admin_address() << std::endl;
+  return server.RunUntilSignal();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "fencegate: fatal: " << e.what() << std::endl;
+    return kExitStartupFailure;
+  }
+}

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <boost/beast/http/verb.hpp>
+
+namespace fencegate::gateway {
+
+// Why a fenced write was refused; the `reason` label of fencegate_writes_rejected_total.
+enum class RejectionReason {
+  kStaleToken,
+  kMissingToken,
+  kInvalidToken,
+  kStoreError,
+  kBarrierTimeout
+};
+inline constexpr std::size_t kRejectionReasonCount = 5;
+std::string_view RejectionReasonName(RejectionReason reason);
+
+// What went wrong upstream; the `kind` label of fencegate_upstream_errors_total.
+enum class UpstreamErrorKind { kConnect, kTimeout, kProtocol, kBackendIO };
+inline constexpr std::size_t kUpstreamErrorKindCount = 4;
+
+// The metric children of one route, resolved once at start-up so the request path only
+// increments through pointers (no label maps, no string building).
+struct RouteMetrics {
+  // fencegate_requests_total by [method slot][status class 1xx..5xx].
+  static constexpr std::size_t kMethodSlots = 8;  // GET HEAD PUT POST PATCH DELETE OPTIONS other
+  std::array<std::array<prometheus::Counter*, 5>, kMethodSlots> requests{};
+  prometheus::Counter* writes_admitted = nullptr;
+  std::array<prometheus::Counter*, kRejectionReasonCount> writes_rejected{};
+  prometheus::Counter* fence_advances = nullptr;
+  prometheus::Histogram* request_duration = nullptr;
+  prometheus::Histogram* barrier_wait = nullptr;
+  std::array<prometheus::Counter*, kUpstreamErrorKindCount> upstream_errors{};
+
+  void CountRequest(boost::beast::http::verb method, unsigned status) const;
+  void CountRejection(RejectionReason reason) const {
+    writes_rejected[static_cast<std::size_t>(reason)]->Increment();
+  }
+  void CountUpstreamError(UpstreamErrorKind kind) const {
+    upstream_errors[static_cast<std::size_t>(kind)]->Increment();
+  }
+};
+
+// The gateway's Prometheus registry and every metric it exports. No metric is labelled by
+// fence key: cardinality stays bounded by the number of routes.
+class GatewayMetrics {
+ public:
+  // One RouteMetrics per name, in order, plus one for requests that matched no route.
+  explicit GatewayMetrics(const std::vector<std::string>& route_names);
+
+  const RouteMetrics& route(std::size_t index) const { return routes_[index]; }
+  const RouteMetrics& unrouted() const { return routes_.back(); }
+
+  prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }
+  prometheus::Gauge& connections_open() const { return *connections_open_; }
+  prometheus::Gauge& store_ready() const { return *store_ready_; }
+
+  // The Prometheus text exposition (format 0.0.4) of every metric.
+  std::string RenderText() const;
+
+  static constexpr std::string_view kUnroutedLabel = "-";
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::vector<RouteMetrics> routes_;
+  prometheus::Gauge* requests_in_flight_ = nullptr;
+  prometheus::Gauge* connections_open_ = nullptr;
+  prometheus::Gauge* store_ready_ = nullptr;
+};
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "gateway/gateway_context.h"
+#include "gateway/request_id.h"
+#include "resource_adapters/adapter.h"
+
+namespace fencegate::gateway {
+
+class Session;
+
+// One network thread: its own io_context, its own acceptor on the shared traffic port
+// (SO_REUSEPORT lets the kernel spread connections, so threads share no locks), its own
+// adapter instance per backend, and the sessions it accepted.
+class NetworkThread {
+ public:
+  // `factories` in backend order (RouteRuntime::backend_index).
+  NetworkThread(GatewayContext& context, const std::vector<adapters::AdapterFactory*>& factories);
+  ~NetworkThread();
+  NetworkThread(const NetworkThread&) = delete;
+  NetworkThread& operator=(const NetworkThread&) = delete;
+
+  // Opens, binds and listens; on failure returns false with a message naming the cause.
+  bool Listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+
+  void Start();       // starts accepting and the thread
+  void BeginDrain();  // thread-safe: stop accepting, close idle connections
+  void Stop();        // thread-safe: stop the io_context (cuts what is left)
+  void Join();
+
+  // For sessions, on this thread only.
+  GatewayContext& context() { return context_; }
+  adapters::ResourceAdapter& adapter(std::size_t backend_index) {
+    return *adapters_[backend_index];
+  }
+  RequestIdGenerator& request_ids() { return request_ids_; }
+  void Register(Session* session) { sessions_.insert(session); }
+  void Unregister(Session* session) { sessions_.erase(session); }
+
+ private:
+  void Accept();
+  void OnAccept(boost::system::error_code ec, boost::asio::ip::tcp::socket socket);
+
+  GatewayContext& context_;
+  // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared
+  // before ioc_ so it outlives it.
+  std::unordered_set<Session*> sessions_;
+  // Destroyed after every I/O object below, which all belong to it.
+  boost::asio::io_context ioc_{1};
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  std::vector<std::unique_ptr<adapters::ResourceAdapter>> adapters_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_pause_;
+  RequestIdGenerator request_ids_;
+  std::thread thread_;
+};
+
+}  // namespace fencegate::gateway

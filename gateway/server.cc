@@ -1,0 +1,203 @@
+#include "gateway/server.h"
+
+#include <csignal>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "gateway/time_format.h"
+#include "lockstore/rocksdb_fence_store.h"
+#include "resource_adapters/filesystem/filesystem_adapter.h"
+#include "resource_adapters/http/http_adapter.h"
+
+namespace fencegate::gateway {
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+// How often the drain checks whether everything in flight has finished.
+constexpr auto kDrainPoll = std::chrono::milliseconds(10);
+
+bool ResolveListenAddress(const ListenAddress& address, tcp::endpoint* out, std::string* error) {
+  const std::string host = address.host == "localhost" ? "127.0.0.1" : address.host;
+  boost::system::error_code ec;
+  const auto ip = net::ip::make_address(host, ec);
+  if (ec) {
+    *error = "invalid listen host '" + address.host + "': " + ec.message();
+    return false;
+  }
+  *out = tcp::endpoint(ip, address.port);
+  return true;
+}
+
+std::string FormatEndpoint(const tcp::endpoint& endpoint) {
+  const std::string host = endpoint.address().to_string();
+  const std::string port = std::to_string(endpoint.port());
+  return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
+}
+
+}  // namespace
+
+Server::Server(Config config) : config_(std::move(config)) {}
+
+Server::~Server() {
+  StopThreads();
+  admission_.reset();
+}
+
+bool Server::Start(std::string* error) {
+  if (!OpenStore(error)) return false;
+  const lockstore::Status log_status = AccessLog::Open(config_.access_log.path, &access_log_);
+  if (!log_status.ok()) {
+    *error = log_status.ToString();
+    return false;
+  }
+  std::vector<std::string> route_names;
+  for (const RouteConfig& route : config_.routes) route_names.push_back(route.name);
+  metrics_ = std::make_unique<GatewayMetrics>(route_names);
+  router_ = std::make_unique<Router>(config_.routes);
+
+  lockstore::AdmissionOptions admission_options;
+  admission_options.max_cached_keys = config_.store.cached_keys;
+  admission_options.now_ms = [] { return NowUnixMs(); };
+  admission_ = std::make_unique<lockstore::AdmissionController>(*store_, admission_options);
+
+  context_.config = &config_;
+  context_.router = router_.get();
+  context_.store = store_.get();
+  context_.admission = admission_.get();
+  context_.metrics = metrics_.get();
+  context_.access_log = access_log_.get();
+  metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
+
+  if (!BuildAdapters(error)) return false;
+  if (!Listen(error)) return false;
+  for (auto& thread : threads_) thread->Start();
+  admin_->Start();
+  context_.accepting = true;
+  return true;
+}
+
+bool Server::OpenStore(std::string* error) {
+  std::error_code fs_error;
+  std::filesystem::create_directories(config_.data_dir, fs_error);
+  if (fs_error) {
+    *error = "cannot create data_dir " + config_.data_dir + ": " + fs_error.message();
+    return false;
+  }
+  if (config_.store.kind != "rocksdb") {
+    *error = "unsupported store kind '" + config_.store.kind + "'";
+    return false;
+  }
+  lockstore::RocksDbFenceStoreOptions options;
+  options.path = config_.store.path.empty() ? config_.data_dir + "/fences" : config_.store.path;
+  options.block_cache_bytes = config_.store.block_cache_bytes;
+  options.rejection_retention = config_.store.rejection_retention;
+  const lockstore::Status status = lockstore::OpenRocksDbFenceStore(options, &store_);
+  if (!status.ok()) {
+    *error = "cannot open the fence store at " + options.path + ": " + status.ToString();
+    return false;
+  }
+  return true;
+}
+
+bool Server::BuildAdapters(std::string* error) {
+  std::vector<std::string> backend_names;
+  std::vector<adapters::AdapterFactory*> factories;
+  for (const auto& [name, backend] : config_.backends) {
+    if (backend.kind == "http") {
+      factories_.push_back(adapters::MakeHttpAdapterFactory(backend.http));
+    } else if (backend.kind == "filesystem") {
+      factories_.push_back(adapters::MakeFilesystemAdapterFactory(backend.filesystem));
+    } else {
+      *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
+      return false;
+    }
+    backend_names.push_back(name);
+    factories.push_back(factories_.back().get());
+  }
+  context_.routes = ResolveRoutes(config_, backend_names, *metrics_);
+
+  unsigned count = config_.threads;
+  if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < count; ++i) {
+    threads_.push_back(std::make_unique<NetworkThread>(context_, factories));
+  }
+  admin_ = std::make_unique<AdminServer>(context_);
+  return true;
+}
+
+bool Server::Listen(std::string* error) {
+  tcp::endpoint traffic;
+  tcp::endpoint admin;
+  if (!ResolveListenAddress(config_.listen, &traffic, error) ||
+      !ResolveListenAddress(config_.admin_listen, &admin, error)) {
+    return false;
+  }
+  // With port 0 the first acceptor picks the port and the others join it.
+  if (!threads_.front()->Listen(traffic, error)) return false;
+  traffic.port(threads_.front()->local_endpoint().port());
+  for (std::size_t i = 1; i < threads_.size(); ++i) {
+    if (!threads_[i]->Listen(traffic, error)) return false;
+  }
+  return admin_->Listen(admin, error);
+}
+
+std::string Server::traffic_address() const {
+  return FormatEndpoint(threads_.front()->local_endpoint());
+}
+
+std::string Server::admin_address() const { return FormatEndpoint(admin_->local_endpoint()); }
+
+int Server::RunUntilSignal() {
+  net::io_context ioc{1};
+  net::signal_set signals(ioc, SIGTERM, SIGINT);
+  net::steady_timer poll(ioc);
+  int exit_code = kExitOk;
+  std::chrono::steady_clock::time_point deadline;
+
+  std::function<void()> check_drained = [&] {
+    const bool idle =
+        context_.requests_in_flight.load() == 0 && context_.open_connections.load() == 0;
+    if (idle) return;  // nothing left: ioc runs out of work and returns
+    if (std::chrono::steady_clock::now() >= deadline) {
+      if (context_.requests_in_flight.load() > 0) exit_code = kExitDrainCut;
+      return;
+    }
+    poll.expires_after(kDrainPoll);
+    poll.async_wait([&](boost::system::error_code ec) {
+      if (!ec) check_drained();
+    });
+  };
+
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (ec) return;
+    context_.accepting = false;
+    context_.draining = true;
+    for (auto& thread : threads_) thread->BeginDrain();
+    deadline = std::chrono::steady_clock::now() + config_.timeouts.shutdown_drain;
+    check_drained();
+  });
+  ioc.run();
+
+  StopThreads();
+  const lockstore::Status flushed = store_->Flush();
+  if (!flushed.ok()) {
+    std::fprintf(stderr, "fencegate: flushing the fence store failed: %s\n",
+                 flushed.ToString().c_str());
+  }
+  return exit_code;
+}
+
+void Server::StopThreads() {
+  for (auto& thread : threads_) thread->Stop();
+  for (auto& thread : threads_) thread->Join();
+  if (admin_) admin_->Stop();
+}
+
+}  // namespace fencegate::gateway

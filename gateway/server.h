@@ -1,0 +1,69 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gateway/access_log.h"
+#include "gateway/admin_server.h"
+#include "gateway/config/config.h"
+#include "gateway/gateway_context.h"
+#include "gateway/metrics.h"
+#include "gateway/network_thread.h"
+#include "gateway/router.h"
+#include "lockstore/admission.h"
+#include "lockstore/fence_store.h"
+#include "resource_adapters/adapter.h"
+
+namespace fencegate::gateway {
+
+// Process exit codes (README "Exit codes").
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitConfigError = 1,
+  kExitUsageError = 2,
+  kExitStartupFailure = 3,
+  kExitDrainCut = 4,
+};
+
+// The whole gateway: fence store, admission, adapters, network threads and the admin listener.
+class Server {
+ public:
+  explicit Server(Config config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Opens the store, builds adapters, binds every listener and starts the threads. On failure
+  // returns false with a message naming the cause (exit code 3).
+  bool Start(std::string* error);
+
+  // "HOST:PORT" of the bound listeners ([V6]:PORT for IPv6), after Start().
+  std::string traffic_address() const;
+  std::string admin_address() const;
+
+  // Blocks until SIGTERM or SIGINT, then drains: stops accepting, closes idle connections, lets
+  // requests in flight finish for up to timeouts.shutdown_drain, flushes the store. Returns
+  // kExitOk, or kExitDrainCut if requests were still in flight at the deadline.
+  int RunUntilSignal();
+
+ private:
+  bool OpenStore(std::string* error);
+  bool BuildAdapters(std::string* error);
+  bool Listen(std::string* error);
+  void StopThreads();
+
+  Config config_;
+  std::unique_ptr<lockstore::FenceStore> store_;
+  std::unique_ptr<AccessLog> access_log_;
+  std::unique_ptr<GatewayMetrics> metrics_;
+  std::unique_ptr<Router> router_;
+  GatewayContext context_;
+  std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
+  std::vector<std::unique_ptr<NetworkThread>> threads_;
+  std::unique_ptr<AdminServer> admin_;
+  // Destroyed first: callbacks it still holds point into sessions owned by the threads.
+  std::unique_ptr<lockstore::AdmissionController> admission_;
+};
+
+}  // namespace fencegate::gateway

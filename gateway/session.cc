@@ -1,0 +1,798 @@
+#include "gateway/session.h"
+
+#include <utility>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include "gateway/header_sanitizer.h"
+#include "gateway/network_thread.h"
+#include "gateway/request_framing.h"
+#include "gateway/time_format.h"
+#include "lockstore/token.h"
+
+namespace fencegate::gateway {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+constexpr std::size_t kHeaderReadChunk = 4096;
+// A refused request's body up to this size is read and discarded so the connection survives;
+// a larger one costs less to cut off (Connection: close).
+constexpr std::uint64_t kMaxDrainBytes = 64 * 1024;
+// After answering with Connection: close while the client may still be sending, keep reading
+// (and discarding) this long so the kernel does not reset the connection over the response.
+constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr std::string_view kContinueResponse = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr std::string_view kFencingToken = "Fencing-Token";
+
+bool StatusHasNoBody(unsigned status) { return status < 200 || status == 204 || status == 304; }
+
+}  // namespace
+
+Session::Session(tcp::socket socket, NetworkThread& thread)
+    : thread_(thread),
+      context_(thread.context()),
+      stream_(std::move(socket)),
+      barrier_timer_(stream_.get_executor()) {
+  error_code ec;
+  const auto remote = stream_.socket().remote_endpoint(ec);
+  if (!ec) client_ip_ = remote.address().to_string();
+  context_.open_connections.fetch_add(1, std::memory_order_relaxed);
+  context_.metrics->connections_open().Increment();
+  thread_.Register(this);
+}
+
+Session::~Session() {
+  CloseSocket();
+  thread_.Unregister(this);
+}
+
+void Session::Start() { StartRequest(); }
+
+void Session::CloseIfIdle() {
+  if (phase_ == Phase::kReadingHeader) {
+    phase_ = Phase::kClosed;
+    CloseSocket();
+  }
+}
+
+void Session::CloseSocket() {
+  if (socket_closed_) return;
+  socket_closed_ = true;
+  phase_ = Phase::kClosed;
+  error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+  stream_.socket().close(ec);
+  context_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+  context_.metrics->connections_open().Decrement();
+}
+
+// ---- Reading the request header ----
+
+void Session::StartRequest() {
+  const Config& config = *context_.config;
+  parser_.emplace();
+  // The header block size is checked before parsing (see ContinueHeaderRead); the parser's
+  // own limit only backs it up.
+  parser_->header_limit(static_cast<std::uint32_t>(config.limits.max_header_bytes + 4));
+  parser_->body_limit(config.limits.max_body_bytes);
+  exchange_.request_id.clear();
+  exchange_.fence_key.clear();
+  std::string request_id = std::move(exchange_.request_id);
+  std::string fence_key = std::move(exchange_.fence_key);
+  exchange_ = Exchange{};
+  exchange_.request_id = std::move(request_id);
+  exchange_.fence_key = std::move(fence_key);
+  header_scanned_ = 0;
+  phase_ = Phase::kReadingHeader;
+  ContinueHeaderRead();
+}
+
+void Session::ContinueHeaderRead() {
+  // A client may send empty lines between requests (RFC 9112 2.2): skip them.
+  while (buffer_.size() >= 2 && static_cast<const char*>(buffer_.data().data())[0] == '\r' &&
+         static_cast<const char*>(buffer_.data().data())[1] == '\n' && header_scanned_ == 0) {
+    buffer_.consume(2);
+  }
+  const std::string_view data(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  const std::size_t max_header = context_.config->limits.max_header_bytes;
+  if (const auto end = FindHeaderBlockEnd(data, header_scanned_)) {
+    if (*end > max_header) {
+      Refuse({.status = 431,
+              .slug = "request-header-too-large",
+              .title = "Request header fields too large",
+              .detail = "the request header block exceeds limits.max_header_bytes",
+              .outcome = "bad_request",
+              .close = true});
+      return;
+    }
+    OnHeaderBlock(*end);
+    return;
+  }
+  header_scanned_ = data.size();
+  if (data.size() >= max_header) {
+    Refuse({.status = 431,
+            .slug = "request-header-too-large",
+            .title = "Request header fields too large",
+            .detail = "the request header block exceeds limits.max_header_bytes",
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
+  if (data.empty()) {
+    stream_.expires_after(context_.config->timeouts.idle);
+  } else {
+    if (exchange_.started_unix_ms == 0) {
+      // The first bytes of this request: its header must be complete by the deadline.
+      exchange_.started_unix_ms = NowUnixMs();
+      header_deadline_ = std::chrono::steady_clock::now() + context_.config->timeouts.header_read;
+    }
+    stream_.expires_at(header_deadline_);
+  }
+  stream_.async_read_some(buffer_.prepare(kHeaderReadChunk),
+                          [self = shared_from_this()](error_code ec, std::size_t bytes) {
+                            self->OnHeaderBytes(ec, bytes);
+                          });
+}
+
+void Session::OnHeaderBytes(error_code ec, std::size_t bytes) {
+  if (ec) {
+    // Idle timeout, the client closed, or shutdown closed an idle connection: nothing to answer.
+    Close();
+    return;
+  }
+  buffer_.commit(bytes);
+  ContinueHeaderRead();
+}
+
+void Session::BeginExchange() {
+  if (exchange_.begun) return;
+  exchange_.begun = true;
+  if (exchange_.started_unix_ms == 0) exchange_.started_unix_ms = NowUnixMs();
+  exchange_.started = std::chrono::steady_clock::now();
+  context_.requests_in_flight.fetch_add(1, std::memory_order_relaxed);
+  context_.metrics->requests_in_flight().Increment();
+}
+
+void Session::OnHeaderBlock(std::size_t length) {
+  BeginExchange();
+  phase_ = Phase::kAdmitting;
+
+  const std::string_view block(static_cast<const char*>(buffer_.data().data()), length);
+  error_code ec;
+  const std::size_t used = parser_->put(net::buffer(block.data(), block.size()), ec);
+  buffer_.consume(used);
+
+  if (ec == http::error::body_limit) {
+    Refuse({.status = 413,
+            .slug = "request-body-too-large",
+            .title = "Content too large",
+            .detail = "the announced Content-Length exceeds limits.max_body_bytes",
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
+  if (ec == http::error::header_limit) {
+    Refuse({.status = 431,
+            .slug = "request-header-too-large",
+            .title = "Request header fields too large",
+            .detail = "the request header block exceeds limits.max_header_bytes",
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
+  if (ec || !parser_->is_header_done()) {
+    scratch_ = ec ? ec.message() : "incomplete request header";
+    Refuse({.status = 400,
+            .slug = "bad-request",
+            .title = "Malformed request",
+            .detail = scratch_,
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
+  if (ContainsObsFold(block)) {
+    Refuse({.status = 400,
+            .slug = "bad-request",
+            .title = "Malformed request",
+            .detail = "obsolete line folding (obs-fold) is not accepted",
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
+  const FramingViolation violation = CheckRequestFraming(parser_->get());
+  if (violation != FramingViolation::kNone) {
+    Refuse({.status = 400,
+            .slug = "bad-request",
+            .title = "Ambiguous request framing",
+            .detail = FramingViolationDetail(violation),
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
+  HandleRequest();
+}
+
+// ---- Routing and fencing ----
+
+std::string_view Session::RequestPath() const {
+  if (!parser_) return {};
+  const std::string_view target = parser_->get().target();
+  return target.substr(0, target.find('?'));
+}
+
+void Session::HandleRequest() {
+  auto& request = parser_->get();
+  exchange_.keep_alive = parser_->keep_alive();
+  exchange_.head = request.method() == http::verb::head;
+  exchange_.expect_continue = beast::iequals(request[http::field::expect], "100-continue");
+
+  const std::string_view client_id = request["X-Request-Id"];
+  if (request.count("X-Request-Id") == 1 && IsAcceptableRequestId(client_id)) {
+    exchange_.request_id.assign(client_id);
+  } else {
+    thread_.request_ids().Generate(&exchange_.request_id);
+  }
+
+  const std::string_view host = request[http::field::host];
+  const std::string_view path = RequestPath();
+  const auto route_index = context_.router->Match(host, path);
+  if (!route_index) {
+    Refuse({.status = 404,
+            .slug = "no-route",
+            .title = "No route",
+            .detail = "no route matches the request's host and path",
+            .outcome = "no_route"});
+    return;
+  }
+  exchange_.route = &context_.routes[*route_index];
+  const RouteRuntime& route = *exchange_.route;
+  exchange_.fenced = route.IsFenced(request.method(), request.method_string());
+  if (!exchange_.fenced) {
+    exchange_.outcome = "unfenced";
+    Forward();
+    return;
+  }
+
+  const auto tokens = request.equal_range(kFencingToken);
+  if (tokens.first == tokens.second) {
+    Refuse({.status = 428,
+            .slug = "missing-token",
+            .title = "Fencing token required",
+            .detail = "a fenced write needs a Fencing-Token header",
+            .outcome = "missing_token",
+            .rejection = RejectionReason::kMissingToken});
+    return;
+  }
+  if (std::next(tokens.first) != tokens.second) {
+    Refuse({.status = 400,
+            .slug = "invalid-token",
+            .title = "Invalid fencing token",
+            .detail = "the Fencing-Token header must appear exactly once",
+            .outcome = "invalid_token",
+            .rejection = RejectionReason::kInvalidToken});
+    return;
+  }
+  exchange_.token = lockstore::ParseToken(tokens.first->value());
+  if (!exchange_.token) {
+    Refuse({.status = 400,
+            .slug = "invalid-token",
+            .title = "Invalid fencing token",
+            .detail = "Fencing-Token must be a decimal integer between 0 and 2^63-1",
+            .outcome = "invalid_token",
+            .rejection = RejectionReason::kInvalidToken});
+    return;
+  }
+
+  const std::string_view bare_host = HostWithoutPort(host);
+  host_lower_.assign(bare_host);
+  for (char& c : host_lower_) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  const lockstore::RequestFacts facts{path, host_lower_, route.config->name};
+  if (!route.config->fence_key.Render(facts, &exchange_.fence_key)) {
+    exchange_.fence_key.clear();
+    Refuse({.status = 400,
+            .slug = "no-fence-key",
+            .title = "No fence key",
+            .detail = "the route's fence_key template does not resolve for this request",
+            .outcome = "bad_request",
+            .audit_reason = "no_fence_key"});
+    return;
+  }
+  Admit();
+}
+
+void Session::Admit() {
+  self_hold_ = shared_from_this();
+  auto decision = context_.admission->Admit(
+      exchange_.fence_key, *exchange_.token, exchange_.request_id,
+      [this](const lockstore::AdmissionDecision& late) {
+        // On a store thread or another network thread: hop back to this session's thread.
+        net::post(stream_.get_executor(), [this, late] { OnLateAdmissionDecision(late); });
+      });
+  if (decision) {
+    self_hold_.reset();
+    OnAdmissionDecision(*decision);
+    return;
+  }
+  barrier_timer_.expires_after(context_.config->timeouts.barrier_wait);
+  barrier_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (!ec) self->OnBarrierTimeout();
+  });
+}
+
+void Session::OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision) {
+  const auto self = std::move(self_hold_);
+  barrier_timer_.cancel();
+  if (exchange_.abandoned) {
+    // The client already got 503 and the connection is closed; release the fence at once.
+    if (decision.kind == lockstore::AdmissionDecision::Kind::kAdmitted) {
+      context_.admission->Complete(exchange_.fence_key, *exchange_.token);
+    }
+    return;
+  }
+  OnAdmissionDecision(decision);
+}
+
+void Session::OnBarrierTimeout() {
+  if (phase_ != Phase::kAdmitting || exchange_.abandoned || !self_hold_) return;
+  exchange_.abandoned = true;
+  exchange_.barrier_wait = context_.config->timeouts.barrier_wait;
+  exchange_.route->metrics->barrier_wait->Observe(
+      std::chrono::duration<double>(exchange_.barrier_wait).count());
+  Refuse({.status = 503,
+          .slug = "barrier-timeout",
+          .title = "Fence busy",
+          .detail = "older writes on this fence did not finish within timeouts.barrier_wait",
+          .outcome = "barrier_timeout",
+          .rejection = RejectionReason::kBarrierTimeout,
+          .close = true,
+          .retry_after = true,
+          .fence_fields = true});
+}
+
+void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) {
+  const RouteMetrics& metrics = *exchange_.route->metrics;
+  exchange_.highest = decision.highest;
+  exchange_.barrier_wait = decision.barrier_wait;
+  switch (decision.kind) {
+    case lockstore::AdmissionDecision::Kind::kAdmitted:
+      exchange_.admitted = true;
+      exchange_.outcome = "admitted";
+      metrics.writes_admitted->Increment();
+      if (decision.advanced) metrics.fence_advances->Increment();
+      metrics.barrier_wait->Observe(std::chrono::duration<double>(decision.barrier_wait).count());
+      Forward();
+      return;
+    case lockstore::AdmissionDecision::Kind::kStale:
+      Refuse({.status = 409,
+              .slug = "stale-token",
+              .title = "Stale fencing token",
+              .detail = "a higher fencing token has already been seen for this fence key",
+              .outcome = "stale_token",
+              .rejection = RejectionReason::kStaleToken,
+              .fence_fields = true});
+      return;
+    case lockstore::AdmissionDecision::Kind::kStoreError:
+      scratch_ = decision.status.ToString();
+      Refuse({.status = 503,
+              .slug = "store-error",
+              .title = "Fence store unavailable",
+              .detail = scratch_,
+              .outcome = "store_error",
+              .rejection = RejectionReason::kStoreError,
+              .retry_after = true,
+              .fence_fields = true});
+      return;
+  }
+}
+
+// ---- Forwarding ----
+
+void Session::Forward() {
+  phase_ = Phase::kForwarding;
+  auto& request = parser_->get();
+  SanitizeRequestHeader(request, {client_ip_, exchange_.request_id}, &scratch_);
+  adapters::ForwardRequest forward;
+  forward.header = &request;
+  forward.route_prefix = exchange_.route->config->prefix;
+  if (exchange_.admitted) forward.fencing_token = *exchange_.token;
+  forward.fence_key = exchange_.fence_key;
+  forward.request_id = exchange_.request_id;
+  self_hold_ = shared_from_this();
+  thread_.adapter(exchange_.route->backend_index)
+      .Forward(forward, *this,
+               [this](adapters::ForwardOutcome outcome) { OnForwardDone(std::move(outcome)); });
+}
+
+void Session::CompleteAdmission() {
+  if (!exchange_.admitted) return;
+  exchange_.admitted = false;
+  context_.admission->Complete(exchange_.fence_key, *exchange_.token);
+}
+
+void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
+  const auto self = std::move(self_hold_);
+  // The backend exchange is over, whatever the client side still needs: release the fence.
+  CompleteAdmission();
+  exchange_.upstream_status = outcome.upstream_status;
+  const RouteMetrics& metrics = *exchange_.route->metrics;
+  using Failure = adapters::ForwardOutcome::Failure;
+  switch (outcome.failure) {
+    case Failure::kUpstreamConnect:
+      metrics.CountUpstreamError(UpstreamErrorKind::kConnect);
+      break;
+    case Failure::kUpstreamTimeout:
+      metrics.CountUpstreamError(UpstreamErrorKind::kTimeout);
+      break;
+    case Failure::kUpstreamProtocol:
+      metrics.CountUpstreamError(UpstreamErrorKind::kProtocol);
+      break;
+    case Failure::kBackendIO:
+      metrics.CountUpstreamError(UpstreamErrorKind::kBackendIO);
+      break;
+    case Failure::kNone:
+    case Failure::kClient:
+      break;
+  }
+  if (outcome.failure != Failure::kNone && outcome.failure != Failure::kClient) {
+    exchange_.outcome = "upstream_error";
+  }
+
+  if (outcome.response_started) {
+    if (!outcome.response_complete || !parser_->is_done()) exchange_.close_after = true;
+    FinishRequest();
+    return;
+  }
+  phase_ = Phase::kResponding;
+  if (outcome.problem) {
+    const adapters::Problem& problem = *outcome.problem;
+    RespondWithProblem({.status = problem.status,
+                        .slug = problem.type,
+                        .title = problem.title,
+                        .detail = problem.detail,
+                        .instance = RequestPath(),
+                        .request_id = exchange_.request_id},
+                       false, false);
+    return;
+  }
+  switch (outcome.failure) {
+    case Failure::kClient:
+      if (outcome.error == http::error::body_limit) {
+        RespondWithProblem({.status = 413,
+                            .slug = "request-body-too-large",
+                            .title = "Content too large",
+                            .detail = "the request body exceeds limits.max_body_bytes",
+                            .instance = RequestPath(),
+                            .request_id = exchange_.request_id},
+                           true, false);
+        return;
+      }
+      // The client is gone or broke framing: there is nobody to answer.
+      exchange_.close_after = true;
+      FinishRequest();
+      return;
+    case Failure::kUpstreamTimeout:
+      RespondWithProblem({.status = 504,
+                          .slug = "upstream-timeout",
+                          .title = "Backend timed out",
+                          .detail = "the backend did not answer in time",
+                          .instance = RequestPath(),
+                          .request_id = exchange_.request_id},
+                         false, false);
+      return;
+    case Failure::kBackendIO:
+      RespondWithProblem({.status = 500,
+                          .slug = "backend-io-error",
+                          .title = "Backend I/O error",
+                          .detail = outcome.error.message(),
+                          .instance = RequestPath(),
+                          .request_id = exchange_.request_id},
+                         false, false);
+      return;
+    case Failure::kUpstreamConnect:
+    case Failure::kUpstreamProtocol:
+    case Failure::kNone:
+      RespondWithProblem({.status = 502,
+                          .slug = "bad-gateway",
+                          .title = "Bad gateway",
+                          .detail = outcome.failure == Failure::kUpstreamConnect
+                                        ? "could not connect to the backend"
+                                        : "the backend did not send a valid HTTP response",
+                          .instance = RequestPath(),
+                          .request_id = exchange_.request_id},
+                         false, false);
+      return;
+  }
+}
+
+// ---- Refusals and the gateway's own responses ----
+
+void Session::Refuse(const Refusal& refusal) {
+  BeginExchange();
+  phase_ = Phase::kResponding;
+  exchange_.outcome = refusal.outcome;
+  if (exchange_.request_id.empty()) thread_.request_ids().Generate(&exchange_.request_id);
+  if (refusal.rejection || !refusal.audit_reason.empty()) RecordRejection(refusal);
+  ProblemDetails problem{.status = refusal.status,
+                         .slug = refusal.slug,
+                         .title = refusal.title,
+                         .detail = refusal.detail,
+                         .instance = RequestPath(),
+                         .request_id = exchange_.request_id};
+  if (refusal.rejection) problem.reason = RejectionReasonName(*refusal.rejection);
+  if (refusal.fence_fields) {
+    problem.fence_key = exchange_.fence_key;
+    problem.presented_token = exchange_.token;
+    problem.highest_token = exchange_.highest;
+  }
+  RespondWithProblem(problem, refusal.close, refusal.retry_after);
+}
+
+void Session::RecordRejection(const Refusal& refusal) {
+  if (refusal.rejection) exchange_.route->metrics->CountRejection(*refusal.rejection);
+  lockstore::RejectionRecord record;
+  record.at_ms = NowUnixMs();
+  record.route = exchange_.route->config->name;
+  record.fence_key = exchange_.fence_key;
+  record.method = parser_->get().method_string();
+  record.path = RequestPath();
+  record.request_id = exchange_.request_id;
+  record.reason =
+      refusal.rejection ? RejectionReasonName(*refusal.rejection) : refusal.audit_reason;
+  record.has_presented = exchange_.token.has_value();
+  record.presented = exchange_.token.value_or(0);
+  record.highest = exchange_.highest.value_or(0);
+  context_.store->RecordRejection(std::move(record));
+}
+
+void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after) {
+  RenderProblemJson(problem, &problem_body_);
+  exchange_.status = problem.status;
+  if (close) exchange_.close_after = true;
+  response_.base() = http::response_header<>{};
+  response_.result(problem.status);
+  response_.set(http::field::content_type, kProblemContentType);
+  response_.content_length(problem_body_.size());
+  if (retry_after) response_.set(http::field::retry_after, "1");
+  DrainBodyThenWrite();
+}
+
+void Session::DrainBodyThenWrite() {
+  if (exchange_.close_after || !parser_ || !parser_->is_header_done() || parser_->is_done()) {
+    WriteOwnResponse();
+    return;
+  }
+  // The body was not read. Without "100 Continue" the client may never send it; a chunked or
+  // large one is cheaper to cut off than to read.
+  const auto remaining = parser_->content_length_remaining();
+  if ((exchange_.expect_continue && !exchange_.continue_sent) || !remaining ||
+      *remaining > kMaxDrainBytes) {
+    exchange_.close_after = true;
+    WriteOwnResponse();
+    return;
+  }
+  auto& body = parser_->get().body();
+  scratch_.resize(16 * 1024);
+  body.data = scratch_.data();
+  body.size = scratch_.size();
+  stream_.expires_after(context_.config->timeouts.body_read);
+  http::async_read_some(stream_, buffer_, *parser_,
+                        [self = shared_from_this()](error_code ec, std::size_t) {
+                          if (ec == http::error::need_buffer) ec = {};
+                          if (ec) {
+                            self->exchange_.close_after = true;
+                            self->WriteOwnResponse();
+                            return;
+                          }
+                          self->DrainBodyThenWrite();
+                        });
+}
+
+void Session::WriteOwnResponse() {
+  exchange_.response_has_body = !exchange_.head;
+  PrepareResponseHeader();
+  serializer_.emplace(response_);
+  write_handler_ = [this](error_code ec) {
+    if (ec) exchange_.close_after = true;
+    FinishRequest();
+  };
+  WriteBodyPiece(net::buffer(problem_body_), true);
+}
+
+// ---- Downstream ----
+
+bool Session::body_done() const { return parser_->is_done(); }
+
+void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
+  read_handler_ = std::move(handler);
+  if (parser_->is_done()) {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      auto handler = std::move(self->read_handler_);
+      handler(error_code{}, 0, true);
+    });
+    return;
+  }
+  if (exchange_.expect_continue && !exchange_.continue_sent) {
+    // Admission is done, so the client may now send the body.
+    exchange_.continue_sent = true;
+    stream_.expires_after(context_.config->timeouts.response_write);
+    net::async_write(stream_, net::buffer(kContinueResponse),
+                     [self = shared_from_this(), buffer](error_code ec, std::size_t) {
+                       if (ec) {
+                         auto handler = std::move(self->read_handler_);
+                         handler(ec, 0, false);
+                         return;
+                       }
+                       self->ReadBodySome(buffer);
+                     });
+    return;
+  }
+  ReadBodySome(buffer);
+}
+
+void Session::ReadBodySome(net::mutable_buffer buffer) {
+  auto& body = parser_->get().body();
+  body.data = buffer.data();
+  body.size = buffer.size();
+  stream_.expires_after(context_.config->timeouts.body_read);
+  http::async_read_some(
+      stream_, buffer_, *parser_, [self = shared_from_this(), buffer](error_code ec, std::size_t) {
+        if (ec == http::error::need_buffer) ec = {};
+        const std::size_t bytes = buffer.size() - self->parser_->get().body().size;
+        const bool done = self->parser_->is_done();
+        if (!ec && bytes == 0 && !done) {
+          // Only framing (a chunk header) was parsed: read on.
+          self->ReadBodySome(buffer);
+          return;
+        }
+        self->exchange_.bytes_in += bytes;
+        auto handler = std::move(self->read_handler_);
+        handler(ec, bytes, done);
+      });
+}
+
+void Session::AsyncWriteResponse(http::response_header<> header, net::const_buffer body, bool last,
+                                 WriteHandler handler) {
+  write_handler_ = std::move(handler);
+  response_.base() = std::move(header);
+  SanitizeResponseHeader(response_.base());
+  response_.insert(http::field::via, kViaValue);
+  exchange_.status = response_.result_int();
+  exchange_.response_has_body = !exchange_.head && !StatusHasNoBody(exchange_.status);
+  // A response sent before the whole request body was read leaves the connection unusable.
+  if (!parser_->is_done()) exchange_.close_after = true;
+  PrepareResponseHeader();
+  serializer_.emplace(response_);
+  WriteBodyPiece(body, last);
+}
+
+void Session::AsyncWriteBody(net::const_buffer body, bool last, WriteHandler handler) {
+  write_handler_ = std::move(handler);
+  WriteBodyPiece(body, last);
+}
+
+void Session::PrepareResponseHeader() {
+  const unsigned version = parser_ && parser_->is_header_done() ? parser_->get().version() : 11;
+  response_.version(version == 10 ? 10 : 11);
+  response_.set(kXRequestId, exchange_.request_id);
+  if (exchange_.response_has_body && !response_.has_content_length()) {
+    if (response_.version() == 11) {
+      response_.chunked(true);
+    } else {
+      exchange_.close_after = true;  // close-delimited body for an HTTP/1.0 client
+    }
+  }
+  const bool keep_alive = exchange_.keep_alive && !exchange_.close_after &&
+                          !context_.draining.load(std::memory_order_relaxed);
+  if (!keep_alive) exchange_.close_after = true;
+  response_.keep_alive(keep_alive);
+}
+
+void Session::WriteBodyPiece(net::const_buffer body, bool last) {
+  auto& out = response_.body();
+  if (!exchange_.response_has_body) body = net::const_buffer();
+  // buffer_body writes from a non-const pointer; the serializer only reads through it.
+  out.data = body.size() == 0 ? nullptr : const_cast<void*>(body.data());
+  out.size = body.size();
+  out.more = !last;
+  stream_.expires_after(context_.config->timeouts.response_write);
+  http::async_write(stream_, *serializer_,
+                    [self = shared_from_this(), bytes = body.size()](error_code ec, std::size_t) {
+                      if (ec == http::error::need_buffer) ec = {};
+                      if (!ec) self->exchange_.bytes_out += bytes;
+                      auto handler = std::move(self->write_handler_);
+                      handler(ec);
+                    });
+}
+
+// ---- End of a request ----
+
+void Session::FinishRequest() {
+  const auto finished = std::chrono::steady_clock::now();
+  const RouteMetrics& metrics =
+      exchange_.route ? *exchange_.route->metrics : context_.metrics->unrouted();
+  const http::verb method =
+      parser_ && parser_->is_header_done() ? parser_->get().method() : http::verb::unknown;
+  const double duration = std::chrono::duration<double>(finished - exchange_.started).count();
+  metrics.CountRequest(method, exchange_.status);
+  metrics.request_duration->Observe(duration);
+  context_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  context_.metrics->requests_in_flight().Decrement();
+
+  if (context_.access_log->enabled()) {
+    AccessLogEntry entry;
+    entry.time_ms = exchange_.started_unix_ms;
+    entry.request_id = exchange_.request_id;
+    entry.route = exchange_.route ? std::string_view(exchange_.route->config->name) : "";
+    if (parser_ && parser_->is_header_done()) {
+      entry.method = parser_->get().method_string();
+      entry.path = parser_->get().target();
+    }
+    entry.status = exchange_.status;
+    entry.fence_key = exchange_.fence_key;
+    entry.presented_token = exchange_.token;
+    entry.highest_token = exchange_.highest;
+    entry.outcome = exchange_.outcome;
+    entry.upstream_status = exchange_.upstream_status;
+    entry.duration_ms = duration * 1000.0;
+    entry.barrier_wait_ms =
+        std::chrono::duration<double, std::milli>(exchange_.barrier_wait).count();
+    entry.bytes_in = exchange_.bytes_in;
+    entry.bytes_out = exchange_.bytes_out;
+    entry.client = client_ip_;
+    context_.access_log->Write(entry);
+  }
+
+  if (exchange_.close_after || context_.draining.load(std::memory_order_relaxed)) {
+    Close();
+    return;
+  }
+  StartRequest();
+}
+
+void Session::Close() {
+  if (socket_closed_) return;
+  phase_ = Phase::kClosed;
+  if (parser_ && parser_->is_header_done() && !parser_->is_done()) {
+    LingeringClose();
+    return;
+  }
+  CloseSocket();
+}
+
+void Session::LingeringClose() {
+  error_code ec;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) {
+    CloseSocket();
+    return;
+  }
+  // Discard what the client still sends until it closes, so the response is not lost to a
+  // reset; bounded by kLingerTime in total.
+  stream_.expires_after(kLingerTime);
+  struct Discard {
+    std::shared_ptr<Session> self;
+    void operator()(error_code ec = {}, std::size_t = 0) {
+      if (ec) {
+        self->CloseSocket();
+        return;
+      }
+      self->buffer_.clear();
+      self->stream_.async_read_some(self->buffer_.prepare(kHeaderReadChunk), std::move(*this));
+    }
+  };
+  Discard{shared_from_this()}();
+}
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,149 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+
+#include "gateway/gateway_context.h"
+#include "gateway/problem.h"
+#include "lockstore/admission.h"
+#include "resource_adapters/adapter.h"
+
+namespace fencegate::gateway {
+
+class NetworkThread;
+
+// One client connection: reads requests one after another (pipelined bytes wait in the
+// buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
+// Implements Downstream so adapters stream bodies through the connection's own timeouts and
+// limits. Lives on one network thread; kept alive by its pending operations (Beast style).
+class Session : public std::enable_shared_from_this<Session>, public adapters::Downstream {
+ public:
+  Session(boost::asio::ip::tcp::socket socket, NetworkThread& thread);
+  ~Session() override;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void Start();
+  // Shutdown drain: closes the connection if no request is in progress on it.
+  void CloseIfIdle();
+
+  // Downstream.
+  bool body_done() const override;
+  void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
+  void AsyncWriteResponse(adapters::http::response_header<> header, boost::asio::const_buffer body,
+                          bool last, WriteHandler handler) override;
+  void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
+
+ private:
+  enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
+
+  // The state of the request in progress; reset for each request, strings keep capacity.
+  struct Exchange {
+    bool begun = false;  // counted in flight (BeginExchange)
+    std::chrono::steady_clock::time_point started;
+    std::int64_t started_unix_ms = 0;
+    std::string request_id;
+    std::string fence_key;
+    const RouteRuntime* route = nullptr;
+    bool fenced = false;
+    std::optional<lockstore::Token> token;
+    std::optional<lockstore::Token> highest;
+    bool admitted = false;   // Complete() is owed
+    bool abandoned = false;  // the barrier wait timed out; the decision is still awaited
+    std::chrono::nanoseconds barrier_wait{0};
+    std::string_view outcome = "bad_request";
+    unsigned status = 0;
+    unsigned upstream_status = 0;
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+    bool keep_alive = false;   // what the client asked for
+    bool close_after = false;  // the connection cannot be reused after this response
+    bool expect_continue = false;
+    bool continue_sent = false;
+    bool head = false;
+    bool response_has_body = true;
+  };
+
+  // What a refusal looks like to the client and to operators.
+  struct Refusal {
+    unsigned status = 400;
+    std::string_view slug{};
+    std::string_view title{};
+    std::string_view detail{};
+    std::string_view outcome{};
+    // Set for refused fenced writes: counted, logged and kept in the audit trail.
+    std::optional<RejectionReason> rejection{};
+    std::string_view audit_reason{};  // reason kept in the audit trail when not `rejection`'s
+    bool close = false;               // framing is unreliable: close after answering
+    bool retry_after = false;
+    bool fence_fields = false;  // add fence_key/presented/highest to the problem
+  };
+
+  void StartRequest();
+  void ContinueHeaderRead();
+  void OnHeaderBytes(boost::system::error_code ec, std::size_t bytes);
+  void BeginExchange();
+  void OnHeaderBlock(std::size_t length);
+  void HandleRequest();
+  void Admit();
+  void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
+  void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
+  void OnBarrierTimeout();
+  void Forward();
+  void OnForwardDone(adapters::ForwardOutcome outcome);
+  void CompleteAdmission();
+
+  void Refuse(const Refusal& refusal);
+  void RecordRejection(const Refusal& refusal);
+  void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after);
+  void DrainBodyThenWrite();
+  void WriteOwnResponse();
+  void ReadBodySome(boost::asio::mutable_buffer buffer);
+  void WriteBodyPiece(boost::asio::const_buffer body, bool last);
+  void PrepareResponseHeader();
+  void FinishRequest();
+  void Close();
+  void LingeringClose();
+  void CloseSocket();
+
+  std::string_view RequestPath() const;
+
+  NetworkThread& thread_;
+  GatewayContext& context_;
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> parser_;
+  boost::beast::http::response<boost::beast::http::buffer_body> response_;
+  std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>
+      serializer_;
+  boost::asio::steady_timer barrier_timer_;
+  std::chrono::steady_clock::time_point header_deadline_;
+  std::size_t header_scanned_ = 0;
+  Phase phase_ = Phase::kReadingHeader;
+  bool socket_closed_ = false;
+  std::string client_ip_;
+  std::string host_lower_;
+  std::string scratch_;
+  std::string problem_body_;
+  Exchange exchange_;
+  ReadHandler read_handler_;
+  WriteHandler write_handler_;
+  // Keeps the session alive while the admission controller or the adapter holds a callback
+  // that captured only `this` (a pointer fits std::function's small buffer: no allocation).
+  std::shared_ptr<Session> self_hold_;
+};
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fencegate::gateway {
+
+// Appends Unix milliseconds as RFC 3339 UTC with milliseconds: "2026-12-02T10:17:00.123Z".
+void AppendRfc3339Ms(std::int64_t unix_ms, std::string* out);
+
+// Wall-clock Unix milliseconds.
+std::int64_t NowUnixMs();
+
+}  // namespace fencegate::gateway
