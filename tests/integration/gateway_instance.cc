@@ -4,8 +4,6 @@
 
 namespace fencegate::integration {
 
-std::string FencegateBinary() { return FENCEGATE_BINARY; }
-
 bool ParseListeningLine(const std::string& line, std::uint16_t* traffic_port,
                         std::uint16_t* admin_port) {
   static const std::regex kPattern(

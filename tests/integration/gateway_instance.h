@@ -11,7 +11,8 @@
 
 namespace fencegate::integration {
 
-// The path of the fencegate binary under test.
+// The path of the fencegate binary under test. Defined by the test executable
+// (fencegate_binary.cc), which is built knowing where CMake put the binary.
 std::string FencegateBinary();
 
 // A running fencegate, started on ephemeral ports:

@@ -1,0 +1,7 @@
+#include "tests/integration/gateway_instance.h"
+
+namespace fencegate::integration {
+
+std::string FencegateBinary() { return FENCEGATE_BINARY; }
+
+}  // namespace fencegate::integration
