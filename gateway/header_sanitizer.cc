@@ -35,20 +35,26 @@ bool IsProtectedFromConnection(http::field f, bool is_request) {
 
 template <bool isRequest>
 void RemoveConnectionOptions(http::header<isRequest, http::fields>& header) {
-  const auto range = header.equal_range(http::field::connection);
-  for (auto it = range.first; it != range.second; ++it) {
-    std::string_view list = it->value();
-    while (!list.empty()) {
-      const auto comma = list.find(',');
-      const std::string_view name = TrimOws(list.substr(0, comma));
-      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-      if (name.empty()) continue;
-      const http::field known = http::string_to_field(name);
-      if (known != http::field::unknown) {
-        if (!IsProtectedFromConnection(known, isRequest)) header.erase(known);
-      } else {
-        header.erase(name);
-      }
+  // Beast's equal_range spans list order, not just same-name fields, and erasing while walking
+  // it invalidates the walk: copy the option names out first.
+  thread_local std::string options;
+  options.clear();
+  for (const auto& field : header) {
+    if (field.name() != http::field::connection) continue;
+    options.append(field.value());
+    options.push_back(',');
+  }
+  std::string_view list = options;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view name = TrimOws(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    if (name.empty()) continue;
+    const http::field known = http::string_to_field(name);
+    if (known != http::field::unknown) {
+      if (!IsProtectedFromConnection(known, isRequest)) header.erase(known);
+    } else {
+      header.erase(name);
     }
   }
   header.erase(http::field::connection);
@@ -65,9 +71,9 @@ void RemoveConnectionOptions(http::header<isRequest, http::fields>& header) {
 void BeginListAppend(const http::request_header<>& header, std::string_view name,
                      std::string* scratch) {
   scratch->clear();
-  const auto range = header.equal_range(name);
-  for (auto it = range.first; it != range.second; ++it) {
-    const std::string_view value = TrimOws(it->value());
+  for (const auto& field : header) {
+    if (!boost::beast::iequals(field.name_string(), name)) continue;
+    const std::string_view value = TrimOws(field.value());
     if (value.empty()) continue;
     scratch->append(value);
     scratch->append(", ");

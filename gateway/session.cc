@@ -263,8 +263,8 @@ void Session::HandleRequest() {
     return;
   }
 
-  const auto tokens = request.equal_range(kFencingToken);
-  if (tokens.first == tokens.second) {
+  const std::size_t token_fields = request.count(kFencingToken);
+  if (token_fields == 0) {
     Refuse({.status = 428,
             .slug = "missing-token",
             .title = "Fencing token required",
@@ -273,7 +273,7 @@ void Session::HandleRequest() {
             .rejection = RejectionReason::kMissingToken});
     return;
   }
-  if (std::next(tokens.first) != tokens.second) {
+  if (token_fields > 1) {
     Refuse({.status = 400,
             .slug = "invalid-token",
             .title = "Invalid fencing token",
@@ -282,7 +282,7 @@ void Session::HandleRequest() {
             .rejection = RejectionReason::kInvalidToken});
     return;
   }
-  exchange_.token = lockstore::ParseToken(tokens.first->value());
+  exchange_.token = lockstore::ParseToken(request.find(kFencingToken)->value());
   if (!exchange_.token) {
     Refuse({.status = 400,
             .slug = "invalid-token",
