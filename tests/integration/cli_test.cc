@@ -5,6 +5,7 @@
 
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/process.h"
+#include "tests/integration/recording_backend.h"
 #include "tests/integration/temp_dir.h"
 
 namespace fencegate::integration {
@@ -78,6 +79,17 @@ TEST(CliTest, VersionAndUsageErrors) {
   Finished missing = RunFencegate({"--config", "/nonexistent/fencegate.yaml"});
   EXPECT_EQ(missing.status, 1);
   EXPECT_THAT(missing.stderr_text, HasSubstr("/nonexistent/fencegate.yaml"));
+}
+
+TEST(CliTest, ListenerInUseIsAStartupFailure) {
+  TempDir dir;
+  RecordingBackend occupant;  // holds a listening socket on its port
+  Finished finished =
+      RunFencegate({"--config", std::string(FENCEGATE_SOURCE_DIR) + "/config/fencegate.yaml",
+                    "--listen", "127.0.0.1:" + std::to_string(occupant.port()), "--admin-listen",
+                    "127.0.0.1:0", "--data-dir", dir.Join("data")});
+  EXPECT_EQ(finished.status, 3) << finished.stderr_text;
+  EXPECT_EQ(finished.stdout_text.find("fencegate listening"), std::string::npos);
 }
 
 }  // namespace

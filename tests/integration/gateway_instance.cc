@@ -39,19 +39,20 @@ std::unique_ptr<GatewayInstance> GatewayInstance::Start(const std::string& confi
   return std::unique_ptr<GatewayInstance>(new GatewayInstance(std::move(process), traffic, admin));
 }
 
-std::string HttpBackendConfig(std::uint16_t backend_port, const std::string& access_log_path,
-                              const std::string& extra_backend_keys) {
+std::string HttpBackendConfig(const HttpBackendConfigOptions& options) {
   return "access_log:\n"
          "  path: \"" +
-         access_log_path +
+         options.access_log_path +
          "\"\n"
          "timeouts:\n"
-         "  shutdown_drain: 10s\n"
+         "  shutdown_drain: " +
+         options.shutdown_drain +
+         "\n"
          "backends:\n"
          "  api:\n"
          "    kind: http\n"
          "    url: http://127.0.0.1:" +
-         std::to_string(backend_port) + "\n" + extra_backend_keys +
+         std::to_string(options.backend_port) + "\n" + options.extra_backend_keys +
          "routes:\n"
          "  - name: kv\n"
          "    prefix: /kv/\n"

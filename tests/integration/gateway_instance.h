@@ -45,9 +45,13 @@ bool ParseListeningLine(const std::string& line, std::uint16_t* traffic_port,
                         std::uint16_t* admin_port);
 
 // A configuration with one fenced route "kv" (prefix /kv/, one fence per first segment after
-// it: /kv/<item>/... -> "kv:<item>") to an http backend on 127.0.0.1:backend_port. Access log
-// lines go to `access_log_path`.
-std::string HttpBackendConfig(std::uint16_t backend_port, const std::string& access_log_path,
-                              const std::string& extra_backend_keys = "");
+// it: /kv/<item>/... -> "kv:<item>") to an http backend on 127.0.0.1:backend_port.
+struct HttpBackendConfigOptions {
+  std::uint16_t backend_port = 0;
+  std::string access_log_path;     // where access log lines go
+  std::string extra_backend_keys;  // lines added under the backend (4-space indented)
+  std::string shutdown_drain = "10s";
+};
+std::string HttpBackendConfig(const HttpBackendConfigOptions& options);
 
 }  // namespace fencegate::integration

@@ -18,16 +18,18 @@ namespace fencegate::integration {
 class HttpGatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_path_ = dir_.WriteFile(
-        "fencegate.yaml",
-        HttpBackendConfig(backend_.port(), dir_.Join("access.log"), ExtraBackendKeys()));
+    HttpBackendConfigOptions options;
+    options.backend_port = backend_.port();
+    options.access_log_path = dir_.Join("access.log");
+    CustomizeConfig(&options);
+    config_path_ = dir_.WriteFile("fencegate.yaml", HttpBackendConfig(options));
     std::string error;
     gateway_ = GatewayInstance::Start(config_path_, dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
-  // Lines added under the http backend's keys (4-space indented).
-  virtual std::string ExtraBackendKeys() const { return ""; }
+  // Lets a test suite change the configuration before the gateway starts.
+  virtual void CustomizeConfig(HttpBackendConfigOptions*) const {}
 
   // Sends `request` on a new connection to the traffic port; a failed exchange fails the test
   // and yields a response with status 0.

@@ -28,6 +28,27 @@ TEST_F(LifecycleTest, SigtermDrainsInFlightRequestThenExitsZero) {
   EXPECT_EQ(gateway_->process().Wait(std::chrono::seconds(10)), 0) << gateway_->process().Stderr();
 }
 
+class ShortDrainTest : public HttpGatewayTest {
+ protected:
+  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
+    options->shutdown_drain = "200ms";
+  }
+};
+
+// A request still running when the drain deadline passes is cut, and the exit code says so.
+TEST_F(ShortDrainTest, DrainDeadlineCutsRequestExitsFour) {
+  std::uint16_t port = gateway_->traffic_port();
+  auto slow = std::async(std::launch::async, [port] {
+    return Fetch(port, MakeRequest(http::verb::put, "/kv/s/x",
+                                   {{"Fencing-Token", "1"}, {"X-Test-Delay-Ms", "1500"}}, "slow"));
+  });
+  ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
+  gateway_->process().Signal(SIGTERM);
+  EXPECT_EQ(gateway_->process().Wait(std::chrono::seconds(10)), 4) << gateway_->process().Stderr();
+  std::optional<Response> response = slow.get();
+  EXPECT_FALSE(response.has_value() && response->result_int() == 200);
+}
+
 TEST_F(LifecycleTest, AccessLogLineDescribesTheRequest) {
   Response response = Put("/kv/log/x", "42");
   ASSERT_EQ(response.result_int(), 200);

@@ -34,8 +34,8 @@ TEST_F(ProxyHeadersTest, ClientRequestIdPassesThrough) {
 
 class ForwardTokenTest : public HttpGatewayTest {
  protected:
-  std::string ExtraBackendKeys() const override {
-    return "    forward_token_header: Fencing-Token\n";
+  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
+    options->extra_backend_keys = "    forward_token_header: Fencing-Token\n";
   }
 };
 
