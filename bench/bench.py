@@ -159,6 +159,7 @@ def main():
             "callgrind": (f"{args.callgrind_requests} requests on 4 keep-alive connections after "
                           "warm-up" if args.callgrind_requests > 0 else "skipped"),
             "cpus": os.cpu_count(), "kernel": os.uname().release,
+            "fencegate_binary": args.fencegate if "fencegate" in proxies else None,
         }
         summary = report.summarize(samples, instructions, fsync_samples, workloads, proxies)
         out = Path(args.out)
