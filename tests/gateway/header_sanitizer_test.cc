@@ -1,0 +1,115 @@
+#include "gateway/header_sanitizer.h"
+
+#include <gtest/gtest.h>
+
+namespace fencegate::gateway {
+namespace {
+
+namespace http = boost::beast::http;
+
+class HeaderSanitizerTest : public ::testing::Test {
+ protected:
+  http::request_header<> MakeHeader() {
+    http::request_header<> header;
+    header.method(http::verb::put);
+    header.target("/files/a");
+    header.set(http::field::host, "files.example:8080");
+    return header;
+  }
+  std::string scratch_;
+};
+
+TEST_F(HeaderSanitizerTest, RemovesHopByHopAndConnectionNamedFields) {
+  auto header = MakeHeader();
+  header.set(http::field::connection, "keep-alive, X-Secret");
+  header.insert(http::field::content_type, "text/plain");
+  header.insert(http::field::connection, "x-other");  // a second Connection field, not adjacent
+  header.set("X-Secret", "s");
+  header.set("X-Other", "o");
+  header.set(http::field::keep_alive, "timeout=5");
+  header.set(http::field::proxy_connection, "keep-alive");
+  header.set(http::field::proxy_authorization, "Basic eDp5");
+  header.set(http::field::te, "trailers");
+  header.set(http::field::trailer, "X-Checksum");
+  header.set(http::field::upgrade, "websocket");
+  header.set(http::field::expect, "100-continue");
+
+  SanitizeRequestHeader(header, {"192.0.2.7", "req-1"}, &scratch_);
+
+  for (auto name : {"Connection", "X-Secret", "X-Other", "Keep-Alive", "Proxy-Connection",
+                    "Proxy-Authorization", "TE", "Trailer", "Upgrade", "Expect"}) {
+    EXPECT_EQ(header.count(name), 0u) << name;
+  }
+  EXPECT_EQ(header[http::field::content_type], "text/plain");
+  EXPECT_EQ(header[http::field::host], "files.example:8080");
+}
+
+TEST_F(HeaderSanitizerTest, KeepsConditionalsAndFramingEvenWhenConnectionNamesThem) {
+  auto header = MakeHeader();
+  header.set(http::field::connection, "If-Match, If-None-Match, Content-Length, Host");
+  header.set(http::field::if_match, "\"v1\"");
+  header.set(http::field::if_none_match, "*");
+  header.set(http::field::if_unmodified_since, "Wed, 21 Oct 2015 07:28:00 GMT");
+  header.set(http::field::if_modified_since, "Wed, 21 Oct 2015 07:28:00 GMT");
+  header.set(http::field::content_length, "5");
+
+  SanitizeRequestHeader(header, {"192.0.2.7", "req-1"}, &scratch_);
+
+  EXPECT_EQ(header[http::field::if_match], "\"v1\"");
+  EXPECT_EQ(header[http::field::if_none_match], "*");
+  EXPECT_EQ(header[http::field::if_unmodified_since], "Wed, 21 Oct 2015 07:28:00 GMT");
+  EXPECT_EQ(header[http::field::if_modified_since], "Wed, 21 Oct 2015 07:28:00 GMT");
+  EXPECT_EQ(header[http::field::content_length], "5");
+  EXPECT_EQ(header[http::field::host], "files.example:8080");
+  EXPECT_EQ(header.count(http::field::connection), 0u);
+}
+
+TEST_F(HeaderSanitizerTest, AddsViaForwardingFieldsAndRequestId) {
+  auto header = MakeHeader();
+  header.set(http::field::via, "1.0 edge");
+  header.insert(http::field::accept, "*/*");
+  header.insert("X-Forwarded-For", "203.0.113.1");
+  header.insert("X-Forwarded-For", "203.0.113.2");
+  header.set(http::field::forwarded, "for=203.0.113.1");
+  header.set("X-Request-Id", "client-chosen");
+
+  SanitizeRequestHeader(header, {"192.0.2.7", "req-1"}, &scratch_);
+
+  EXPECT_EQ(header.count(http::field::via), 2u);
+  EXPECT_EQ(header["X-Forwarded-For"], "203.0.113.1, 203.0.113.2, 192.0.2.7");
+  EXPECT_EQ(header.count("X-Forwarded-For"), 1u);
+  EXPECT_EQ(header[http::field::forwarded],
+            "for=203.0.113.1, for=192.0.2.7;proto=http;host=\"files.example:8080\"");
+  EXPECT_EQ(header["X-Request-Id"], "req-1");
+  bool found_fencegate_via = false;
+  for (const auto& field : header) {
+    if (field.name() == http::field::via && field.value() == kViaValue) found_fencegate_via = true;
+  }
+  EXPECT_TRUE(found_fencegate_via);
+}
+
+TEST_F(HeaderSanitizerTest, QuotesIpv6ClientInForwarded) {
+  auto header = MakeHeader();
+  header.set(http::field::host, "files.example");
+  SanitizeRequestHeader(header, {"2001:db8::1", "req-2"}, &scratch_);
+  EXPECT_EQ(header[http::field::forwarded], "for=\"[2001:db8::1]\";proto=http;host=files.example");
+  EXPECT_EQ(header["X-Forwarded-For"], "2001:db8::1");
+}
+
+TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
+  http::response_header<> header;
+  header.set(http::field::connection, "close, X-Backend-Hop");
+  header.set("X-Backend-Hop", "1");
+  header.set(http::field::transfer_encoding, "chunked");
+  header.set(http::field::etag, "\"v2\"");
+  header.set(http::field::content_length, "12");
+  SanitizeResponseHeader(header);
+  EXPECT_EQ(header.count(http::field::connection), 0u);
+  EXPECT_EQ(header.count("X-Backend-Hop"), 0u);
+  EXPECT_EQ(header.count(http::field::transfer_encoding), 0u);
+  EXPECT_EQ(header[http::field::etag], "\"v2\"");
+  EXPECT_EQ(header[http::field::content_length], "12");
+}
+
+}  // namespace
+}  // namespace fencegate::gateway
