@@ -89,8 +89,10 @@ def _exit_on_signal(signum, _frame):
 
 
 atexit.register(stop_all)
-signal.signal(signal.SIGTERM, _exit_on_signal)
-signal.signal(signal.SIGHUP, _exit_on_signal)
+# SIGINT too: a shell without job control starts background jobs with SIGINT ignored, which
+# Python would otherwise keep.
+for _signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    signal.signal(_signum, _exit_on_signal)
 
 
 def free_port():
