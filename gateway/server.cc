@@ -113,7 +113,9 @@ bool Server::BuildAdapters(std::string* error) {
     if (backend.kind == "http") {
       factories_.push_back(adapters::MakeHttpAdapterFactory(backend.http));
     } else if (backend.kind == "filesystem") {
-      factories_.push_back(adapters::MakeFilesystemAdapterFactory(backend.filesystem));
+      auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
+      if (!factory) return false;
+      factories_.push_back(std::move(factory));
     } else {
       *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
       return false;

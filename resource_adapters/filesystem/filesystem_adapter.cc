@@ -1,7 +1,6 @@
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 
 #include <string>
-#include <system_error>
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -127,11 +126,12 @@ class FilesystemAdapterFactory : public AdapterFactory {
 
 }  // namespace
 
-std::unique_ptr<AdapterFactory> MakeFilesystemAdapterFactory(FilesystemAdapterOptions options) {
+std::unique_ptr<AdapterFactory> MakeFilesystemAdapterFactory(FilesystemAdapterOptions options,
+                                                             std::string* error) {
   std::unique_ptr<FileStore> store;
   if (auto ec = FileStore::Open(options.root, options.sync_writes, store)) {
-    // Startup edge: a store that cannot be opened is a configuration error.
-    throw std::system_error(ec, "filesystem backend root " + options.root);
+    *error = "cannot open filesystem backend root " + options.root + ": " + ec.message();
+    return nullptr;
   }
   return std::make_unique<FilesystemAdapterFactory>(std::move(store), options);
 }

@@ -11,10 +11,12 @@ namespace http = boost::beast::http;
 
 void StripHopByHopFields(http::fields& fields) {
   // Copy the names first: erasing invalidates the Connection value the token list points into.
+  // Walk every field rather than equal_range: Beast's equal_range spans list order, so with two
+  // Connection fields it would also cover the fields between them.
   std::vector<std::string> named;
-  auto [first, last] = fields.equal_range(http::field::connection);
-  for (auto connection = first; connection != last; ++connection) {
-    for (auto token : http::token_list(connection->value())) {
+  for (const auto& field : fields) {
+    if (field.name() != http::field::connection) continue;
+    for (auto token : http::token_list(field.value())) {
       named.emplace_back(token);
     }
   }

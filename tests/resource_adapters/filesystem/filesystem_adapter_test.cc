@@ -70,7 +70,9 @@ class FilesystemAdapterTest : public ::testing::Test {
     options.root = root_.string();
     options.io_threads = 2;
     options.chunk_bytes = chunk_bytes;
-    factory_ = MakeFilesystemAdapterFactory(options);
+    std::string error;
+    factory_ = MakeFilesystemAdapterFactory(options, &error);
+    ASSERT_NE(factory_, nullptr) << error;
     adapter_ = factory_->CreateForThread(ioc_);
   }
 
