@@ -46,8 +46,8 @@ std::string HttpBackendConfig(const HttpBackendConfigOptions& options) {
          "\"\n"
          "timeouts:\n"
          "  shutdown_drain: " +
-         options.shutdown_drain +
-         "\n"
+         options.shutdown_drain + "\n" + options.extra_timeout_keys +
+         (options.limits_keys.empty() ? "" : "limits:\n" + options.limits_keys) +
          "backends:\n"
          "  api:\n"
          "    kind: http\n"

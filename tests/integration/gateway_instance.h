@@ -51,6 +51,8 @@ struct HttpBackendConfigOptions {
   std::string access_log_path;     // where access log lines go
   std::string extra_backend_keys;  // lines added under the backend (4-space indented)
   std::string shutdown_drain = "10s";
+  std::string extra_timeout_keys;  // lines added under `timeouts:` (2-space indented)
+  std::string limits_keys;         // lines under a `limits:` section (2-space indented)
 };
 std::string HttpBackendConfig(const HttpBackendConfigOptions& options);
 
