@@ -8,6 +8,7 @@ counts instructions per request under callgrind, and writes bench/results/latest
 import argparse
 import datetime
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -16,8 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import callgrind, fixed_client, fsync_probe, procs, report, servers, wrk
+from harness import (callgrind, fixed_client, fsync_probe, idle, many_keys, procs, report,
+                     servers, stream, wrk)
 from harness.workloads import all_workloads
+
+# Workloads that are not timed wrk runs: each has its own measurement (see bench/README.md).
+EXTRA_WORKLOADS = ("stream", "idle", "many_keys")
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
@@ -34,7 +39,17 @@ def parse_args():
                         help="comma-separated subset of " + ",".join(servers.PROXIES))
     parser.add_argument("--workloads", default="",
                         help="comma-separated subset of get,put_current,put_advance_1,"
-                             "put_advance_64 (all)")
+                             "put_advance_64," + ",".join(EXTRA_WORKLOADS) + " (all)")
+    parser.add_argument("--stream-bytes", type=int, default=1 << 30,
+                        help="body size of the streamed PUT (1 GiB)")
+    parser.add_argument("--idle-connections", type=int, default=10000,
+                        help="idle keep-alive connections opened to each proxy (10000)")
+    parser.add_argument("--keys", default="1000,1000000",
+                        help="fence keys in the stores of the many_keys workload; the first is "
+                             "the baseline (1000,1000000)")
+    parser.add_argument("--fence-fill", default=None,
+                        help="bench/tools/fence_fill binary (default: next to --fencegate's "
+                             "build, <build>/bench/fence_fill)")
     parser.add_argument("--callgrind-requests", type=int, default=5000,
                         help="requests counted per proxy and workload under callgrind; 0 = skip")
     parser.add_argument("--fsync-seconds", type=float, default=3.0,
@@ -80,6 +95,42 @@ def git_commit():
     return done.stdout.strip() or "unknown"
 
 
+def raise_open_file_limit():
+    """Soft open-file limit up to the hard one, for the idle workload's client and proxies."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+def run_stream(endpoints, args, log):
+    """The streamed PUT, interleaved over the endpoints like the wrk workloads."""
+    runs = {endpoint.name: [] for endpoint in endpoints}
+    for rep in range(1, args.reps + 1):
+        for endpoint in endpoints:
+            figures = stream.measure(endpoint, args.stream_bytes)
+            runs[endpoint.name].append(figures)
+            log(f"rep {rep}/{args.reps} stream          {endpoint.name:10} "
+                f"{figures['mb_per_s']:10.0f} MB/s"
+                + (f"  peak RSS {figures['peak_rss_mib']:.1f} MiB" if "peak_rss_mib" in figures
+                   else ""))
+    return runs
+
+
+def run_idle(endpoints, args, log):
+    """One pass per proxy (not direct: the backend is no proxy under test)."""
+    results = {}
+    for endpoint in endpoints:
+        if not endpoint.process:
+            continue
+        figures = idle.measure(endpoint, args.idle_connections)
+        results[endpoint.name] = figures
+        per_conn = figures["kib_per_conn"]
+        log(f"idle {endpoint.name:10} held {figures['held']:,}/{figures['attempted']:,} "
+            f"RSS {figures['rss_before_mib']:.1f} -> {figures['rss_after_mib']:.1f} MiB, "
+            + (f"{per_conn:.1f} KiB/conn" if per_conn is not None else "no connection held"))
+    return results
+
+
 def main():
     args = parse_args()
     proxies = [p for p in args.proxies.split(",") if p]
@@ -87,19 +138,39 @@ def main():
         if proxy not in servers.PROXIES:
             sys.exit(f"unknown proxy {proxy}")
     workloads = all_workloads(args.connections)
+    extras = list(EXTRA_WORKLOADS)
     if args.workloads:
         chosen = args.workloads.split(",")
         workloads = [w for w in workloads if w.name in chosen]
-        if len(workloads) != len(chosen):
+        extras = [e for e in EXTRA_WORKLOADS if e in chosen]
+        if len(workloads) + len(extras) != len(chosen):
             sys.exit(f"unknown workload in {args.workloads}")
-    if "fencegate" in proxies and not os.access(args.fencegate, os.X_OK):
+    needs_fencegate = "fencegate" in proxies or "many_keys" in extras
+    if needs_fencegate and not os.access(args.fencegate, os.X_OK):
         sys.exit(f"no fencegate binary at {args.fencegate} (bench/run.sh builds it)")
+    key_counts = [int(k) for k in args.keys.split(",") if k]
+    if "many_keys" in extras:
+        if args.fence_fill is None:
+            args.fence_fill = str(Path(args.fencegate).resolve().parent.parent / "bench/fence_fill")
+        if not os.access(args.fence_fill, os.X_OK):
+            sys.exit(f"no fence_fill binary at {args.fence_fill} (bench/run.sh builds it)")
+        if len(key_counts) < 2:
+            sys.exit("--keys needs a baseline and at least one other count")
+    open_files = raise_open_file_limit()
+
+    def log(line):
+        print(line, flush=True)
 
     os.sched_setaffinity(0, {args.load_cpu})
     workdir = Path(tempfile.mkdtemp(prefix="fencegate-bench-", dir=args.workdir_parent))
-    print(f"work dir {workdir}", flush=True)
+    shm = Path("/dev/shm")
+    stream_tmp = Path(tempfile.mkdtemp(prefix="fencegate-bench-stream-",
+                                       dir=shm if shm.is_dir() and os.access(shm, os.W_OK)
+                                       else workdir))
+    print(f"work dir {workdir}, streamed bodies spooled in {stream_tmp}, "
+          f"open files {open_files}", flush=True)
     try:
-        backend, backend_process = servers.start_backend(workdir, args.load_cpu)
+        backend, backend_process = servers.start_backend(workdir, args.load_cpu, stream_tmp)
         endpoints = [backend if name == "direct" else
                      servers.start_proxy(name, workdir, args.proxy_cpu, backend.port, args.fencegate)
                      for name in proxies]
@@ -116,7 +187,7 @@ def main():
 
         samples = {w.name: {p: [] for p in proxies} for w in workloads}
         fsync_samples = []
-        for rep in range(1, args.reps + 1):
+        for rep in range(1, args.reps + 1 if workloads else 1):
             fsync_samples.append(fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds))
             for workload in workloads:
                 for endpoint in endpoints:
@@ -129,9 +200,16 @@ def main():
                              if figures.get("cpu_us_per_req") else "")
                           + (f"  non-2xx {figures['non_2xx']}" if figures["non_2xx"] else ""),
                           flush=True)
+
+        stream_runs = run_stream(endpoints, args, log) if "stream" in extras else {}
+        idle_results = run_idle(endpoints, args, log) if "idle" in extras else {}
         for endpoint in endpoints:
             if endpoint.process:
                 endpoint.process.stop()
+
+        key_results = {}
+        if "many_keys" in extras:
+            key_results = many_keys.run(key_counts, workdir, args, backend.port, log)
 
         instructions = {w.name: {} for w in workloads}
         counted = [w for w in workloads if w.fixed_request]
@@ -159,17 +237,24 @@ def main():
             "callgrind": (f"{args.callgrind_requests} requests on 4 keep-alive connections after "
                           "warm-up" if args.callgrind_requests > 0 else "skipped"),
             "cpus": os.cpu_count(), "kernel": os.uname().release,
-            "fencegate_binary": args.fencegate if "fencegate" in proxies else None,
+            "fencegate_binary": args.fencegate if needs_fencegate else None,
+            "open_files": open_files, "stream_bytes": args.stream_bytes,
+            "idle_connections": args.idle_connections, "keys": key_counts,
         }
         summary = report.summarize(samples, instructions, fsync_samples, workloads, proxies)
+        summary["stream"] = report.summarize_stream(stream_runs)
+        summary["idle"] = idle_results
+        summary["many_keys"] = report.summarize_keys(key_results)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        raw = {"runs": samples, "fsync_per_s": fsync_samples, "instructions_per_req": instructions}
+        raw = {"runs": samples, "fsync_per_s": fsync_samples, "instructions_per_req": instructions,
+               "stream": stream_runs, "many_keys": {str(k): v for k, v in key_results.items()}}
         print()
         print(report.write(summary, raw, meta, out / "latest.md", out / "latest.json"))
         print(f"written: {out / 'latest.md'}, {out / 'latest.json'}")
     finally:
         procs.stop_all()
+        shutil.rmtree(stream_tmp, ignore_errors=True)
         if not args.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
 

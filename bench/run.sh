@@ -22,22 +22,46 @@ if [ ${#missing[@]} -gt 0 ]; then
     $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null
 fi
 
+# The idle-connections workload holds 10,000 sockets in the client and in each proxy.
+ulimit -n "$(ulimit -Hn)"
+
 # fencegate is built only when missing, and only when it is benchmarked from its default path
-# (--proxies without fencegate, or --fencegate PATH, skip the build).
+# (--proxies without fencegate, or --fencegate PATH, skip the build). The many_keys workload
+# also needs bench/tools/fence_fill, built (FENCEGATE_BUILD_BENCH) in the build directory of
+# the fencegate binary when missing there.
 proxies=fencegate
+workloads=""
+fencegate=build/gateway/fencegate
+fence_fill=""
 own_binary=0
 previous=""
 for arg in "$@"; do
-  [ "$previous" = --proxies ] && proxies=$arg
+  case "$previous" in
+    --proxies) proxies=$arg ;;
+    --workloads) workloads=$arg ;;
+    --fencegate) fencegate=$arg ;;
+    --fence-fill) fence_fill=$arg ;;
+  esac
   case "$arg" in
     --proxies=*) proxies=${arg#--proxies=} ;;
-    --fencegate | --fencegate=*) own_binary=1 ;;
+    --workloads=*) workloads=${arg#--workloads=} ;;
+    --fencegate=*) fencegate=${arg#--fencegate=} ;;
+    --fence-fill=*) fence_fill=${arg#--fence-fill=} ;;
   esac
+  [[ "$arg" == --fencegate* ]] && own_binary=1
   previous=$arg
 done
-if [[ "$proxies" == *fencegate* ]] && [ "$own_binary" -eq 0 ] && [ ! -x build/gateway/fencegate ]; then
+if [[ "$proxies" == *fencegate* ]] && [ "$own_binary" -eq 0 ] && [ ! -x "$fencegate" ]; then
   scripts/install-deps.sh
-  scripts/build.sh -DFENCEGATE_BUILD_TESTS=OFF
+  scripts/build.sh -DFENCEGATE_BUILD_TESTS=OFF -DFENCEGATE_BUILD_BENCH=ON
+fi
+if { [ -z "$workloads" ] || [[ "$workloads" == *many_keys* ]]; } && [ -z "$fence_fill" ]; then
+  build_dir=$(dirname "$(dirname "$fencegate")")
+  if [ ! -x "$build_dir/bench/fence_fill" ] && [ -f "$build_dir/CMakeCache.txt" ]; then
+    echo "bench: building fence_fill in $build_dir"
+    cmake -S . -B "$build_dir" -DFENCEGATE_BUILD_BENCH=ON >/dev/null
+    cmake --build "$build_dir" --target fence_fill -j "$(nproc 2>/dev/null || echo 2)"
+  fi
 fi
 
 exec python3 bench/bench.py "$@"

@@ -42,8 +42,19 @@ class Process:
         return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
     def rss_kib(self):
+        return self._status_kib("VmRSS:")
+
+    def peak_rss_kib(self):
+        """VmHWM: the highest RSS since start or since the last reset_peak_rss()."""
+        return self._status_kib("VmHWM:")
+
+    def reset_peak_rss(self):
+        # proc(5): writing 5 to clear_refs resets the peak RSS to the current RSS.
+        Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+
+    def _status_kib(self, field):
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1])
         return 0
 

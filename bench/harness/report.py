@@ -13,6 +13,26 @@ FIGURES = [
     ("rss_mib", "proxy RSS MiB", 1),
 ]
 BASELINES = ("nginx", "haproxy", "direct")
+# Figures of the streamed PUT, of the idle connections and of the many-keys workload.
+STREAM_FIGURES = [
+    ("mb_per_s", "MB/s (10^6 bytes)", 0),
+    ("peak_rss_mib", "proxy peak RSS MiB (VmHWM, max of reps)", 1),
+    ("cpu_s_per_gib", "proxy CPU s/GiB", 2),
+]
+IDLE_FIGURES = [
+    ("held", "connections held", 0),
+    ("rss_before_mib", "RSS before MiB", 1),
+    ("rss_after_mib", "RSS with them open MiB", 1),
+    ("kib_per_conn", "RSS KiB per idle connection", 1),
+]
+KEY_FIGURES = [
+    ("req_per_s", "req/s", 0),
+    ("p99_ms", "p99 latency ms", 3),
+    ("cpu_us_per_req", "proxy CPU µs/req", 1),
+    ("rss_mib", "proxy RSS MiB", 1),
+    ("store_mib", "store on disk MiB", 1),
+    ("fill_s", "fill time s (fence_fill)", 1),
+]
 
 
 def summarize(samples, callgrind, fsync_samples, workloads, proxies):
@@ -39,6 +59,28 @@ def summarize(samples, callgrind, fsync_samples, workloads, proxies):
     return summary
 
 
+def summarize_stream(runs):
+    """{proxy: figures}: median throughput and CPU, highest peak RSS over the repetitions."""
+    summary = {}
+    for proxy, samples in runs.items():
+        figures = {key: _median([r[key] for r in samples if key in r])
+                   for key, _, _ in STREAM_FIGURES}
+        peaks = [r["peak_rss_mib"] for r in samples if "peak_rss_mib" in r]
+        figures["peak_rss_mib"] = max(peaks) if peaks else None
+        summary[proxy] = figures
+    return summary
+
+
+def summarize_keys(results):
+    """{keys: figures}: medians of the repetitions, with the fill's figures."""
+    return {keys: {**{key: _median([r[key] for r in result["runs"] if r.get(key) is not None])
+                      for key in ("req_per_s", "p99_ms", "cpu_us_per_req", "rss_mib")},
+                   "store_mib": result["store_mib"], "fill_s": result["fill_s"],
+                   "non_2xx": sum(r["non_2xx"] for r in result["runs"]),
+                   "socket_errors": sum(r["socket_errors"] for r in result["runs"])}
+            for keys, result in results.items()}
+
+
 def write(summary, raw, meta, md_path, json_path):
     json_path.write_text(json.dumps({"meta": meta, "summary": summary, "samples": raw}, indent=2))
     text = markdown(summary, meta)
@@ -47,13 +89,85 @@ def write(summary, raw, meta, md_path, json_path):
 
 
 def markdown(summary, meta):
-    proxies = list(next(iter(summary["workloads"].values()))["proxies"])
-    bases = [b for b in BASELINES if b in proxies] if "fencegate" in proxies else []
     lines = [
         f"Command: `{meta['command']}`  ",
         f"Commit {meta['commit']}, {meta['date']}; {meta['reps']} interleaved repetitions of "
         f"{meta['duration_s']} s, medians; proxy on CPU {meta['proxy_cpu']}, backend and wrk on "
         f"CPU {meta['load_cpu']}; callgrind: {meta['callgrind']}.",
+    ]
+    if summary["workloads"]:
+        lines += _request_tables(summary)
+    if summary.get("stream"):
+        lines += _stream_table(summary["stream"], meta)
+    if summary.get("idle"):
+        lines += _idle_table(summary["idle"], meta)
+    if summary.get("many_keys"):
+        lines += _keys_table(summary["many_keys"], meta)
+    return "\n".join(lines) + "\n"
+
+
+def _ratio_header(proxies, bases, first="figure"):
+    return ["", f"| {first} | " + " | ".join(proxies) + "".join(f" | fencegate/{b}" for b in bases)
+            + " |", "|---|" + "---:|" * (len(proxies) + len(bases))]
+
+
+def _stream_table(stream, meta):
+    proxies = list(stream)
+    bases = [b for b in BASELINES if b in proxies] if "fencegate" in proxies else []
+    lines = ["", f"**Streamed PUT** of {meta['stream_bytes'] / (1 << 30):g} GiB, one connection, "
+             f"{meta['reps']} repetitions interleaved (targets: fencegate/direct MB/s >= 0.8, "
+             "fencegate peak RSS < 100 MB):"]
+    lines += _ratio_header(proxies, bases)
+    for key, label, decimals in STREAM_FIGURES:
+        values = [_fmt(stream[p].get(key), decimals) for p in proxies]
+        ratios = [_fmt(_ratio(stream["fencegate"].get(key), stream[b].get(key)), 2) for b in bases]
+        if all(v == "—" for v in values):
+            continue
+        lines.append(f"| {label} | " + " | ".join(values + ratios) + " |")
+    return lines
+
+
+def _idle_table(idle_results, meta):
+    proxies = list(idle_results)
+    bases = [b for b in BASELINES if b in proxies] if "fencegate" in proxies else []
+    lines = ["", f"**Idle keep-alive connections**: {meta['idle_connections']:,} opened to each "
+             "proxy, one GET on each, then left idle; RSS before and with them open, divided by "
+             f"those still open (target: fencegate <= 16 KiB). Open-file limit "
+             f"{meta['open_files']:,}:"]
+    lines += _ratio_header(proxies, bases)
+    for key, label, decimals in IDLE_FIGURES:
+        values = [_fmt(idle_results[p].get(key), decimals) for p in proxies]
+        ratios = [_fmt(_ratio(idle_results["fencegate"].get(key), idle_results[b].get(key)), 2)
+                  if key == "kib_per_conn" else "" for b in bases]
+        lines.append(f"| {label} | " + " | ".join(values + ratios) + " |")
+    return lines
+
+
+def _keys_table(many_keys, meta):
+    counts = list(many_keys)
+    base = counts[0]
+    lines = ["", "**Fence keys in the store**: fencegate on a store pre-filled with each number of "
+             "keys, PUT 1 KiB at the current token on keys drawn at random from all of them, "
+             f"{meta['reps']} repetitions interleaved (target: req/s within 10 % of the "
+             f"{base:,}-key case, RSS bounded by the block cache):"]
+    lines += ["", "| figure | " + " | ".join(f"{k:,} keys" for k in counts)
+              + "".join(f" | {k:,} / {base:,}" for k in counts[1:]) + " |",
+              "|---|" + "---:|" * (2 * len(counts) - 1)]
+    for key, label, decimals in KEY_FIGURES:
+        values = [_fmt(many_keys[k].get(key), decimals) for k in counts]
+        ratios = [_fmt(_ratio(many_keys[k].get(key), many_keys[base].get(key)), 2)
+                  for k in counts[1:]]
+        lines.append(f"| {label} | " + " | ".join(values + ratios) + " |")
+    failures = [f"{k:,} keys: {f['non_2xx']} non-2xx, {f['socket_errors']} socket errors"
+                for k, f in many_keys.items() if f["non_2xx"] or f["socket_errors"]]
+    lines += ["", "Failed requests: " + ("; ".join(failures) if failures else "none") + "."]
+    return lines
+
+
+def _request_tables(summary):
+    proxies = list(next(iter(summary["workloads"].values()))["proxies"])
+    bases = [b for b in BASELINES if b in proxies] if "fencegate" in proxies else []
+    lines = [
         "",
         "| workload | figure | " + " | ".join(proxies) + "".join(f" | fencegate/{b}" for b in bases)
         + " |",
@@ -82,7 +196,7 @@ def markdown(summary, meta):
                 for n, w in summary["workloads"].items() for p, f in w["proxies"].items()
                 if f["non_2xx"] or f["socket_errors"]]
     lines += ["", "Failed requests: " + ("; ".join(failures) if failures else "none") + "."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _median(values):

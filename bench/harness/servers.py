@@ -39,10 +39,12 @@ def _nginx_dir(workdir, name):
     return directory
 
 
-def start_backend(workdir, cpu):
+def start_backend(workdir, cpu, stream_tmp):
+    """stream_tmp: where the backend spools streamed bodies (tmpfs, so no disk is involved)."""
     directory = _nginx_dir(workdir, "backend")
     port = procs.free_port()
-    conf = _render("backend-nginx.conf", directory / "nginx.conf", DIR=directory, PORT=port)
+    conf = _render("backend-nginx.conf", directory / "nginx.conf", DIR=directory, PORT=port,
+                   STREAM_TMP=stream_tmp)
     process = procs.Process("backend", ["nginx", "-p", directory, "-c", conf], cpu, directory / "out.log")
     procs.wait_for_port(port, process, 10)
     return Endpoint("direct", port, None), process
