@@ -40,8 +40,8 @@ std::string BackendName(const HttpAdapterOptions& options) {
 ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
                                  std::shared_ptr<const HttpBackend> backend,
                                  std::shared_ptr<UpstreamConnectionPool> pool,
-                                 ForwardRequest request, Downstream& downstream,
-                                 ResourceAdapter::DoneHandler done)
+                                 std::shared_ptr<RelayBufferPool> buffers, ForwardRequest request,
+                                 Downstream& downstream, ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       pool_(std::move(pool)),
@@ -50,9 +50,13 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
       upstream_request_(*request.header),
       request_has_body_(!downstream.body_done()),
       idempotent_method_(IsIdempotentWithoutSideEffects(request.header->method())),
-      relay_buffer_(backend_->options.buffer_bytes > 0 ? backend_->options.buffer_bytes : 1) {
+      buffers_(std::move(buffers)),
+      relay_buffer_(buffers_->Take()),
+      relay_buffer_size_(buffers_->buffer_bytes()) {
   PrepareUpstreamRequest(request);
 }
+
+ForwardExchange::~ForwardExchange() { buffers_->Give(std::move(relay_buffer_)); }
 
 void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
   const HttpAdapterOptions& options = backend_->options;
@@ -184,7 +188,7 @@ void ForwardExchange::WriteRequestHeader() {
 
 void ForwardExchange::ReadRequestBodyChunk() {
   downstream_.AsyncReadBody(
-      boost::asio::buffer(relay_buffer_),
+      boost::asio::buffer(relay_buffer_.get(), relay_buffer_size_),
       [self = shared_from_this()](error_code ec, std::size_t bytes, bool done) {
         if (ec) {
           self->FailClient(ec);
@@ -197,7 +201,7 @@ void ForwardExchange::ReadRequestBodyChunk() {
 
 void ForwardExchange::WriteRequestBodyChunk(std::size_t bytes, bool last) {
   auto& body = upstream_request_.body();
-  body.data = relay_buffer_.data();
+  body.data = relay_buffer_.get();
   body.size = bytes;
   body.more = !last;
   stream_->expires_after(backend_->options.response_timeout);
@@ -278,8 +282,8 @@ void ForwardExchange::OnResponseHeader() {
 
 void ForwardExchange::ReadResponseBodyChunk() {
   auto& body = parser_->get().body();
-  body.data = relay_buffer_.data();
-  body.size = relay_buffer_.size();
+  body.data = relay_buffer_.get();
+  body.size = relay_buffer_size_;
   stream_->expires_after(backend_->options.response_timeout);
   http::async_read(*stream_, upstream_read_buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, std::size_t) {
@@ -292,7 +296,7 @@ void ForwardExchange::ReadResponseBodyChunk() {
                        return;
                      }
                      const std::size_t bytes =
-                         self->relay_buffer_.size() - self->parser_->get().body().size;
+                         self->relay_buffer_size_ - self->parser_->get().body().size;
                      const bool last = self->parser_->is_done();
                      if (bytes == 0 && !last) {
                        // Only framing was parsed; an empty write could end a chunked response.
@@ -316,7 +320,7 @@ void ForwardExchange::WriteResponse(std::size_t bytes, bool last) {
       self->ReadResponseBodyChunk();
     }
   };
-  const boost::asio::const_buffer chunk(relay_buffer_.data(), bytes);
+  const boost::asio::const_buffer chunk(relay_buffer_.get(), bytes);
   if (!outcome_.response_started) {
     outcome_.response_started = true;
     downstream_.AsyncWriteResponse(std::move(downstream_header_), chunk, last,

@@ -15,6 +15,7 @@
 
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/http/http_adapter.h"
+#include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
 
 namespace fencegate::adapters {
@@ -31,8 +32,12 @@ struct HttpBackend {
 class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
  public:
   ForwardExchange(boost::asio::io_context& ioc, std::shared_ptr<const HttpBackend> backend,
-                  std::shared_ptr<UpstreamConnectionPool> pool, ForwardRequest request,
+                  std::shared_ptr<UpstreamConnectionPool> pool,
+                  std::shared_ptr<RelayBufferPool> buffers, ForwardRequest request,
                   Downstream& downstream, ResourceAdapter::DoneHandler done);
+  ~ForwardExchange();
+  ForwardExchange(const ForwardExchange&) = delete;
+  ForwardExchange& operator=(const ForwardExchange&) = delete;
 
   void Start();
 
@@ -82,7 +87,9 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   int interim_responses_ = 0;
   http::response_header<> downstream_header_;
 
-  std::vector<char> relay_buffer_;
+  std::shared_ptr<RelayBufferPool> buffers_;
+  RelayBufferPool::Buffer relay_buffer_;
+  const std::size_t relay_buffer_size_;
   ForwardOutcome outcome_;
 };
 

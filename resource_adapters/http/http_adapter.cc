@@ -6,11 +6,16 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "resource_adapters/http/forward_exchange.h"
+#include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
 
 namespace fencegate::adapters {
 
 namespace {
+
+// Relay buffers kept per network thread between exchanges (64 KiB each by default): enough
+// for the exchanges one thread usually has in flight at once, without pinning a burst's worth.
+constexpr std::size_t kMaxIdleRelayBuffers = 16;
 
 // The adapter of one network thread: its connection pool is touched only from that thread.
 class HttpAdapter : public ResourceAdapter {
@@ -19,12 +24,15 @@ class HttpAdapter : public ResourceAdapter {
       : ioc_(ioc),
         backend_(std::move(backend)),
         pool_(std::make_shared<UpstreamConnectionPool>(backend_->options.max_idle_connections,
-                                                       backend_->options.idle_timeout)) {}
+                                                       backend_->options.idle_timeout)),
+        buffers_(std::make_shared<RelayBufferPool>(backend_->options.buffer_bytes,
+                                                   kMaxIdleRelayBuffers)) {}
 
   ~HttpAdapter() override { pool_->CloseAll(); }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
-    std::make_shared<ForwardExchange>(ioc_, backend_, pool_, request, downstream, std::move(done))
+    std::make_shared<ForwardExchange>(ioc_, backend_, pool_, buffers_, request, downstream,
+                                      std::move(done))
         ->Start();
   }
 
@@ -35,6 +43,8 @@ class HttpAdapter : public ResourceAdapter {
   std::shared_ptr<const HttpBackend> backend_;
   // Shared with in-flight exchanges, which return their connection when they finish.
   std::shared_ptr<UpstreamConnectionPool> pool_;
+  // Shared with in-flight exchanges, which return their buffer when they end.
+  std::shared_ptr<RelayBufferPool> buffers_;
 };
 
 class HttpAdapterFactory : public AdapterFactory {
