@@ -42,16 +42,19 @@ def _open_wave(port, count, request, poller):
     while pending and time.monotonic() < deadline:
         for fd, events in poller.poll(max(0.0, deadline - time.monotonic())):
             entry = pending[fd]
-            if events & (select.EPOLLERR | select.EPOLLHUP):
+            try:
+                if events & (select.EPOLLERR | select.EPOLLHUP):
+                    entry.received = None
+                elif not entry.sent:
+                    entry.sock.send(request)  # a few dozen bytes: one send into an empty buffer
+                    entry.sent = True
+                    poller.modify(fd, select.EPOLLIN)
+                    continue
+                else:
+                    data = entry.sock.recv(4096)
+                    entry.received = entry.received + data if data else None
+            except OSError:  # refused or reset: this connection is not held
                 entry.received = None
-            elif not entry.sent:
-                entry.sock.send(request)  # a few dozen bytes: one send into an empty buffer
-                entry.sent = True
-                poller.modify(fd, select.EPOLLIN)
-                continue
-            else:
-                data = entry.sock.recv(4096)
-                entry.received = entry.received + data if data else None
             if entry.received is None or _response_complete(entry.received):
                 poller.unregister(fd)
                 del pending[fd]
