@@ -7,7 +7,6 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include "gateway/header_sanitizer.h"
 #include "gateway/network_thread.h"
@@ -707,13 +706,14 @@ void Session::WriteBodyPiece(net::const_buffer body, bool last) {
   out.size = body.size();
   out.more = !last;
   stream_.expires_after(context_.config->timeouts.response_write);
-  http::async_write(stream_, *serializer_,
-                    [self = shared_from_this(), bytes = body.size()](error_code ec, std::size_t) {
-                      if (ec == http::error::need_buffer) ec = {};
-                      if (!ec) self->exchange_.bytes_out += bytes;
-                      auto handler = std::move(self->write_handler_);
-                      handler(ec);
-                    });
+  adapters::AsyncWriteGathered(
+      stream_, *serializer_, write_gather_,
+      [self = shared_from_this(), bytes = body.size()](error_code ec, std::size_t) {
+        if (ec == http::error::need_buffer) ec = {};
+        if (!ec) self->exchange_.bytes_out += bytes;
+        auto handler = std::move(self->write_handler_);
+        handler(ec);
+      });
 }
 
 // ---- End of a request ----

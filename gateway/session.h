@@ -20,6 +20,7 @@
 #include "gateway/problem.h"
 #include "lockstore/admission.h"
 #include "resource_adapters/adapter.h"
+#include "resource_adapters/gathered_write.h"
 
 namespace fencegate::gateway {
 
@@ -129,6 +130,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   boost::beast::http::response<boost::beast::http::buffer_body> response_;
   std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>
       serializer_;
+  adapters::WriteGather write_gather_;  // scratch of AsyncWriteGathered
   boost::asio::steady_timer barrier_timer_;
   std::chrono::steady_clock::time_point header_deadline_;
   std::size_t header_scanned_ = 0;

@@ -7,7 +7,6 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include "resource_adapters/http/hop_by_hop.h"
 
@@ -180,9 +179,9 @@ void ForwardExchange::WriteRequestHeader() {
     }
   };
   if (request_has_body_) {
-    http::async_write_header(*stream_, *serializer_, std::move(on_written));
+    AsyncWriteHeaderGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
   } else {
-    http::async_write(*stream_, *serializer_, std::move(on_written));
+    AsyncWriteGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
   }
 }
 
@@ -205,23 +204,23 @@ void ForwardExchange::WriteRequestBodyChunk(std::size_t bytes, bool last) {
   body.size = bytes;
   body.more = !last;
   stream_->expires_after(backend_->options.response_timeout);
-  http::async_write(*stream_, *serializer_,
-                    [self = shared_from_this(), last](error_code ec, std::size_t) {
-                      // need_buffer: the serializer consumed the chunk and wants the next one.
-                      if (ec == http::error::need_buffer) {
-                        ec = {};
-                      }
-                      if (ec) {
-                        self->OnUpstreamError(ec);
-                        return;
-                      }
-                      if (last) {
-                        self->request_sent_ = true;
-                        self->ReadResponseHeader();
-                      } else {
-                        self->ReadRequestBodyChunk();
-                      }
-                    });
+  AsyncWriteGathered(*stream_, *serializer_, write_gather_,
+                     [self = shared_from_this(), last](error_code ec, std::size_t) {
+                       // need_buffer: the serializer consumed the chunk and wants the next one.
+                       if (ec == http::error::need_buffer) {
+                         ec = {};
+                       }
+                       if (ec) {
+                         self->OnUpstreamError(ec);
+                         return;
+                       }
+                       if (last) {
+                         self->request_sent_ = true;
+                         self->ReadResponseHeader();
+                       } else {
+                         self->ReadRequestBodyChunk();
+                       }
+                     });
 }
 
 void ForwardExchange::ReadResponseHeader() {

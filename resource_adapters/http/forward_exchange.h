@@ -14,6 +14,7 @@
 #include <boost/beast/http/serializer.hpp>
 
 #include "resource_adapters/adapter.h"
+#include "resource_adapters/gathered_write.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
@@ -75,6 +76,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   const bool request_has_body_;
   const bool idempotent_method_;
   std::optional<http::request_serializer<http::buffer_body>> serializer_;
+  WriteGather write_gather_;  // scratch of AsyncWriteGathered
   bool request_sent_ = false;
 
   std::unique_ptr<Stream> stream_;
