@@ -72,12 +72,13 @@ void NetworkThread::Join() {
 
 void NetworkThread::Accept() {
   if (!acceptor_.is_open()) return;
-  acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+  // Accepted sockets are bound to ioc_'s concrete executor type (see client_stream.h).
+  acceptor_.async_accept(ioc_, [this](boost::system::error_code ec, ClientSocket socket) {
     OnAccept(ec, std::move(socket));
   });
 }
 
-void NetworkThread::OnAccept(boost::system::error_code ec, tcp::socket socket) {
+void NetworkThread::OnAccept(boost::system::error_code ec, ClientSocket socket) {
   if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
   if (!ec) {
     boost::system::error_code ignored;  // Nagle only costs latency

@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
 #include "gateway/request_id.h"
 #include "resource_adapters/adapter.h"
@@ -51,7 +52,7 @@ class NetworkThread {
 
  private:
   void Accept();
-  void OnAccept(boost::system::error_code ec, boost::asio::ip::tcp::socket socket);
+  void OnAccept(boost::system::error_code ec, ClientSocket socket);
 
   GatewayContext& context_;
   // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared

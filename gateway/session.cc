@@ -37,7 +37,7 @@ bool StatusHasNoBody(unsigned status) { return status < 200 || status == 204 || 
 
 }  // namespace
 
-Session::Session(tcp::socket socket, NetworkThread& thread)
+Session::Session(ClientSocket socket, NetworkThread& thread)
     : thread_(thread),
       context_(thread.context()),
       stream_(std::move(socket)),

@@ -11,11 +11,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/serializer.hpp>
 
+#include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
 #include "gateway/problem.h"
 #include "lockstore/admission.h"
@@ -32,7 +32,7 @@ class NetworkThread;
 // limits. Lives on one network thread; kept alive by its pending operations (Beast style).
 class Session : public std::enable_shared_from_this<Session>, public adapters::Downstream {
  public:
-  Session(boost::asio::ip::tcp::socket socket, NetworkThread& thread);
+  Session(ClientSocket socket, NetworkThread& thread);
   ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -124,7 +124,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
 
   NetworkThread& thread_;
   GatewayContext& context_;
-  boost::beast::tcp_stream stream_;
+  ClientStream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> parser_;
   boost::beast::http::response<boost::beast::http::buffer_body> response_;
