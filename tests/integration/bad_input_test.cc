@@ -1,0 +1,199 @@
+// Bad input through the real binary: each case gets a clear refusal, and nothing is applied.
+// The table these rows come from is docs/BAD_INPUT.md.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+
+#include "tests/integration/gateway_instance.h"
+#include "tests/integration/http_client.h"
+#include "tests/integration/http_gateway_fixture.h"
+#include "tests/integration/temp_dir.h"
+
+namespace fencegate::integration {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --- Paths that try to leave the filesystem backend's root -------------------------------------
+
+class PathEscapeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    gateway_ = GatewayInstance::Start(std::string(FENCEGATE_SOURCE_DIR) + "/config/fencegate.yaml",
+                                      dir_.Join("data"), &error);
+    ASSERT_NE(gateway_, nullptr) << error;
+    fs::create_directories(dir_.Join("outside"));
+    fs::create_directory_symlink(dir_.Join("outside"), dir_.Join("data/files/link"));
+  }
+
+  unsigned PutStatus(const std::string& target) {
+    std::optional<Response> response =
+        Fetch(gateway_->traffic_port(),
+              MakeRequest(http::verb::put, target, {{"Fencing-Token", "1"}}, "escaped"));
+    return response ? response->result_int() : 0;
+  }
+
+  // Every regular file below `dir`.
+  std::vector<std::string> FilesUnder(const std::string& dir) {
+    std::vector<std::string> files;
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+      if (entry.is_regular_file()) files.push_back(entry.path().string());
+    }
+    return files;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<GatewayInstance> gateway_;
+};
+
+TEST_F(PathEscapeTest, TraversalIsRefusedAndNothingIsWrittenOutsideTheRoot) {
+  const struct {
+    const char* target;
+    unsigned status;
+  } cases[] = {
+      {"/files/../escaped", 403},
+      {"/files/%2e%2e/escaped", 403},
+      {"/files/%2E%2e/escaped", 403},
+      {"/files/a/..%2f..%2fescaped", 403},
+      {"/files/a%2fb", 403},
+      {"/files/a%00b", 400},
+      {"/files/a%zzb", 400},
+      {"/files/link/escaped", 403},
+      {"/files/.fencegate-tmp-x", 403},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(PutStatus(c.target), c.status) << c.target;
+  }
+  EXPECT_TRUE(FilesUnder(dir_.Join("outside")).empty());
+  EXPECT_FALSE(fs::exists(dir_.Join("escaped")));
+  EXPECT_FALSE(fs::exists(dir_.Join("data/escaped")));
+  // Nothing at all was written inside the root either (the symlink is not followed).
+  EXPECT_TRUE(FilesUnder(dir_.Join("data/files")).empty());
+}
+
+// --- Slow and broken clients -------------------------------------------------------------------
+
+class SlowClientTest : public HttpGatewayTest {
+ protected:
+  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
+    options->extra_timeout_keys = "  header_read: 1s\n";
+  }
+};
+
+// Slowloris: a header trickled in slower than header_read allows is cut off, and the gateway
+// keeps serving everyone else meanwhile.
+TEST_F(SlowClientTest, TrickledHeaderIsCutOffAtTheHeaderDeadline) {
+  HttpConnection slow(std::chrono::seconds(5));
+  ASSERT_TRUE(slow.Connect(gateway_->traffic_port())) << slow.error();
+  const auto started = std::chrono::steady_clock::now();
+  const std::string header = "GET /kv/a/x HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+  bool cut_off = false;
+  for (int i = 0; i < 40 && !cut_off; ++i) {  // at most ~4 s of trickling
+    cut_off = !slow.WriteRaw(i < static_cast<int>(header.size()) ? header.substr(i, 1) : "x");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (i == 3) {
+      EXPECT_EQ(Send(MakeRequest(http::verb::get, "/kv/b/x")).result_int(), 200);
+    }
+  }
+  if (!cut_off) slow.ReadUntilClose();
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(elapsed, std::chrono::seconds(4)) << "the trickling client was never cut off";
+  ASSERT_EQ(backend_.Requests().size(), 1u);
+  EXPECT_EQ(backend_.Requests()[0].target, "/kv/b/x");
+}
+
+// A chunk size that overflows is a framing error: the write never completes at the backend.
+TEST_F(SlowClientTest, OverflowingChunkSizeIsNeverApplied) {
+  HttpConnection connection;
+  ASSERT_TRUE(connection.Connect(gateway_->traffic_port())) << connection.error();
+  ASSERT_TRUE(connection.WriteRaw(
+      "PUT /kv/c/x HTTP/1.1\r\nHost: t\r\nFencing-Token: 1\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "fffffffffffffffffffff\r\nxx\r\n0\r\n\r\n"));
+  std::optional<Response> response = connection.ReadResponse();
+  if (response) {
+    EXPECT_EQ(response->result_int(), 400) << response->body();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (const RecordedRequest& seen : backend_.Requests()) {
+    EXPECT_EQ(seen.completion, 0u) << "a request with a broken body completed at the backend";
+  }
+}
+
+// --- Broken backends ---------------------------------------------------------------------------
+
+// A backend that answers every request with bytes that are not HTTP.
+class GarbageBackend {
+ public:
+  GarbageBackend() : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this] {
+      for (int served = 0; served < 8; ++served) {
+        boost::system::error_code ec;
+        boost::asio::ip::tcp::socket socket(io_);
+        acceptor_.accept(socket, ec);
+        if (ec || stopping_) return;
+        boost::asio::streambuf request;
+        boost::asio::read_until(socket, request, "\r\n\r\n", ec);
+        boost::asio::write(socket, boost::asio::buffer(std::string("HTTP/1.1 2x0 what\r\n\r\n")),
+                           ec);
+      }
+    });
+  }
+  ~GarbageBackend() {
+    // A blocking accept() is not woken by close() from another thread: connect to wake it.
+    stopping_ = true;
+    boost::system::error_code ec;
+    boost::asio::ip::tcp::socket wake(io_);
+    wake.connect(acceptor_.local_endpoint(), ec);
+    thread_.join();
+  }
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+TEST(BrokenBackendTest, MalformedBackendResponseIs502Problem) {
+  GarbageBackend backend;
+  TempDir dir;
+  HttpBackendConfigOptions options;
+  options.backend_port = backend.port();
+  std::string error;
+  auto gateway = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", HttpBackendConfig(options)),
+                                        dir.Join("data"), &error);
+  ASSERT_NE(gateway, nullptr) << error;
+  std::optional<Response> response =
+      Fetch(gateway->traffic_port(), MakeRequest(http::verb::get, "/kv/a/x"), &error);
+  ASSERT_TRUE(response.has_value()) << error;
+  EXPECT_EQ(response->result_int(), 502);
+  EXPECT_EQ((*response)[http::field::content_type], "application/problem+json");
+}
+
+class SilentBackendTest : public HttpGatewayTest {
+ protected:
+  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
+    options->extra_backend_keys = "    response_timeout: 300ms\n";
+  }
+};
+
+TEST_F(SilentBackendTest, BackendThatNeverAnswersIs504Problem) {
+  const auto started = std::chrono::steady_clock::now();
+  Response response = Send(MakeRequest(http::verb::get, "/kv/a/x", {{"X-Test-Delay-Ms", "2000"}}));
+  EXPECT_EQ(response.result_int(), 504);
+  EXPECT_EQ(response[http::field::content_type], "application/problem+json");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1500));
+}
+
+}  // namespace
+}  // namespace fencegate::integration
