@@ -256,21 +256,19 @@ void ForwardExchange::OnResponseHeader() {
     return;
   }
 
-  downstream_header_ = http::response_header<>{};
-  downstream_header_.version(11);
-  downstream_header_.result(status);
-  downstream_header_.reason(response.reason());
-  for (const auto& field : response) {
-    downstream_header_.insert(field.name_string(), field.value());
-  }
-  // Content-Length survives (it is end-to-end); without it the gateway picks the framing.
-  StripHopByHopFields(downstream_header_);
-
   outcome_.upstream_status = status;
   outcome_.status = status;
   if (auto etag = response.find(http::field::etag); etag != response.end()) {
     outcome_.etag = std::string(etag->value());
   }
+
+  // The client gets the backend's header itself, moved out of the parser rather than copied
+  // field by field (one allocation each). The parser reads the body on from its own state,
+  // not from the header.
+  downstream_header_ = std::move(parser_->get().base());
+  downstream_header_.version(11);
+  // Content-Length survives (it is end-to-end); without it the gateway picks the framing.
+  StripHopByHopFields(downstream_header_);
 
   if (parser_->is_done()) {
     WriteResponse(0, true);
