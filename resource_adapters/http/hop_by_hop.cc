@@ -1,33 +1,59 @@
 #include "resource_adapters/http/hop_by_hop.h"
 
-#include <string>
-#include <vector>
+#include <string_view>
 
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/rfc7230.hpp>
+#include <boost/container/small_vector.hpp>
 
 namespace fencegate::adapters {
 
 namespace http = boost::beast::http;
 
+namespace {
+
+bool IsHopByHop(http::field name) {
+  switch (name) {
+    case http::field::keep_alive:
+    case http::field::proxy_connection:
+    case http::field::te:
+    case http::field::trailer:
+    case http::field::transfer_encoding:
+    case http::field::upgrade:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void StripHopByHopFields(http::fields& fields) {
-  // Copy the names first: erasing invalidates the Connection value the token list points into.
-  // Walk every field rather than equal_range: Beast's equal_range spans list order, so with two
-  // Connection fields it would also cover the fields between them.
-  std::vector<std::string> named;
+  // The names the Connection fields list, as views into those fields' values: valid while the
+  // Connection fields stay, so they are erased last. Walk every field rather than equal_range:
+  // Beast's equal_range spans list order, so with two Connection fields it would also cover the
+  // fields between them.
+  boost::container::small_vector<std::string_view, 8> named;
   for (const auto& field : fields) {
     if (field.name() != http::field::connection) continue;
     for (auto token : http::token_list(field.value())) {
       named.emplace_back(token);
     }
   }
-  for (const auto& name : named) {
-    fields.erase(name);
+  // One walk that erases in place, instead of a by-name lookup in the field set per name.
+  for (auto it = fields.begin(); it != fields.end();) {
+    bool strip = IsHopByHop(it->name());
+    if (!strip && it->name() != http::field::connection) {
+      for (const std::string_view name : named) {
+        if (boost::beast::iequals(it->name_string(), name)) {
+          strip = true;
+          break;
+        }
+      }
+    }
+    it = strip ? fields.erase(it) : std::next(it);
   }
-  for (auto field : {http::field::connection, http::field::keep_alive,
-                     http::field::proxy_connection, http::field::te, http::field::trailer,
-                     http::field::transfer_encoding, http::field::upgrade}) {
-    fields.erase(field);
-  }
+  fields.erase(http::field::connection);
 }
 
 }  // namespace fencegate::adapters
