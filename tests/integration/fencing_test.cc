@@ -66,5 +66,30 @@ TEST_F(FencingTest, MalformedTokensAre400AndNeverForwarded) {
   EXPECT_EQ(backend_.Requests().size(), 1u);
 }
 
+class FencedReadsTest : public HttpGatewayTest {
+ protected:
+  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
+    options->extra_route_keys = "    fence_reads: true\n    fenced_methods: [PUT]\n";
+  }
+};
+
+// A route with fence_reads needs a current token on every request, reads included, whatever
+// fenced_methods lists.
+TEST_F(FencedReadsTest, ReadsNeedAToken) {
+  EXPECT_EQ(Send(MakeRequest(http::verb::get, "/kv/r/x")).result_int(), 428);
+  EXPECT_EQ(Put("/kv/r/x", "5").result_int(), 200);
+  EXPECT_EQ(Send(MakeRequest(http::verb::get, "/kv/r/x", {{"Fencing-Token", "5"}})).result_int(),
+            200);
+  EXPECT_EQ(Send(MakeRequest(http::verb::get, "/kv/r/x", {{"Fencing-Token", "4"}})).result_int(),
+            409);
+  EXPECT_EQ(Send(MakeRequest(http::verb::post, "/kv/r/x", {}, "unfenced")).result_int(), 428)
+      << "fence_reads fences every method";
+
+  std::vector<RecordedRequest> seen = backend_.Requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].method, "PUT");
+  EXPECT_EQ(seen[1].method, "GET");
+}
+
 }  // namespace
 }  // namespace fencegate::integration

@@ -57,7 +57,8 @@ std::string HttpBackendConfig(const HttpBackendConfigOptions& options) {
          "  - name: kv\n"
          "    prefix: /kv/\n"
          "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n";
+         "    fence_key: \"kv:{segment:2}\"\n" +
+         options.extra_route_keys;
 }
 
 }  // namespace fencegate::integration

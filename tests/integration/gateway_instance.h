@@ -53,6 +53,7 @@ struct HttpBackendConfigOptions {
   std::string shutdown_drain = "10s";
   std::string extra_timeout_keys;  // lines added under `timeouts:` (2-space indented)
   std::string limits_keys;         // lines under a `limits:` section (2-space indented)
+  std::string extra_route_keys;    // lines added to the "kv" route (4-space indented)
 };
 std::string HttpBackendConfig(const HttpBackendConfigOptions& options);
 
