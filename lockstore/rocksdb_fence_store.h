@@ -12,8 +12,10 @@ namespace fencegate::lockstore {
 struct RocksDbFenceStoreOptions {
   // Directory of the database; created if missing.
   std::string path;
-  // Size of RocksDB's block cache for fence records. Bounds read-side memory regardless of
-  // how many keys are stored.
+  // Size of RocksDB's block cache, shared by all column families. Data blocks and the
+  // (partitioned) index and filter blocks are all charged to it, so it bounds the store's read
+  // memory however many keys are stored; memtables add up to about 42 MiB while writes are
+  // buffered. The default holds every block of a million fence keys (~30 MB uncompressed).
   std::size_t block_cache_bytes = 32u << 20;
   // Upper bound on advances folded into one synced write batch (group commit).
   std::size_t max_batch = 4096;
