@@ -90,8 +90,9 @@ rocksdb::ColumnFamilyOptions MakeFamilyOptions(const std::shared_ptr<rocksdb::Ca
   // Partitioned index and filters: a lookup reads one small index partition and one filter
   // partition of metadata_block_size instead of the file's whole index and filter (~1.4 MB
   // per million keys), so the cache keeps the partitions that are used and a miss costs a
-  // 4 KiB read, not a megabyte re-read and re-checksummed per lookup. The top-level index
-  // into the partitions is a few bytes per partition.
+  // 4 KiB read, not a megabyte re-read and re-checksummed per lookup (bench many_keys, 1M
+  // keys: proxy CPU 235 -> 60 us per fenced PUT). The top-level index into the partitions is
+  // a few bytes per partition.
   table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
   table.partition_filters = true;
   table.metadata_block_size = 4096;
