@@ -152,7 +152,7 @@ void AdmissionCore::ReleaseGroups(KeyState& state, Effects& effects) {
                                      Admitted(head.token, head.advancing, waited));
     }
     MarkAdmitted(state, head.token, head.waiters.back().request_id, head.waiters.size());
-    state.groups.pop_front();
+    state.groups.erase(state.groups.begin());
   }
 }
 

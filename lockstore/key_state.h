@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -88,7 +87,9 @@ struct KeyState {
   Token target = 0;
   Token inflight_token = 0;
   std::uint64_t inflight_count = 0;
-  std::deque<WaitGroup> groups;
+  // A vector, not a deque: an empty libstdc++ deque still allocates ~600 bytes, and a key
+  // rarely has more than one or two groups waiting, so erasing at the front costs nothing.
+  std::vector<WaitGroup> groups;
   std::uint32_t advances_outstanding = 0;  // store callbacks that will look this state up
   std::uint64_t next_group_id = 1;
 
