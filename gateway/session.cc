@@ -1,9 +1,11 @@
 #include "gateway/session.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -24,6 +26,7 @@ using boost::system::error_code;
 namespace {
 
 constexpr std::size_t kHeaderReadChunk = 4096;
+constexpr std::size_t kMaxIdleBufferCapacity = 16 * 1024;
 // A refused request's body up to this size is read and discarded so the connection survives;
 // a larger one costs less to cut off (Connection: close).
 constexpr std::uint64_t kMaxDrainBytes = 64 * 1024;
@@ -41,7 +44,8 @@ Session::Session(ClientSocket socket, NetworkThread& thread)
     : thread_(thread),
       context_(thread.context()),
       stream_(std::move(socket)),
-      barrier_timer_(stream_.get_executor()) {
+      barrier_timer_(stream_.get_executor()),
+      body_read_timeout_(stream_.get_executor()) {
   error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
   if (!ec) client_ip_ = remote.address().to_string();
@@ -68,6 +72,7 @@ void Session::CloseSocket() {
   if (socket_closed_) return;
   socket_closed_ = true;
   phase_ = Phase::kClosed;
+  body_read_timeout_.Stop();
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
@@ -79,6 +84,10 @@ void Session::CloseSocket() {
 
 void Session::StartRequest() {
   const Config& config = *context_.config;
+  body_read_timeout_.Stop();
+  // A chunked body was read through buffer_ in relay-buffer-sized pieces; an idle connection
+  // does not keep that room.
+  if (buffer_.size() == 0 && buffer_.capacity() > kMaxIdleBufferCapacity) buffer_.shrink_to_fit();
   parser_.emplace();
   // The header block size is checked before parsing (see ContinueHeaderRead); the parser's
   // own limit only backs it up.
@@ -641,24 +650,88 @@ void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
 }
 
 void Session::ReadBodySome(net::mutable_buffer buffer) {
+  body_read_target_ = buffer;
   auto& body = parser_->get().body();
   body.data = buffer.data();
   body.size = buffer.size();
-  stream_.expires_after(context_.config->timeouts.body_read);
-  http::async_read_some(
-      stream_, buffer_, *parser_, [self = shared_from_this(), buffer](error_code ec, std::size_t) {
-        if (ec == http::error::need_buffer) ec = {};
-        const std::size_t bytes = buffer.size() - self->parser_->get().body().size;
-        const bool done = self->parser_->is_done();
-        if (!ec && bytes == 0 && !done) {
-          // Only framing (a chunk header) was parsed: read on.
-          self->ReadBodySome(buffer);
-          return;
+  ContinueBodyRead(/*initiating=*/true);
+}
+
+// Fills the adapter's buffer with as much body as one socket read gives. A Content-Length body
+// with nothing buffered is read straight into the adapter's buffer (no copy, and as large as
+// that buffer); anything else (bytes that came with the header, chunked framing) goes through
+// buffer_ and the parser. The socket is read directly, not through stream_, whose per-operation
+// timer would cost two timer syscalls per piece: body_read_timeout_ keeps timeouts.body_read
+// as the idle timeout of each read.
+void Session::ContinueBodyRead(bool initiating) {
+  auto& body = parser_->get().body();
+  if (buffer_.size() > 0) {
+    error_code ec;
+    buffer_.consume(parser_->put(buffer_.data(), ec));
+    if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
+    const bool produced = body.size < body_read_target_.size();
+    if (ec || produced || parser_->is_done()) {
+      if (!initiating) {
+        CompleteBodyRead(ec);
+        return;
+      }
+      // Never complete inside AsyncReadBody itself.
+      net::post(stream_.get_executor(),
+                [self = shared_from_this(), ec] { self->CompleteBodyRead(ec); });
+      return;
+    }
+  }
+  const auto remaining = parser_->content_length_remaining();
+  const bool in_place = buffer_.size() == 0 && !parser_->chunked() && remaining.has_value();
+  const net::mutable_buffer target =
+      in_place
+          ? net::buffer(body.data,
+                        static_cast<std::size_t>(std::min<std::uint64_t>(body.size, *remaining)))
+          : buffer_.prepare(std::max(kHeaderReadChunk, body_read_target_.size()));
+  body_read_timeout_.Begin(context_.config->timeouts.body_read, shared_from_this(), [this] {
+    error_code ignored;
+    stream_.socket().cancel(ignored);
+  });
+  stream_.socket().async_read_some(
+      target, [self = shared_from_this(), in_place](error_code ec, std::size_t bytes) {
+        if (self->body_read_timeout_.End() && ec == net::error::operation_aborted) {
+          ec = beast::error::timeout;
         }
-        self->exchange_.bytes_in += bytes;
-        auto handler = std::move(self->read_handler_);
-        handler(ec, bytes, done);
+        self->OnBodyBytes(ec, bytes, in_place);
       });
+}
+
+void Session::OnBodyBytes(error_code ec, std::size_t bytes, bool in_place) {
+  if (ec == net::error::eof) {
+    // The client closed before the body ended: the parser says how (partial_message).
+    ec = {};
+    parser_->put_eof(ec);
+    if (!ec) ec = http::error::partial_message;
+  }
+  if (ec) {
+    CompleteBodyRead(ec);
+    return;
+  }
+  if (!in_place) {
+    buffer_.commit(bytes);
+    ContinueBodyRead(/*initiating=*/false);
+    return;
+  }
+  // The bytes already sit where the body goes; the parser accounts for them (RelayBody does
+  // not copy a piece onto itself) and so still knows where the body ends.
+  auto& body = parser_->get().body();
+  parser_->put(net::buffer(body.data, bytes), ec);
+  if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
+  CompleteBodyRead(ec);
+}
+
+void Session::CompleteBodyRead(error_code ec) {
+  const std::size_t bytes = body_read_target_.size() - parser_->get().body().size;
+  const bool done = parser_->is_done();
+  if (ec || done) body_read_timeout_.Stop();
+  exchange_.bytes_in += bytes;
+  auto handler = std::move(read_handler_);
+  handler(ec, bytes, done);
 }
 
 void Session::AsyncWriteResponse(http::response_header<> header, net::const_buffer body, bool last,

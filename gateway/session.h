@@ -18,9 +18,11 @@
 #include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
 #include "gateway/problem.h"
+#include "gateway/relay_body.h"
 #include "lockstore/admission.h"
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/gathered_write.h"
+#include "resource_adapters/idle_timeout.h"
 
 namespace fencegate::gateway {
 
@@ -113,6 +115,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void DrainBodyThenWrite();
   void WriteOwnResponse();
   void ReadBodySome(boost::asio::mutable_buffer buffer);
+  void ContinueBodyRead(bool initiating);
+  void OnBodyBytes(boost::system::error_code ec, std::size_t bytes, bool in_place);
+  void CompleteBodyRead(boost::system::error_code ec);
   void WriteBodyPiece(boost::asio::const_buffer body, bool last);
   void PrepareResponseHeader();
   void FinishRequest();
@@ -126,12 +131,15 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   GatewayContext& context_;
   ClientStream stream_;
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> parser_;
+  std::optional<boost::beast::http::request_parser<RelayBody>> parser_;
   boost::beast::http::response<boost::beast::http::buffer_body> response_;
   std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>
       serializer_;
   adapters::WriteGather write_gather_;  // scratch of AsyncWriteGathered
   boost::asio::steady_timer barrier_timer_;
+  // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
+  adapters::IdleTimeout body_read_timeout_;
+  boost::asio::mutable_buffer body_read_target_;  // the adapter's buffer of the read in progress
   std::chrono::steady_clock::time_point header_deadline_;
   std::size_t header_scanned_ = 0;
   Phase phase_ = Phase::kReadingHeader;

@@ -49,6 +49,7 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
       upstream_request_(*request.header),
       request_has_body_(!downstream.body_done()),
       idempotent_method_(IsIdempotentWithoutSideEffects(request.header->method())),
+      body_write_timeout_(ioc.get_executor()),
       buffers_(std::move(buffers)),
       relay_buffer_(buffers_->Take()),
       relay_buffer_size_(buffers_->buffer_bytes()) {
@@ -198,29 +199,40 @@ void ForwardExchange::ReadRequestBodyChunk() {
       });
 }
 
+// The socket is written directly, not through the stream, whose per-operation timer would
+// cost two timer syscalls per piece: body_write_timeout_ keeps response_timeout as the idle
+// timeout of each write.
 void ForwardExchange::WriteRequestBodyChunk(std::size_t bytes, bool last) {
   auto& body = upstream_request_.body();
   body.data = relay_buffer_.get();
   body.size = bytes;
   body.more = !last;
-  stream_->expires_after(backend_->options.response_timeout);
-  AsyncWriteGathered(*stream_, *serializer_, write_gather_,
-                     [self = shared_from_this(), last](error_code ec, std::size_t) {
-                       // need_buffer: the serializer consumed the chunk and wants the next one.
-                       if (ec == http::error::need_buffer) {
-                         ec = {};
-                       }
-                       if (ec) {
-                         self->OnUpstreamError(ec);
-                         return;
-                       }
-                       if (last) {
-                         self->request_sent_ = true;
-                         self->ReadResponseHeader();
-                       } else {
-                         self->ReadRequestBodyChunk();
-                       }
-                     });
+  body_write_timeout_.Begin(backend_->options.response_timeout, shared_from_this(), [this] {
+    error_code ignored;
+    stream_->socket().cancel(ignored);
+  });
+  AsyncWriteGathered(
+      stream_->socket(), *serializer_, write_gather_,
+      [self = shared_from_this(), last](error_code ec, std::size_t) {
+        if (self->body_write_timeout_.End() && ec == boost::asio::error::operation_aborted) {
+          ec = beast::error::timeout;
+        }
+        // need_buffer: the serializer consumed the chunk and wants the next one.
+        if (ec == http::error::need_buffer) {
+          ec = {};
+        }
+        if (ec) {
+          self->OnUpstreamError(ec);
+          return;
+        }
+        if (last) {
+          self->body_write_timeout_.Stop();
+          self->request_sent_ = true;
+          self->ReadResponseHeader();
+        } else {
+          self->ReadRequestBodyChunk();
+        }
+      });
 }
 
 void ForwardExchange::ReadResponseHeader() {
@@ -385,6 +397,7 @@ void ForwardExchange::Finish(Failure failure, error_code ec, std::optional<Probl
 }
 
 void ForwardExchange::CloseUpstream() {
+  body_write_timeout_.Stop();
   if (stream_) {
     error_code ignored;
     stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);

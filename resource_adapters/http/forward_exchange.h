@@ -18,6 +18,7 @@
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
+#include "resource_adapters/idle_timeout.h"
 
 namespace fencegate::adapters {
 
@@ -78,6 +79,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   std::optional<http::request_serializer<http::buffer_body>> serializer_;
   WriteGather write_gather_;  // scratch of AsyncWriteGathered
   bool request_sent_ = false;
+  // options.response_timeout while the request body is written (see WriteRequestBodyChunk).
+  IdleTimeout body_write_timeout_;
 
   std::unique_ptr<Stream> stream_;
   bool reused_connection_ = false;

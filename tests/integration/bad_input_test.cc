@@ -85,7 +85,7 @@ TEST_F(PathEscapeTest, TraversalIsRefusedAndNothingIsWrittenOutsideTheRoot) {
 class SlowClientTest : public HttpGatewayTest {
  protected:
   void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_timeout_keys = "  header_read: 1s\n";
+    options->extra_timeout_keys = "  header_read: 1s\n  body_read: 1s\n";
   }
 };
 
@@ -109,6 +109,45 @@ TEST_F(SlowClientTest, TrickledHeaderIsCutOffAtTheHeaderDeadline) {
   EXPECT_LT(elapsed, std::chrono::seconds(4)) << "the trickling client was never cut off";
   ASSERT_EQ(backend_.Requests().size(), 1u);
   EXPECT_EQ(backend_.Requests()[0].target, "/kv/b/x");
+}
+
+// A body that stops arriving is cut off after body_read (an idle timeout), and the write is
+// never completed at the backend.
+TEST_F(SlowClientTest, StalledBodyIsCutOffAfterTheBodyReadTimeout) {
+  HttpConnection stalled(std::chrono::seconds(5));
+  ASSERT_TRUE(stalled.Connect(gateway_->traffic_port())) << stalled.error();
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stalled.WriteRaw(
+      "PUT /kv/d/x HTTP/1.1\r\nHost: t\r\nFencing-Token: 1\r\nContent-Length: 10\r\n\r\nabc"));
+  stalled.ReadUntilClose();
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(elapsed, std::chrono::milliseconds(900));
+  EXPECT_LT(elapsed, std::chrono::seconds(4)) << "the stalled body was never cut off";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (const RecordedRequest& seen : backend_.Requests()) {
+    EXPECT_EQ(seen.completion, 0u) << "a request with a stalled body completed at the backend";
+  }
+}
+
+// body_read bounds each pause, not the whole body: a body trickled in for longer than that,
+// with shorter pauses, goes through.
+TEST_F(SlowClientTest, TrickledBodyWithShortPausesGoesThrough) {
+  HttpConnection slow(std::chrono::seconds(5));
+  ASSERT_TRUE(slow.Connect(gateway_->traffic_port())) << slow.error();
+  const std::string body = "trickled";
+  ASSERT_TRUE(
+      slow.WriteRaw("PUT /kv/e/x HTTP/1.1\r\nHost: t\r\nFencing-Token: 1\r\n"
+                    "Content-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n"));
+  for (const char byte : body) {  // ~2.4 s in all, 300 ms pauses
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(slow.WriteRaw(std::string(1, byte))) << slow.error();
+  }
+  std::optional<Response> response = slow.ReadResponse();
+  ASSERT_TRUE(response.has_value()) << slow.error();
+  EXPECT_LT(response->result_int(), 300u) << response->body();
+  ASSERT_EQ(backend_.Requests().size(), 1u);
+  EXPECT_EQ(backend_.Requests()[0].body_prefix, body);
 }
 
 // A chunk size that overflows is a framing error: the write never completes at the backend.
