@@ -27,6 +27,9 @@ namespace {
 
 constexpr std::size_t kHeaderReadChunk = 4096;
 constexpr std::size_t kMaxIdleBufferCapacity = 16 * 1024;
+// A chunked body is read through buffer_ (the parser strips the framing) at most this much at
+// a time, which bounds what buffer_ grows to for the request.
+constexpr std::size_t kMaxChunkedBodyRead = 64 * 1024;
 // A refused request's body up to this size is read and discarded so the connection survives;
 // a larger one costs less to cut off (Connection: close).
 constexpr std::uint64_t kMaxDrainBytes = 64 * 1024;
@@ -687,7 +690,8 @@ void Session::ContinueBodyRead(bool initiating) {
       in_place
           ? net::buffer(body.data,
                         static_cast<std::size_t>(std::min<std::uint64_t>(body.size, *remaining)))
-          : buffer_.prepare(std::max(kHeaderReadChunk, body_read_target_.size()));
+          : buffer_.prepare(
+                std::clamp(body_read_target_.size(), kHeaderReadChunk, kMaxChunkedBodyRead));
   body_read_timeout_.Begin(context_.config->timeouts.body_read, shared_from_this(), [this] {
     error_code ignored;
     stream_.socket().cancel(ignored);

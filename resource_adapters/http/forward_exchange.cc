@@ -56,7 +56,10 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
   PrepareUpstreamRequest(request);
 }
 
-ForwardExchange::~ForwardExchange() { buffers_->Give(std::move(relay_buffer_)); }
+ForwardExchange::~ForwardExchange() {
+  buffers_->Give(std::move(relay_buffer_));
+  buffers_->Give(std::move(spare_relay_buffer_));
+}
 
 void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
   const HttpAdapterOptions& options = backend_->options;
@@ -173,7 +176,7 @@ void ForwardExchange::WriteRequestHeader() {
       return;
     }
     if (self->request_has_body_) {
-      self->ReadRequestBodyChunk();
+      self->PumpRequestBody();
     } else {
       self->request_sent_ = true;
       self->ReadResponseHeader();
@@ -186,53 +189,100 @@ void ForwardExchange::WriteRequestHeader() {
   }
 }
 
-void ForwardExchange::ReadRequestBodyChunk() {
+char* ForwardExchange::RelayBuffer(int buffer) const {
+  return buffer == 0 ? relay_buffer_.get() : spare_relay_buffer_.get();
+}
+
+// Starts what can start: the write of a piece that was read, and the read of the next piece
+// into whichever buffer is free.
+void ForwardExchange::PumpRequestBody() {
+  if (!body_write_outstanding_ && body_piece_ready_) {
+    const BodyPiece piece = *body_piece_ready_;
+    body_piece_ready_.reset();
+    WriteRequestBodyChunk(piece);
+  }
+  if (body_read_outstanding_ || body_read_done_ || body_piece_ready_) return;
+  for (int buffer = 0; buffer < 2; ++buffer) {
+    if (!body_buffer_busy_[buffer]) {
+      ReadRequestBodyChunk(buffer);
+      return;
+    }
+  }
+}
+
+void ForwardExchange::ReadRequestBodyChunk(int buffer) {
+  if (buffer == 1 && !spare_relay_buffer_) spare_relay_buffer_ = buffers_->Take();
+  body_buffer_busy_[buffer] = true;
+  body_read_buffer_ = buffer;
+  body_read_outstanding_ = true;
   downstream_.AsyncReadBody(
-      boost::asio::buffer(relay_buffer_.get(), relay_buffer_size_),
+      boost::asio::buffer(RelayBuffer(buffer), relay_buffer_size_),
       [self = shared_from_this()](error_code ec, std::size_t bytes, bool done) {
-        if (ec) {
-          self->FailClient(ec);
-          return;
-        }
-        self->outcome_.request_body_bytes += bytes;
-        self->WriteRequestBodyChunk(bytes, done);
+        self->OnRequestBodyChunk(ec, bytes, done);
       });
+}
+
+void ForwardExchange::OnRequestBodyChunk(error_code ec, std::size_t bytes, bool done) {
+  body_read_outstanding_ = false;
+  if (deferred_upstream_error_) {
+    OnUpstreamError(deferred_upstream_error_);
+    return;
+  }
+  if (ec) {
+    FailClient(ec);
+    return;
+  }
+  outcome_.request_body_bytes += bytes;
+  body_read_done_ = done;
+  body_piece_ready_ = BodyPiece{body_read_buffer_, bytes, done};
+  PumpRequestBody();
 }
 
 // The socket is written directly, not through the stream, whose per-operation timer would
 // cost two timer syscalls per piece: body_write_timeout_ keeps response_timeout as the idle
 // timeout of each write.
-void ForwardExchange::WriteRequestBodyChunk(std::size_t bytes, bool last) {
+void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   auto& body = upstream_request_.body();
-  body.data = relay_buffer_.get();
-  body.size = bytes;
-  body.more = !last;
+  body.data = RelayBuffer(piece.buffer);
+  body.size = piece.bytes;
+  body.more = !piece.last;
+  body_write_buffer_ = piece.buffer;
+  body_write_outstanding_ = true;
   body_write_timeout_.Begin(backend_->options.response_timeout, shared_from_this(), [this] {
     error_code ignored;
     stream_->socket().cancel(ignored);
   });
-  AsyncWriteGathered(
-      stream_->socket(), *serializer_, write_gather_,
-      [self = shared_from_this(), last](error_code ec, std::size_t) {
-        if (self->body_write_timeout_.End() && ec == boost::asio::error::operation_aborted) {
-          ec = beast::error::timeout;
-        }
-        // need_buffer: the serializer consumed the chunk and wants the next one.
-        if (ec == http::error::need_buffer) {
-          ec = {};
-        }
-        if (ec) {
-          self->OnUpstreamError(ec);
-          return;
-        }
-        if (last) {
-          self->body_write_timeout_.Stop();
-          self->request_sent_ = true;
-          self->ReadResponseHeader();
-        } else {
-          self->ReadRequestBodyChunk();
-        }
-      });
+  AsyncWriteGathered(stream_->socket(), *serializer_, write_gather_,
+                     [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
+                       self->OnRequestBodyWritten(ec, last);
+                     });
+}
+
+void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
+  body_write_outstanding_ = false;
+  if (body_write_timeout_.End() && ec == boost::asio::error::operation_aborted) {
+    ec = beast::error::timeout;
+  }
+  // The exchange already failed on the client side and closed the upstream connection.
+  if (finished_) return;
+  // need_buffer: the serializer consumed the piece and wants the next one.
+  if (ec == http::error::need_buffer) ec = {};
+  if (ec) {
+    if (body_read_outstanding_) {
+      deferred_upstream_error_ = ec;
+    } else {
+      OnUpstreamError(ec);
+    }
+    return;
+  }
+  body_buffer_busy_[body_write_buffer_] = false;
+  if (last) {
+    body_write_timeout_.Stop();
+    request_sent_ = true;
+    ReadResponseHeader();
+    return;
+  }
+  PumpRequestBody();
 }
 
 void ForwardExchange::ReadResponseHeader() {
@@ -384,6 +434,7 @@ void ForwardExchange::OnUpstreamError(error_code ec) {
 void ForwardExchange::FailClient(error_code ec) { Finish(Failure::kClient, ec, std::nullopt); }
 
 void ForwardExchange::Finish(Failure failure, error_code ec, std::optional<Problem> problem) {
+  finished_ = true;
   CloseUpstream();
   outcome_.failure = failure;
   outcome_.error = ec;

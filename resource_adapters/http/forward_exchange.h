@@ -51,8 +51,19 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void Connect();
   void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
   void WriteRequestHeader();
-  void ReadRequestBodyChunk();
-  void WriteRequestBodyChunk(std::size_t bytes, bool last);
+  // The request body is relayed through two buffers, so that the next piece is read from
+  // the client while the previous one is written to the backend.
+  struct BodyPiece {
+    int buffer = 0;  // 0: relay_buffer_, 1: spare_relay_buffer_
+    std::size_t bytes = 0;
+    bool last = false;
+  };
+  void PumpRequestBody();
+  void ReadRequestBodyChunk(int buffer);
+  void OnRequestBodyChunk(boost::system::error_code ec, std::size_t bytes, bool done);
+  void WriteRequestBodyChunk(const BodyPiece& piece);
+  void OnRequestBodyWritten(boost::system::error_code ec, bool last);
+  char* RelayBuffer(int buffer) const;
   void ReadResponseHeader();
   void OnResponseHeader();
   void ReadResponseBodyChunk();
@@ -81,6 +92,17 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   bool request_sent_ = false;
   // options.response_timeout while the request body is written (see WriteRequestBodyChunk).
   IdleTimeout body_write_timeout_;
+  bool body_buffer_busy_[2] = {false, false};  // being read into, waiting, or being written
+  std::optional<BodyPiece> body_piece_ready_;  // read, waiting for the write in progress
+  int body_read_buffer_ = 0;
+  int body_write_buffer_ = 0;
+  bool body_read_outstanding_ = false;
+  bool body_write_outstanding_ = false;
+  bool body_read_done_ = false;
+  // An upstream write failed while a client read was outstanding: the failure is reported once
+  // that read completes, because the gateway reuses the client connection after done_.
+  boost::system::error_code deferred_upstream_error_;
+  bool finished_ = false;
 
   std::unique_ptr<Stream> stream_;
   bool reused_connection_ = false;
@@ -94,6 +116,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
 
   std::shared_ptr<RelayBufferPool> buffers_;
   RelayBufferPool::Buffer relay_buffer_;
+  RelayBufferPool::Buffer spare_relay_buffer_;  // taken once a body needs a second piece
   const std::size_t relay_buffer_size_;
   ForwardOutcome outcome_;
 };

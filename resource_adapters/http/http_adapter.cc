@@ -13,7 +13,8 @@ namespace fencegate::adapters {
 
 namespace {
 
-// Relay buffers kept per network thread between exchanges (64 KiB each by default): enough
+// Relay buffers kept per network thread between exchanges (256 KiB each by default, resident
+// only as far as bodies have filled them): enough
 // for the exchanges one thread usually has in flight at once, without pinning a burst's worth.
 constexpr std::size_t kMaxIdleRelayBuffers = 16;
 
