@@ -125,6 +125,10 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
                            {"status_class", std::string(kStatusClassLabels[status])}});
       }
     }
+    m.request_duration = &duration.Add({{"route", route}}, kDurationBuckets);
+    // A request that matched no route is never admitted nor forwarded: exporting write and
+    // upstream series for it would only add series that stay at zero forever.
+    if (r + 1 == labels.size()) continue;
     m.writes_admitted = &admitted.Add({{"route", route}});
     for (std::size_t reason = 0; reason < kRejectionReasonCount; ++reason) {
       m.writes_rejected[reason] = &rejected.Add(
@@ -132,7 +136,6 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
            {"reason", std::string(RejectionReasonName(static_cast<RejectionReason>(reason)))}});
     }
     m.fence_advances = &advances.Add({{"route", route}});
-    m.request_duration = &duration.Add({{"route", route}}, kDurationBuckets);
     m.barrier_wait = &barrier.Add({{"route", route}}, kBarrierBuckets);
     for (std::size_t kind = 0; kind < kUpstreamErrorKindCount; ++kind) {
       m.upstream_errors[kind] =

@@ -56,7 +56,8 @@ struct RouteMetrics {
 // fence key: cardinality stays bounded by the number of routes.
 class GatewayMetrics {
  public:
-  // One RouteMetrics per name, in order, plus one for requests that matched no route.
+  // One RouteMetrics per name, in order, plus one for requests that matched no route (which
+  // has only the request counters and duration histogram set).
   explicit GatewayMetrics(const std::vector<std::string>& route_names);
 
   const RouteMetrics& route(std::size_t index) const { return routes_[index]; }
