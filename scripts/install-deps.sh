@@ -9,6 +9,9 @@ packages=(
   libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
   curl procps
+  # Lock services and their clients, for examples/ and tests/lock_services/.
+  etcd-server etcd-client redis-server postgresql zookeeperd
+  python3 python3-redis python3-psycopg2 python3-kazoo
 )
 
 missing=()

@@ -26,4 +26,8 @@ stage "integration tests"
 ctest --test-dir build -L integration --output-on-failure --timeout 600
 stage_done "integration tests"
 
+stage "lock services"
+ctest --test-dir build -L lock_services --output-on-failure --timeout 300
+stage_done "lock services"
+
 echo "==> all tests passed in $(( $(date +%s) - total_start ))s"

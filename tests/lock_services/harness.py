@@ -225,14 +225,16 @@ def zombie_takeover(test, service, first, second, lock, path):
 
     `first` takes the lock and writes; then it is frozen (its lock client too) until its lease
     lapses; `second` takes the lock over and writes with its newer token; `first` is thawed and
-    writes again with its old token. fencegate must refuse that late write with 409, and the
-    resource must hold the second client's data.
+    writes again with its old token. fencegate must refuse that late write with 409, the
+    zombie's release on exit must leave the successor's lock alone, and the resource must hold
+    the second client's data.
 
     `service` supplies: env (for the examples), check_holder(acquired) (the token is what the
     service says it is), wait_lock_free(acquired) (the lease really lapsed).
     Returns the two `acquired` lines' fields for service-specific checks."""
     env = {**service.env, "LEASE_SECONDS": str(LEASE_SECONDS), "WAIT_SECONDS": "30"}
     zombie = Example(first + [lock, path], env)
+    successor = None
     try:
         zombie.send("first holder, before its pause")
         first_lock = zombie.expect("acquired")
@@ -244,12 +246,10 @@ def zombie_takeover(test, service, first, second, lock, path):
 
         successor = Example(second + [lock, path], env)
         successor.send("second holder")
-        successor.close_input()
         second_lock = successor.expect("acquired")
         service.check_holder(second_lock)
         test.assertGreater(int(second_lock["token"]), int(first_lock["token"]))
         test.assertEqual(successor.expect("wrote")["token"], second_lock["token"])
-        test.assertEqual(successor.wait(), 0, successor.output)
 
         zombie.thaw()
         zombie.send("first holder, after its lease lapsed")
@@ -262,9 +262,15 @@ def zombie_takeover(test, service, first, second, lock, path):
         test.assertEqual(problem["presented_token"], int(first_lock["token"]))
         test.assertEqual(problem["highest_token"], int(second_lock["token"]))
         test.assertEqual(zombie.wait(), 3, zombie.output)
+        # The zombie released "its" lock on the way out; that must not free the successor's.
+        service.check_holder(second_lock)
 
+        successor.close_input()
+        test.assertEqual(successor.wait(), 0, successor.output)
         test.assertEqual(service.fencegate.read(path), "second holder\n")
         return first_lock, second_lock
     finally:
         zombie.thaw()
         zombie.kill()
+        if successor:
+            successor.kill()
