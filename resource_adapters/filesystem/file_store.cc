@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <random>
 
+#include "resource_adapters/filesystem/directory_lock.h"
+
 namespace fencegate::adapters {
 
 namespace {
@@ -351,6 +353,10 @@ OrProblem<CommittedWrite> FileStore::Commit(const ResourcePath& path, PendingWri
   }
 
   auto guard = locks_.Lock(relative);
+  DirectoryLock shared_guard;
+  if (auto ec = DirectoryLock::Acquire(directory, shared_guard)) {
+    return fail(ProblemFromError(ec, "lock directory of " + relative));
+  }
   auto current = LookUp(directory, path.name);
   if (auto* problem = std::get_if<Problem>(&current)) {
     return fail(std::move(*problem));
@@ -398,6 +404,10 @@ std::optional<Problem> FileStore::Remove(const ResourcePath& path,
     return ProblemFromError(ec, "open " + relative);
   }
   auto guard = locks_.Lock(relative);
+  DirectoryLock shared_guard;
+  if (auto ec = DirectoryLock::Acquire(directory.get(), shared_guard)) {
+    return ProblemFromError(ec, "lock directory of " + relative);
+  }
   auto current = LookUp(directory.get(), path.name);
   if (auto* problem = std::get_if<Problem>(&current)) {
     return std::move(*problem);

@@ -84,8 +84,9 @@ class FileStore {
 
   static std::error_code Append(PendingWrite& write, const char* data, std::size_t size);
 
-  // Makes the written file durable, stores the token and, under the path lock, checks the
-  // requirements against the current file and renames the temp file over it. The temp file
+  // Makes the written file durable, stores the token and, under the path lock and the
+  // directory's flock (other processes sharing the root), checks the requirements against the
+  // current file and renames the temp file over it. The temp file
   // is removed on every failure.
   OrProblem<CommittedWrite> Commit(const ResourcePath& path, PendingWrite write,
                                    const WriteRequirements& requirements);
@@ -93,7 +94,7 @@ class FileStore {
   // Removes the temp file of a write that will not be committed.
   static void Abandon(PendingWrite& write);
 
-  // DELETE under the path lock; 404 when there is nothing to delete.
+  // DELETE under the path lock and the directory's flock; 404 when there is nothing to delete.
   std::optional<Problem> Remove(const ResourcePath& path, const WriteRequirements& requirements);
 
  private:

@@ -3,9 +3,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <barrier>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -91,7 +96,7 @@ TEST_F(SidecarFileStoreTest, StaleCommitRaceIsCaughtUnderTheLock) {
     EXPECT_FALSE(entry.path().filename().string().starts_with(".fencegate-tmp-"));
     ++entries;
   }
-  EXPECT_EQ(entries, 2);  // the file and its sidecar
+  EXPECT_EQ(entries, 3);  // the file, its sidecar and the directory's lock file
 }
 
 TEST_F(SidecarFileStoreTest, RemoveDeletesFileAndSidecar) {
@@ -103,6 +108,57 @@ TEST_F(SidecarFileStoreTest, RemoveDeletesFileAndSidecar) {
   auto again = store_->Remove(path, WriteRequirements{{}, 2});
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->status, 404u);
+}
+
+// Two FileStores on one root stand for two gateway processes sharing a directory: each has its
+// own path lock table, so only the directory's flock orders their commits. In every round four
+// writers (two per store) pass the early check, then commit at once with distinct tokens; the
+// file must end with the greatest token that committed, else an older write was renamed over a
+// newer one.
+TEST(SharedRootFileStoreTest, RacingCommitsFromTwoStoresNeverLeaveAnOlderToken) {
+  char root_template[] = "/tmp/fencegate-shared-root-XXXXXX";
+  const fs::path root = mkdtemp(root_template);
+  auto open_store = [&](TokenStorage storage) {
+    return std::make_unique<FileStore>(
+        UniqueFd(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), false, storage);
+  };
+  for (TokenStorage storage : {TokenStorage::kXattr, TokenStorage::kSidecar}) {
+    std::unique_ptr<FileStore> stores[2] = {open_store(storage), open_store(storage)};
+    constexpr int kWriters = 4;
+    constexpr int kRounds = 300;
+    std::mt19937 random(7);
+    for (int round = 0; round < kRounds; ++round) {
+      const ResourcePath path{{}, "f" + std::to_string(round)};
+      std::vector<std::uint64_t> tokens{1, 2, 3, 4};
+      std::shuffle(tokens.begin(), tokens.end(), random);
+      std::barrier start(kWriters);
+      std::vector<bool> committed(kWriters, false);
+      std::vector<std::thread> writers;
+      for (int w = 0; w < kWriters; ++w) {
+        writers.emplace_back([&, w] {
+          FileStore& store = *stores[w % 2];
+          const WriteRequirements requirements{{}, tokens[w]};
+          auto begun = store.BeginWrite(path, requirements);
+          start.arrive_and_wait();
+          if (auto* write = std::get_if<PendingWrite>(&begun)) {
+            committed[w] = std::holds_alternative<CommittedWrite>(
+                store.Commit(path, std::move(*write), requirements));
+          }
+        });
+      }
+      for (auto& writer : writers) writer.join();
+      std::uint64_t greatest = 0;
+      for (int w = 0; w < kWriters; ++w) {
+        if (committed[w]) greatest = std::max(greatest, tokens[w]);
+      }
+      ASSERT_GT(greatest, 0u);
+      auto opened = stores[0]->OpenForRead(path);
+      ASSERT_TRUE(std::holds_alternative<OpenedFile>(opened));
+      ASSERT_EQ(std::get<OpenedFile>(opened).version.token, greatest)
+          << "round " << round << (storage == TokenStorage::kXattr ? " (xattr)" : " (sidecar)");
+    }
+  }
+  fs::remove_all(root);
 }
 
 TEST(ProblemFromErrorTest, MapsStorageErrorsToStatuses) {
