@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs every test: unit tests in parallel, then
-# the integration tests (which start the real fencegate binary) one at a time. Prints the time
-# each stage took.
+# the integration tests (which start the real fencegate binary) one at a time, then the zombie
+# torture run (tests/torture). Prints the time each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +29,9 @@ stage_done "integration tests"
 stage "lock services"
 ctest --test-dir build -L lock_services --output-on-failure --timeout 300
 stage_done "lock services"
+
+stage "torture"
+ctest --test-dir build -L torture --output-on-failure
+stage_done "torture"
 
 echo "==> all tests passed in $(( $(date +%s) - total_start ))s"
