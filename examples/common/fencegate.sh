@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the shell examples: writes through fencegate with a fencing token.
 #
 # FENCEGATE_URL is the gateway's traffic listener (default http://127.0.0.1:8080).

@@ -14,6 +14,7 @@
 # write counter, and a lock key created later (by the next holder) always has a higher one.
 # Lease IDs are only unique, not ordered by lock acquisition.
 set -uo pipefail
+# shellcheck source=../common/fencegate.sh
 . "$(dirname "$0")/../common/fencegate.sh"
 
 [ $# -eq 2 ] || { echo "usage: $0 LOCK_NAME RESOURCE_PATH < lines" >&2; exit 2; }
@@ -24,6 +25,7 @@ export ETCDCTL_API=3
 # Without a command, `etcdctl lock` prints the key it created once the lock is ours and holds
 # the lock, keeping its lease alive, until it gets SIGTERM.
 coproc holder { exec "${etcdctl[@]}" lock --ttl="${LEASE_SECONDS:-10}" "$lock"; }
+# shellcheck disable=SC2154 # holder_PID is set by coproc
 holder_pid=$holder_PID
 release() { kill -TERM "$holder_pid" 2>/dev/null; wait "$holder_pid" 2>/dev/null; }
 trap release EXIT

@@ -16,6 +16,7 @@
 # forever; idle_session_timeout turns it into a lease: the server ends a session that stays
 # silent that long, and the lock goes with it.
 set -uo pipefail
+# shellcheck source=../common/fencegate.sh
 . "$(dirname "$0")/../common/fencegate.sh"
 
 [ $# -eq 2 ] || { echo "usage: $0 LOCK_NAME RESOURCE_PATH < lines" >&2; exit 2; }
@@ -28,6 +29,7 @@ export PGOPTIONS="${PGOPTIONS:-} -c idle_session_timeout=${lease}s -c client_min
 # On an error psql stops, and the next read sees its end of output.
 coproc pg { exec psql -X -q -A -t -v ON_ERROR_STOP=1 -v lock="$lock" -v sequence="fence:$lock" \
   ${PG_DSN:+"$PG_DSN"}; }
+# shellcheck disable=SC2154 # pg_PID is set by coproc
 pg_pid=$pg_PID pg_out=${pg[0]}
 # Subshells (the pinger) do not inherit a coprocess's descriptors; they do inherit a copy.
 exec {pg_in}>&"${pg[1]}"
@@ -39,7 +41,7 @@ release() {
   [ -n "$pinger" ] && kill "$pinger" 2>/dev/null
   # Unlocking in our own session can only release our own lock; if the session is gone, so is
   # the lock.
-  printf "SELECT pg_advisory_unlock(hashtext(:'lock')) \\\\g /dev/null\n\\\\q\n" >&"$pg_in" 2>/dev/null
+  printf "SELECT pg_advisory_unlock(hashtext(:'lock')) \\\\g /dev/null\n\\\\q\n" 1>&"$pg_in" 2>/dev/null
   exec {pg_in}>&-
   wait "$pg_pid" 2>/dev/null
 }

@@ -14,6 +14,7 @@
 # Keys: lock:LOCK_NAME holds the owner's random id, fence:LOCK_NAME the last token issued.
 # Taking both in one script means no holder ever runs with a token lower than its predecessor's.
 set -uo pipefail
+# shellcheck source=../common/fencegate.sh
 . "$(dirname "$0")/../common/fencegate.sh"
 
 [ $# -eq 2 ] || { echo "usage: $0 LOCK_NAME RESOURCE_PATH < lines" >&2; exit 2; }
@@ -28,6 +29,7 @@ acquire='if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
 # Renew and release touch the lock only while it still holds our owner id.
 renew='if redis.call("GET", KEYS[1]) == ARGV[1] then
   return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0'
+# shellcheck disable=SC2089 # Lua source, passed to redis-cli as one argument
 release='if redis.call("GET", KEYS[1]) == ARGV[1] then
   return redis.call("DEL", KEYS[1]) end return 0'
 
@@ -49,7 +51,12 @@ renew_every=$(( lease_ms / 3 ))
   done
 ) &
 renewer=$!
-trap 'kill "$renewer" 2>/dev/null; "${redis[@]}" EVAL "$release" "${keys[@]}" "$owner" >/dev/null' EXIT
+release_lock() {
+  kill "$renewer" 2>/dev/null
+  # shellcheck disable=SC2090 # Lua source, passed to redis-cli as one argument
+  "${redis[@]}" EVAL "$release" "${keys[@]}" "$owner" >/dev/null
+}
+trap release_lock EXIT
 
 echo "acquired lock=$lock token=$token owner=$owner"
 write_lines "$path" "$token"

@@ -16,6 +16,7 @@
 # Nodes are named <uuid>__lock__<sequence>, as kazoo's Lock names them, so this script and
 # kazoo clients contend for the same lock.
 set -uo pipefail
+# shellcheck source=../common/fencegate.sh
 . "$(dirname "$0")/../common/fencegate.sh"
 
 [ $# -eq 2 ] || { echo "usage: $0 LOCK_NAME RESOURCE_PATH < lines" >&2; exit 2; }
@@ -26,13 +27,14 @@ wait_seconds=${WAIT_SECONDS:-30}
 # stdout and stderr) come back through the coprocess pipe.
 coproc zk { exec "${ZKCLI:-/usr/share/zookeeper/bin/zkCli.sh}" -server "${ZK_SERVER:-127.0.0.1:2181}" \
   -timeout "$(( ${LEASE_SECONDS:-10} * 1000 ))" 2>&1; }
+# shellcheck disable=SC2154 # zk_PID is set by coproc
 zk_pid=$zk_PID
 zk_out=${zk[0]} zk_in=${zk[1]}
 node=""
 release() {
   # Deleting our own node frees the lock; quitting closes the session, which would too.
-  [ -n "$node" ] && printf 'delete %s\n' "$node" >&"$zk_in" 2>/dev/null
-  printf 'quit\n' >&"$zk_in" 2>/dev/null
+  [ -n "$node" ] && printf 'delete %s\n' "$node" 1>&"$zk_in" 2>/dev/null
+  printf 'quit\n' 1>&"$zk_in" 2>/dev/null
   exec {zk_in}>&-
   timeout 10 tail --pid="$zk_pid" -f /dev/null || kill "$zk_pid" 2>/dev/null
 }
@@ -52,7 +54,7 @@ zk() {
 for parent in /locks "$dir"; do
   zk "create $parent \"\"" "^(Created $parent|Node already exists: $parent)\$"
 done
-zk "create -e -s $dir/$(cat /proc/sys/kernel/random/uuid | tr -d -)__lock__ \"\"" \
+zk "create -e -s $dir/$(tr -d - </proc/sys/kernel/random/uuid)__lock__ \"\"" \
   "^(Created $dir/.*__lock__[0-9]{10}|.*(Exception|Error).*)\$"
 [[ $reply == Created* ]] || { echo "zkCli: $reply" >&2; exit 1; }
 node=${reply#Created }

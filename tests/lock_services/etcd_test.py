@@ -110,6 +110,13 @@ class EtcdTest(unittest.TestCase):
         self.assertEqual(tokens, sorted(set(tokens)))
         self.assertEqual(self.fencegate.read("/files/row.txt"), "holder 2\n")
 
+    def test_a_client_gives_up_on_a_busy_lock_after_its_wait(self):
+        locks = EtcdLocks(self, self.etcd, self.fencegate)
+        for holder, waiter in (("shell", "python"), ("python", "shell")):
+            harness.busy_lock_times_out(self, locks, harness.example("etcd", holder),
+                                        harness.example("etcd", waiter), f"busy-{holder}",
+                                        f"/files/busy-{holder}.txt")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -274,3 +274,28 @@ def zombie_takeover(test, service, first, second, lock, path):
         zombie.kill()
         if successor:
             successor.kill()
+
+
+def busy_lock_times_out(test, service, holder, waiter, lock, path):
+    """While `holder` holds the lock, `waiter` (allowed to wait 1s) gives up with exit status 4
+    and writes nothing; the holder, undisturbed, finishes with exit status 0."""
+    env = {**service.env, "LEASE_SECONDS": "10", "WAIT_SECONDS": "1"}
+    first = Example(holder + [lock, path], env)
+    second = None
+    try:
+        first.send("holder")
+        held = first.expect("acquired")
+        first.expect("wrote")
+        second = Example(waiter + [lock, path], env)
+        second.send("waiter")
+        second.close_input()
+        test.assertEqual(second.wait(), 4, second.output)
+        test.assertFalse([line for line in second.output if line.startswith("wrote")])
+        service.check_holder(held)
+        first.close_input()
+        test.assertEqual(first.wait(), 0, first.output)
+        test.assertEqual(service.fencegate.read(path), "holder\n")
+    finally:
+        first.kill()
+        if second:
+            second.kill()

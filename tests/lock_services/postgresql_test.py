@@ -109,6 +109,13 @@ class PostgreSQLTest(unittest.TestCase):
     def test_psycopg2_holder_is_fenced_after_its_session_ends(self):
         self.scenario("python", "shell", "psycopg2-first")
 
+    def test_a_client_gives_up_on_a_busy_lock_after_its_wait(self):
+        locks = PostgreSQLLocks(self, self.postgresql, self.fencegate)
+        for holder, waiter in (("shell", "python"), ("python", "shell")):
+            harness.busy_lock_times_out(self, locks, harness.example("postgresql", holder),
+                                        harness.example("postgresql", waiter), f"busy-{holder}",
+                                        f"/files/busy-{holder}.txt")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

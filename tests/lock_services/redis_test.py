@@ -99,6 +99,13 @@ class RedisTest(unittest.TestCase):
         self.assertEqual(second.wait(), 0, second.output)
         self.assertEqual(self.fencegate.read("/files/queue.txt"), "second\n")
 
+    def test_a_client_gives_up_on_a_busy_lock_after_its_wait(self):
+        locks = RedisLocks(self, self.redis, self.fencegate)
+        for holder, waiter in (("shell", "python"), ("python", "shell")):
+            harness.busy_lock_times_out(self, locks, harness.example("redis", holder),
+                                        harness.example("redis", waiter), f"busy-{holder}",
+                                        f"/files/busy-{holder}.txt")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

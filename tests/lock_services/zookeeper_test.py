@@ -103,6 +103,13 @@ class ZooKeeperTest(unittest.TestCase):
     def test_kazoo_holder_is_fenced_after_its_session_expires(self):
         self.scenario("python", "shell", "kazoo-first")
 
+    def test_a_client_gives_up_on_a_busy_lock_after_its_wait(self):
+        locks = ZooKeeperLocks(self, self.zookeeper, self.fencegate)
+        for holder, waiter in (("shell", "python"), ("python", "shell")):
+            harness.busy_lock_times_out(self, locks, harness.example("zookeeper", holder),
+                                        harness.example("zookeeper", waiter), f"busy-{holder}",
+                                        f"/files/busy-{holder}.txt")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
