@@ -54,8 +54,9 @@ def http(method, url, body=None, headers=None):
 class Process:
     """A child in its own process group, stopped (group and all) by its PID."""
 
-    def __init__(self, argv, log_path, **popen_args):
+    def __init__(self, argv, log_path, stop_signal=signal.SIGTERM, **popen_args):
         self.argv = argv
+        self.stop_signal = stop_signal
         self.log_path = log_path
         self.log = open(log_path, "wb")
         self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
@@ -68,7 +69,7 @@ class Process:
 
     def stop(self):
         if self.popen.poll() is None:
-            os.killpg(self.popen.pid, signal.SIGTERM)
+            os.killpg(self.popen.pid, self.stop_signal)
             try:
                 self.popen.wait(DEADLINE_SECONDS)
             except subprocess.TimeoutExpired:

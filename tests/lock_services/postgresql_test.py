@@ -5,6 +5,8 @@ written."""
 
 import os
 import pwd
+import shutil
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -32,8 +34,9 @@ class PostgreSQL:
         self.port = harness.free_port()
         self.process = harness.Process(
             [f"{BIN}/postgres", "-D", data, "-c", "listen_addresses=127.0.0.1", "-p",
-             str(self.port), "-k", self.dir, "-c", "fsync=off"],
-            os.path.join(workdir.path, "postgresql.log"), cwd=self.dir, **self.as_user)
+             str(self.port), "-k", self.dir, "-c", "fsync=off"],  # a throwaway server
+            os.path.join(workdir.path, "postgresql.log"), stop_signal=signal.SIGINT,  # fast shutdown
+            cwd=self.dir, **self.as_user)
         self.dsn = f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres"
         self.connection = harness.wait_until(self._connect, "PostgreSQL to accept connections")
         self.connection.autocommit = True
@@ -54,7 +57,7 @@ class PostgreSQL:
     def stop(self):
         self.connection.close()
         self.process.stop()
-        subprocess.run(["rm", "-rf", self.dir], check=True)
+        shutil.rmtree(self.dir)
 
 
 # The advisory lock on hashtext(name), as pg_locks shows it: the bigint key split in two halves.
