@@ -1,6 +1,7 @@
 #include "gateway/server.h"
 
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <thread>
@@ -98,6 +99,10 @@ bool Server::OpenStore(std::string* error) {
   options.path = config_.store.path.empty() ? config_.data_dir + "/fences" : config_.store.path;
   options.block_cache_bytes = config_.store.block_cache_bytes;
   options.rejection_retention = config_.store.rejection_retention;
+  // Store failures and recoveries are operator news: they go to the gateway's error log.
+  options.log = [](std::string_view line) {
+    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
   const lockstore::Status status = lockstore::OpenRocksDbFenceStore(options, &store_);
   if (!status.ok()) {
     *error = "cannot open the fence store at " + options.path + ": " + status.ToString();

@@ -3,6 +3,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -13,6 +14,7 @@
 
 #include "lockstore/record_codec.h"
 #include "lockstore/rocksdb_fence_store_impl.h"
+#include "lockstore/rocksdb_logger.h"
 
 namespace fencegate::lockstore {
 namespace {
@@ -32,8 +34,22 @@ Status FromRocksDb(const rocksdb::Status& s) {
 
 rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
 
-rocksdb::DBOptions MakeDbOptions() {
+// RocksDB's own recovery from a full disk waits until the free space reaches its largest write
+// buffer (16 MiB here) and refuses Resume() with Busy until then, so a disk with a few MiB free
+// again would keep the store failed. The writer thread resumes the database itself instead, as
+// soon as a write succeeds (RocksDbFenceStore::TryResume).
+class ManualRecovery final : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status,
+                            bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+};
+
+rocksdb::DBOptions MakeDbOptions(const RocksDbFenceStoreOptions& store_options) {
   rocksdb::DBOptions options;
+  options.info_log = MakeForwardingLogger(store_options.log);
+  options.listeners.push_back(std::make_shared<ManualRecovery>());
   options.create_if_missing = true;
   options.create_missing_column_families = true;
   // Bounds file descriptors; index and filter blocks live in the block cache, so a table file
@@ -137,7 +153,8 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
   };
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(MakeDbOptions(), options.path, families, &handles, &db);
+  rocksdb::Status s =
+      rocksdb::DB::Open(MakeDbOptions(options), options.path, families, &handles, &db);
   if (!s.ok()) return FromRocksDb(s);
 
   auto close_db = [&] {
@@ -312,7 +329,7 @@ Status RocksDbFenceStore::Flush() {
   return FromRocksDb(db_->FlushWAL(true));
 }
 
-bool RocksDbFenceStore::Ready() const { return open_; }
+bool RocksDbFenceStore::Ready() const { return open_ && healthy_; }
 
 void RocksDbFenceStore::WriterLoop() {
   std::vector<WriteOp> round;
@@ -321,7 +338,16 @@ void RocksDbFenceStore::WriterLoop() {
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      const auto has_work = [&] { return closing_ || !queue_.empty(); };
+      if (!needs_resume_) {
+        work_cv_.wait(lock, has_work);
+      } else if (!work_cv_.wait_for(lock, options_.resume_retry, has_work)) {
+        // Failed and idle: probe the disk now rather than wait for a write to do it, so the
+        // store (and /readyz) recovers even while no client writes.
+        lock.unlock();
+        TryResume();
+        continue;
+      }
       if (queue_.empty()) return;  // closing, and everything accepted has been written
       std::size_t advance_count = 0;
       while (!queue_.empty() && advance_count < options_.max_batch) {
@@ -401,16 +427,9 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
   }
 
   if (!written.empty()) {
-    rocksdb::Status s;
-    // After a failed write RocksDB refuses further writes until resumed; resuming here is
-    // what lets the store recover by itself once the disk is healthy again.
-    if (needs_resume_) s = db_->Resume();
-    if (s.ok()) {
-      rocksdb::WriteOptions sync;
-      sync.sync = true;
-      s = db_->Write(sync, &batch);
-    }
-    needs_resume_ = !s.ok();
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    const rocksdb::Status s = Write(sync, &batch);
     {
       std::lock_guard lock(mu_);
       ++stats_.sync_writes;
@@ -442,12 +461,43 @@ void RocksDbFenceStore::WriteRejections(std::vector<RejectionRecord*>& rejection
     }
   }
   // Unsynced: the audit trail rides along with the next synced advance or Flush().
-  rocksdb::Status s;
-  if (needs_resume_) s = db_->Resume();
-  if (s.ok()) s = db_->Write(rocksdb::WriteOptions(), &batch);
-  needs_resume_ = !s.ok();
+  const rocksdb::Status s = Write(rocksdb::WriteOptions(), &batch);
   std::lock_guard lock(mu_);
   (s.ok() ? stats_.rejections_written : stats_.rejections_dropped) += rejections.size();
+}
+
+rocksdb::Status RocksDbFenceStore::Write(const rocksdb::WriteOptions& options,
+                                         rocksdb::WriteBatch* batch) {
+  rocksdb::Status s;
+  // After a failed write RocksDB refuses further writes until resumed; resuming here is what
+  // lets a write succeed as soon as the disk is healthy again.
+  if (needs_resume_) s = db_->Resume();
+  if (s.ok()) s = db_->Write(options, batch);
+  needs_resume_ = !s.ok();
+  SetHealthy(s.ok(), s);
+  return s;
+}
+
+void RocksDbFenceStore::TryResume() {
+  rocksdb::Status s = db_->Resume();
+  // Resume() can succeed on a disk that is still full (nothing it had to write needed space);
+  // only a synced write proves advances can be made durable again. The format marker is the
+  // one record whose rewrite changes nothing.
+  if (s.ok()) {
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    s = db_->Put(sync, default_cf_, kFormatKey, kFormatValue);
+  }
+  needs_resume_ = !s.ok();
+  SetHealthy(s.ok(), s);
+}
+
+void RocksDbFenceStore::SetHealthy(bool healthy, const rocksdb::Status& cause) {
+  if (healthy_.exchange(healthy) == healthy || !options_.log) return;
+  options_.log(healthy ? "fence store recovered: writes are durable again"
+                       : "fence store write failed (" + cause.ToString() +
+                             "): writes that need a token advance fail with 503 until it "
+                             "recovers");
 }
 
 Status OpenRocksDbFenceStore(const RocksDbFenceStoreOptions& options,

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "lockstore/fence_store.h"
 #include "lockstore/status.h"
@@ -21,6 +24,13 @@ struct RocksDbFenceStoreOptions {
   std::size_t max_batch = 4096;
   // How many refused writes the audit trail keeps (older ones are deleted).
   std::size_t rejection_retention = 10000;
+  // Where the store's health changes (a failed write, the recovery) and RocksDB's own warnings
+  // and errors go, one line per call, from store threads. Empty: dropped.
+  std::function<void(std::string_view)> log;
+  // After a failed write (disk full, read-only, I/O error) the store is not ready and retries
+  // DB::Resume() this often, and before every write, until the disk takes writes again; it
+  // then recovers without a restart.
+  std::chrono::milliseconds resume_retry = std::chrono::milliseconds(200);
 };
 
 // Opens (or creates) the RocksDB-backed fence store. Advances are group-committed by one writer

@@ -18,6 +18,9 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class Status;
+class WriteBatch;
+struct WriteOptions;
 }  // namespace rocksdb
 
 namespace fencegate::lockstore {
@@ -78,6 +81,12 @@ class RocksDbFenceStore final : public FenceStore {
   void WriterLoop();
   void CommitAdvances(std::vector<AdvanceOp*>& advances);
   void WriteRejections(std::vector<RejectionRecord*>& rejections);
+  // Writes `batch` (leaving RocksDB's error state first if a write failed before) and tracks
+  // the store's health from the outcome.
+  rocksdb::Status Write(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch);
+  // Called by the writer when idle while unhealthy: recovers once the disk takes writes again.
+  void TryResume();
+  void SetHealthy(bool healthy, const rocksdb::Status& cause);
 
   const RocksDbFenceStoreOptions options_;
 
@@ -88,6 +97,8 @@ class RocksDbFenceStore final : public FenceStore {
   rocksdb::ColumnFamilyHandle* fences_cf_;
   rocksdb::ColumnFamilyHandle* rejections_cf_;
   std::atomic<bool> open_{true};
+  // False from a failed write until RocksDB accepts writes again (Ready() and /readyz).
+  std::atomic<bool> healthy_{true};
 
   // The writer's queue. enqueued_/completed_ count operations so Flush() can wait for a drain.
   mutable std::mutex mu_;

@@ -47,7 +47,12 @@ void RecordingBackend::AcceptLoop() {
     if (stopping_) return;
     if (ec) continue;
     Connection& connection = connections_.emplace_back(Connection{std::move(socket), {}});
-    connection.thread = std::thread([this, &connection] { Serve(connection.socket); });
+    connection.thread = std::thread([this, &connection] {
+      Serve(connection.socket);
+      std::lock_guard closed_lock(mutex_);
+      ++connections_closed_;
+      changed_.notify_all();
+    });
   }
 }
 
@@ -133,6 +138,12 @@ bool RecordingBackend::WaitForCompleted(std::size_t count,
 bool RecordingBackend::WaitForArrived(std::size_t count, std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mutex_);
   return changed_.wait_for(lock, timeout, [&] { return requests_.size() >= count; });
+}
+
+bool RecordingBackend::WaitForConnectionsClosed(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout,
+                           [&] { return connections_closed_ == connections_.size(); });
 }
 
 }  // namespace fencegate::integration

@@ -50,6 +50,10 @@ class RecordingBackend {
   bool WaitForCompleted(std::size_t count, std::chrono::milliseconds timeout) const;
   // Waits until `count` request headers have arrived; false on timeout.
   bool WaitForArrived(std::size_t count, std::chrono::milliseconds timeout) const;
+  // Waits until every connection accepted so far was closed by its peer (or failed). A
+  // connection's bytes are all parsed before its close is seen, so afterwards every request a
+  // dead client had sent is in Requests(). False on timeout.
+  bool WaitForConnectionsClosed(std::chrono::milliseconds timeout) const;
 
  private:
   struct Connection {
@@ -70,6 +74,7 @@ class RecordingBackend {
   std::uint64_t clock_ = 0;
   std::vector<RecordedRequest> requests_;
   std::list<Connection> connections_;
+  std::size_t connections_closed_ = 0;
 };
 
 }  // namespace fencegate::integration
