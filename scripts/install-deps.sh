@@ -12,6 +12,8 @@ packages=(
   # Lock services and their clients, for examples/ and tests/lock_services/.
   etcd-server etcd-client redis-server postgresql zookeeperd
   python3 python3-redis python3-psycopg2 python3-kazoo
+  # Fault tests (tests/faults/): wall-clock jumps, an ext4 image to turn read-only, mount(8).
+  faketime e2fsprogs mount
 )
 
 missing=()

@@ -26,6 +26,11 @@ stage "integration tests"
 ctest --test-dir build -L integration --output-on-failure --timeout 600
 stage_done "integration tests"
 
+stage "faults"
+# kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
+ctest --test-dir build -L faults --output-on-failure --timeout 600
+stage_done "faults"
+
 stage "lock services"
 ctest --test-dir build -L lock_services --output-on-failure --timeout 300
 stage_done "lock services"

@@ -67,10 +67,10 @@ std::unique_ptr<ScopedMount> ScopedMount::LoopExt4(const std::string& dir, const
   }
   // No journal: on an error ext4 would abort the journal, and an aborted journal keeps the
   // file system read-only until it is unmounted.
-  if (!Run({"/usr/sbin/mkfs.ext4", "-q", "-F", "-O", "^has_journal", image}, error)) {
+  if (!Run({"/sbin/mkfs.ext4", "-q", "-F", "-O", "^has_journal", image}, error)) {
     return nullptr;
   }
-  if (!Run({"/usr/bin/mount", "-o", "loop,errors=remount-ro", image, dir}, error)) return nullptr;
+  if (!Run({"/bin/mount", "-o", "loop,errors=remount-ro", image, dir}, error)) return nullptr;
   const std::string device = MountedDevice(dir);
   if (device.empty()) {
     *error = "mounted " + image + " but " + dir + " is not in /proc/mounts";
