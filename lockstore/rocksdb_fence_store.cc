@@ -21,6 +21,8 @@ namespace {
 
 constexpr char kFencesFamily[] = "fences";
 constexpr char kRejectionsFamily[] = "rejections";
+constexpr char kLocksFamily[] = "locks";
+constexpr char kLockAuditFamily[] = "lock_audit";
 constexpr char kFormatKey[] = "fencegate.format";
 constexpr char kFormatValue[] = "fences-v1";
 
@@ -150,6 +152,8 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
       {rocksdb::kDefaultColumnFamilyName, MakeFamilyOptions(cache, 1u << 20)},
       {kFencesFamily, MakeFamilyOptions(cache, 16u << 20)},
       {kRejectionsFamily, MakeFamilyOptions(cache, 4u << 20)},
+      {kLocksFamily, MakeFamilyOptions(cache, 1u << 20)},
+      {kLockAuditFamily, MakeFamilyOptions(cache, 1u << 20)},
   };
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -197,6 +201,20 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
       return error;
     }
   }
+  // Audit sequences continue the same way.
+  std::uint64_t next_audit_sequence = 1;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), handles[4]));
+    it->SeekToLast();
+    Status decoded = it->Valid() ? DecodeSequenceKey(it->key().ToStringView(), &next_audit_sequence)
+                                 : FromRocksDb(it->status());
+    if (!decoded.ok()) {
+      it.reset();
+      close_db();
+      return decoded;
+    }
+    if (it->Valid()) ++next_audit_sequence;
+  }
   // Trim what a smaller retention than last run's leaves behind; afterwards each new record
   // deletes the one that falls out of the window.
   if (next_sequence > options.rejection_retention + 1) {
@@ -209,19 +227,24 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
     }
   }
 
-  store->reset(new RocksDbFenceStore(options, db, std::move(handles), next_sequence));
+  store->reset(
+      new RocksDbFenceStore(options, db, std::move(handles), next_sequence, next_audit_sequence));
   return Status::Ok();
 }
 
 RocksDbFenceStore::RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
                                      std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                                     std::uint64_t next_rejection_sequence)
+                                     std::uint64_t next_rejection_sequence,
+                                     std::uint64_t next_audit_sequence)
     : options_(options),
       db_(db),
       default_cf_(handles[0]),
       fences_cf_(handles[1]),
       rejections_cf_(handles[2]),
+      locks_cf_(handles[3]),
+      lock_audit_cf_(handles[4]),
       next_rejection_sequence_(next_rejection_sequence),
+      next_audit_sequence_(next_audit_sequence),
       writer_([this] { WriterLoop(); }) {}
 
 RocksDbFenceStore::~RocksDbFenceStore() { Close(); }
@@ -239,7 +262,7 @@ void RocksDbFenceStore::Close() {
   std::unique_lock lock(db_mu_);
   // Rejections were written unsynced; make them durable too before letting go.
   db_->FlushWAL(true).PermitUncheckedError();
-  for (auto* handle : {default_cf_, fences_cf_, rejections_cf_}) {
+  for (auto* handle : {default_cf_, fences_cf_, rejections_cf_, locks_cf_, lock_audit_cf_}) {
     db_->DestroyColumnFamilyHandle(handle);
   }
   db_->Close().PermitUncheckedError();
@@ -335,6 +358,7 @@ void RocksDbFenceStore::WriterLoop() {
   std::vector<WriteOp> round;
   std::vector<AdvanceOp*> advances;
   std::vector<RejectionRecord*> rejections;
+  std::vector<LockOp*> locks;
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -359,7 +383,11 @@ void RocksDbFenceStore::WriterLoop() {
     for (WriteOp& op : round) {
       if (auto* advance = std::get_if<AdvanceOp>(&op)) advances.push_back(advance);
       if (auto* rejection = std::get_if<RejectionRecord>(&op)) rejections.push_back(rejection);
+      if (auto* lock = std::get_if<LockOp>(&op)) locks.push_back(lock);
     }
+    // Lock records first: a grant's token is durable before the fences it raises are requested,
+    // and those requests are only made after this round's callbacks.
+    if (!locks.empty()) CommitLocks(locks);
     if (!advances.empty()) CommitAdvances(advances);
     if (!rejections.empty()) WriteRejections(rejections);
     {
@@ -370,6 +398,7 @@ void RocksDbFenceStore::WriterLoop() {
     round.clear();
     advances.clear();
     rejections.clear();
+    locks.clear();
   }
 }
 

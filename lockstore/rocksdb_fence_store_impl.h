@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lockstore/fence_store.h"
+#include "lockstore/lock_persistence.h"
 #include "lockstore/rocksdb_fence_store.h"
 
 namespace rocksdb {
@@ -30,12 +31,15 @@ namespace fencegate::lockstore {
 //
 // Layout: column family "fences" maps key -> EncodeFenceValue(); "rejections" maps the
 // big-endian sequence -> EncodeRejectionValue(); the default column family holds metadata.
+// The lock table's state lives in the same database (so one synced batch orders it with the
+// fences): "locks" maps lock name -> EncodeLockValue(), "lock_audit" maps the big-endian
+// sequence -> EncodeLockAuditValue() (forced releases; kept, never trimmed).
 //
 // Threads: Get() and RecentRejections() read on the caller's thread (reads never fsync, so they
 // are cheap enough for that). Advance() and RecordRejection() go to one writer thread, which
 // folds everything queued into one synced WriteBatch per round (group commit), so the fsync
 // cost is shared by all advances that arrived while the previous one was in progress.
-class RocksDbFenceStore final : public FenceStore {
+class RocksDbFenceStore final : public FenceStore, public LockPersistence {
  public:
   // Counters for operators and tests; monotonic since open.
   struct Stats {
@@ -59,6 +63,11 @@ class RocksDbFenceStore final : public FenceStore {
   Status Flush() override;
   bool Ready() const override;
 
+  // LockPersistence (lock_rocksdb.cc). Lock writes go through the same writer thread.
+  Status LoadLocks(std::vector<LockRecord>* out) override;
+  void WriteLock(LockWrite write, WriteCallback callback) override;
+  std::vector<LockAuditRecord> RecentLockAudit(std::size_t limit) override;
+
   // Drains the writer, syncs the WAL and closes the database. Idempotent; the destructor calls it.
   void Close();
   Stats stats() const;
@@ -70,17 +79,22 @@ class RocksDbFenceStore final : public FenceStore {
     std::int64_t now_ms = 0;
     AdvanceCallback callback;
   };
-  using WriteOp = std::variant<AdvanceOp, RejectionRecord>;
+  struct LockOp {
+    LockWrite write;
+    WriteCallback callback;
+  };
+  using WriteOp = std::variant<AdvanceOp, RejectionRecord, LockOp>;
 
   RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
                     std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                    std::uint64_t next_rejection_sequence);
+                    std::uint64_t next_rejection_sequence, std::uint64_t next_audit_sequence);
 
   // Moves `op` into the queue; leaves it untouched and returns false once closing.
   bool Enqueue(WriteOp& op);
   void WriterLoop();
   void CommitAdvances(std::vector<AdvanceOp*>& advances);
   void WriteRejections(std::vector<RejectionRecord*>& rejections);
+  void CommitLocks(std::vector<LockOp*>& locks);
   // Writes `batch` (leaving RocksDB's error state first if a write failed before) and tracks
   // the store's health from the outcome.
   rocksdb::Status Write(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch);
@@ -96,6 +110,8 @@ class RocksDbFenceStore final : public FenceStore {
   rocksdb::ColumnFamilyHandle* default_cf_;
   rocksdb::ColumnFamilyHandle* fences_cf_;
   rocksdb::ColumnFamilyHandle* rejections_cf_;
+  rocksdb::ColumnFamilyHandle* locks_cf_;
+  rocksdb::ColumnFamilyHandle* lock_audit_cf_;
   std::atomic<bool> open_{true};
   // False from a failed write until RocksDB accepts writes again (Ready() and /readyz).
   std::atomic<bool> healthy_{true};
@@ -112,6 +128,7 @@ class RocksDbFenceStore final : public FenceStore {
 
   // Owned by the writer thread.
   std::uint64_t next_rejection_sequence_;
+  std::uint64_t next_audit_sequence_;
   bool needs_resume_ = false;  // a write failed: RocksDB must leave its error state first
 
   std::thread writer_;

@@ -1,0 +1,157 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstore/lock_clock.h"
+#include "lockstore/lock_fencer.h"
+#include "lockstore/lock_persistence.h"
+#include "lockstore/lock_record.h"
+#include "lockstore/lock_rules.h"
+#include "lockstore/status.h"
+#include "lockstore/token.h"
+
+namespace fencegate::lockstore {
+
+// Lock events, for metrics. Called outside the table's mutex, from any thread.
+class LockObserver {
+ public:
+  virtual ~LockObserver() = default;
+  virtual void Acquired(std::chrono::nanoseconds waited) = 0;
+  virtual void Contended() = 0;  // an acquire found the lock held (it waits or fails)
+  virtual void Released(std::chrono::nanoseconds held) = 0;
+  virtual void Expired(std::chrono::nanoseconds held) = 0;
+  virtual void ForceReleased(std::chrono::nanoseconds held) = 0;
+  virtual void Renewed() = 0;
+  virtual void RenewalFailed() = 0;
+  virtual void Holders(std::size_t holders, std::size_t waiters) = 0;
+};
+
+struct LockTableOptions {
+  std::chrono::milliseconds min_ttl{100};
+  std::chrono::milliseconds max_ttl{std::chrono::hours(1)};
+  std::chrono::milliseconds max_wait{std::chrono::minutes(5)};
+  std::size_t max_waiters_per_lock = 1000;
+  LockRules rules;
+  // Wall-clock milliseconds for the informational acquired_at / audit times.
+  std::function<std::int64_t()> now_unix_ms;
+};
+
+struct AcquireResult {
+  enum class Kind {
+    kGranted,
+    kHeld,         // held by someone else (at once, or still at the end of the wait)
+    kQuarantined,  // in lock-delay after an expired lease (at once, or still at the end)
+    kBusy,         // too many waiters already
+    kInvalid,      // bad name or TTL
+    kStoreError,   // the grant (or its fences) could not be made durable
+    kCancelled,    // CancelWait() or shutdown
+  };
+  Kind kind = Kind::kInvalid;
+  std::string detail;
+  // kGranted:
+  std::string owner_token;
+  Token token = 0;
+  std::chrono::milliseconds ttl{0};
+  std::chrono::nanoseconds waited{0};
+  std::vector<FenceRaise> fences;
+  // kHeld / kQuarantined: how long until the current lease or delay ends at the earliest.
+  std::chrono::milliseconds retry_after{0};
+};
+
+struct RenewResult {
+  bool renewed = false;  // false: the lease is lost (expired, released, or someone else's)
+  Token token = 0;
+  std::chrono::milliseconds ttl{0};
+};
+
+struct ReleaseResult {
+  bool released = false;  // false: the caller did not hold it (already released or lost)
+  Status status;          // the durable write failed (the lock is free in memory regardless)
+};
+
+struct ForceReleaseResult {
+  Status status;  // NotFound: the lock is not held; IOError: the store failed
+  LockAuditRecord audit;
+  std::vector<FenceRaise> fences;
+};
+
+// A snapshot of one lock, for operators. Never carries an owner token.
+struct LockView {
+  std::string name;
+  Token last_token = 0;
+  bool held = false;
+  bool granting = false;  // being made durable / fenced, not answered yet
+  std::string owner_id;
+  Token holder_token = 0;
+  std::chrono::milliseconds ttl{0};
+  std::chrono::milliseconds expires_in{0};
+  std::chrono::milliseconds held_for{0};
+  std::int64_t acquired_at_unix_ms = 0;
+  std::size_t waiters = 0;
+  std::chrono::milliseconds quarantine_left{0};
+};
+
+// The named locks: leases with owner tokens and fencing tokens.
+//  - A grant issues last_token + 1 and makes it durable (synced) before anyone is told, so a
+//    token is never issued twice, restarts included; then raises the lock's fence keys.
+//  - Leases run on the injected monotonic clock and start when the grant is answered.
+//  - Waiters are served first come, first served; a release or expiry hands the lock to exactly
+//    the first waiter.
+//  - After a restart (Load), a lock that was held stays held by the same owner for a full TTL
+//    from the restart (its owner can renew: the owner hash was persisted); a quarantined lock
+//    gets a full lock-delay from the restart. Nobody else can get it while the old holder may
+//    still be working.
+// Thread-safe. Callbacks run outside the table's mutex, on the caller's thread, a store thread,
+// the clock's thread, or the fencer's; callers hop to their own executor.
+class LockTable {
+ public:
+  using AcquireCallback = std::function<void(AcquireResult)>;
+  using ReleaseCallback = std::function<void(ReleaseResult)>;
+  using ForceReleaseCallback = std::function<void(ForceReleaseResult)>;
+
+  // `fencer` and `observer` may be null. All references must outlive the table.
+  LockTable(LockPersistence& persistence, LockClock& clock, LockFencer* fencer,
+            LockObserver* observer, LockTableOptions options);
+  ~LockTable();
+  LockTable(const LockTable&) = delete;
+  LockTable& operator=(const LockTable&) = delete;
+
+  // Loads the persisted locks (see the class comment). Call once, before anything else.
+  Status Load();
+
+  // Acquires `name` for `ttl`, waiting up to `wait` (0: fail at once). Calls back exactly once.
+  // Returns a waiter id for CancelWait (0 when the call was decided without queueing).
+  std::uint64_t Acquire(std::string_view name, std::chrono::milliseconds ttl,
+                        std::chrono::milliseconds wait, AcquireCallback callback);
+  // Withdraws a queued acquire (its callback gets kCancelled). No effect once decided.
+  void CancelWait(std::string_view name, std::uint64_t waiter_id);
+
+  // Extends the lease by its TTL from now, only for the owner and only while the lease is live.
+  RenewResult Renew(std::string_view name, std::string_view owner_token);
+
+  // Frees the lock if `owner_token` holds it; otherwise changes nothing (idempotent).
+  void Release(std::string_view name, std::string_view owner_token, ReleaseCallback callback);
+
+  // Administrative: frees a held lock, issues a new token, raises the lock's fences to it and
+  // writes an audit record, all durable before the callback.
+  void ForceRelease(std::string_view name, std::string operator_id, std::string reason,
+                    ForceReleaseCallback callback);
+
+  std::optional<LockView> Inspect(std::string_view name) const;
+  std::vector<LockView> List() const;
+  // Fails every waiter with kCancelled (shutdown).
+  void CancelAllWaiters();
+
+ private:
+  class Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace fencegate::lockstore

@@ -1,0 +1,347 @@
+#include "lockstore/lock_table.h"
+
+#include <gtest/gtest.h>
+
+#include "lockstore/lock_memory_persistence.h"
+#include "lockstore/lock_owner.h"
+#include "tests/lockstore/lock_test_support.h"
+
+namespace fencegate::lockstore {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::AcquireProbe;
+using testing::ManualLockClock;
+using testing::RecordingFencer;
+using Kind = AcquireResult::Kind;
+
+constexpr milliseconds kTtl{1000};
+
+class LockTableTest : public ::testing::Test {
+ protected:
+  LockTableOptions Options() {
+    LockTableOptions options;
+    options.rules = LockRules({{"orders-*", {"kv:{name}", "audit:{name}"}, milliseconds(0)},
+                               {"delayed-*", {}, milliseconds(2000)}});
+    options.now_unix_ms = [] { return std::int64_t{1'700'000'000'000}; };
+    options.max_waiters_per_lock = 3;
+    return options;
+  }
+  std::unique_ptr<LockTable> NewTable() {
+    auto table = std::make_unique<LockTable>(persistence_, clock_, &fencer_, nullptr, Options());
+    EXPECT_TRUE(table->Load().ok());
+    return table;
+  }
+  AcquireResult AcquireNow(LockTable& table, std::string_view name, milliseconds ttl = kTtl) {
+    AcquireProbe probe;
+    table.Acquire(name, ttl, milliseconds(0), probe.callback());
+    EXPECT_TRUE(probe.result.has_value());
+    return probe.result.value_or(AcquireResult{});
+  }
+  bool Release(LockTable& table, std::string_view name, const std::string& owner) {
+    std::optional<ReleaseResult> released;
+    table.Release(name, owner, [&](ReleaseResult r) { released = r; });
+    EXPECT_TRUE(released.has_value());
+    return released && released->released;
+  }
+
+  MemoryLockPersistence persistence_;
+  ManualLockClock clock_;
+  RecordingFencer fencer_;
+};
+
+TEST_F(LockTableTest, GrantCarriesOwnerTokenFencingTokenAndTtl) {
+  auto table = NewTable();
+  const AcquireResult first = AcquireNow(*table, "job");
+  ASSERT_EQ(first.kind, Kind::kGranted) << first.detail;
+  EXPECT_TRUE(IsWellFormedOwnerToken(first.owner_token));
+  EXPECT_EQ(first.token, 1u);
+  EXPECT_EQ(first.ttl, kTtl);
+  ASSERT_TRUE(Release(*table, "job", first.owner_token));
+  const AcquireResult second = AcquireNow(*table, "job");
+  ASSERT_EQ(second.kind, Kind::kGranted);
+  EXPECT_EQ(second.token, 2u);
+  EXPECT_NE(second.owner_token, first.owner_token);
+}
+
+TEST_F(LockTableTest, FailAtOnceWhenHeld) {
+  auto table = NewTable();
+  ASSERT_EQ(AcquireNow(*table, "job").kind, Kind::kGranted);
+  clock_.Advance(milliseconds(300));
+  const AcquireResult refused = AcquireNow(*table, "job");
+  EXPECT_EQ(refused.kind, Kind::kHeld);
+  EXPECT_EQ(refused.retry_after, milliseconds(700));
+}
+
+TEST_F(LockTableTest, InvalidNameAndTtlAreRefused) {
+  auto table = NewTable();
+  EXPECT_EQ(AcquireNow(*table, "has space").kind, Kind::kInvalid);
+  EXPECT_EQ(AcquireNow(*table, "").kind, Kind::kInvalid);
+  EXPECT_EQ(AcquireNow(*table, "job", milliseconds(1)).kind, Kind::kInvalid);
+  EXPECT_EQ(AcquireNow(*table, "job", std::chrono::hours(2)).kind, Kind::kInvalid);
+}
+
+TEST_F(LockTableTest, WaitersAreServedInArrivalOrderOneAtATime) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "job");
+  AcquireProbe b, c, d;
+  table->Acquire("job", kTtl, milliseconds(5000), b.callback());
+  table->Acquire("job", kTtl, milliseconds(5000), c.callback());
+  table->Acquire("job", kTtl, milliseconds(5000), d.callback());
+  EXPECT_FALSE(b.result || c.result || d.result);
+
+  ASSERT_TRUE(Release(*table, "job", holder.owner_token));
+  // Exactly one waiter is woken: the first.
+  ASSERT_TRUE(b.granted());
+  EXPECT_FALSE(c.result.has_value());
+  EXPECT_FALSE(d.result.has_value());
+  EXPECT_EQ(b.result->token, 2u);
+
+  ASSERT_TRUE(Release(*table, "job", b.result->owner_token));
+  ASSERT_TRUE(c.granted());
+  EXPECT_FALSE(d.result.has_value());
+  EXPECT_EQ(c.result->token, 3u);
+}
+
+TEST_F(LockTableTest, NewcomerDoesNotOvertakeWaiters) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "job");
+  AcquireProbe waiter;
+  table->Acquire("job", kTtl, milliseconds(5000), waiter.callback());
+  ASSERT_TRUE(Release(*table, "job", holder.owner_token));
+  ASSERT_TRUE(waiter.granted());
+  EXPECT_EQ(AcquireNow(*table, "job").kind, Kind::kHeld);
+}
+
+TEST_F(LockTableTest, TooManyWaitersIsBusy) {
+  auto table = NewTable();
+  AcquireNow(*table, "job");
+  AcquireProbe w[4];
+  for (auto& probe : w) table->Acquire("job", kTtl, milliseconds(5000), probe.callback());
+  ASSERT_TRUE(w[3].result.has_value());
+  EXPECT_EQ(w[3].result->kind, Kind::kBusy);
+  EXPECT_FALSE(w[2].result.has_value());
+}
+
+TEST_F(LockTableTest, ExpiryHandsTheLockToTheNextWaiter) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "job");
+  AcquireProbe waiter;
+  table->Acquire("job", kTtl, milliseconds(5000), waiter.callback());
+  clock_.Advance(milliseconds(999));
+  EXPECT_FALSE(waiter.result.has_value());
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(waiter.granted());
+  EXPECT_EQ(waiter.result->token, 2u);
+  EXPECT_EQ(waiter.result->waited, milliseconds(1000));
+  // The old holder has lost it: renewal and release both say so, and change nothing.
+  EXPECT_FALSE(table->Renew("job", holder.owner_token).renewed);
+  EXPECT_FALSE(Release(*table, "job", holder.owner_token));
+  EXPECT_TRUE(table->Renew("job", waiter.result->owner_token).renewed);
+}
+
+TEST_F(LockTableTest, WaitEndsWithHeldWhenTheDeadlinePasses) {
+  auto table = NewTable();
+  AcquireNow(*table, "job", milliseconds(10000));
+  AcquireProbe waiter;
+  table->Acquire("job", kTtl, milliseconds(500), waiter.callback());
+  clock_.Advance(milliseconds(499));
+  EXPECT_FALSE(waiter.result.has_value());
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(waiter.result.has_value());
+  EXPECT_EQ(waiter.result->kind, Kind::kHeld);
+  EXPECT_EQ(table->Inspect("job")->waiters, 0u);
+}
+
+TEST_F(LockTableTest, RenewExtendsALiveLeaseAndALateRenewalFails) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "job");
+  clock_.Advance(milliseconds(800));
+  const RenewResult renewed = table->Renew("job", holder.owner_token);
+  EXPECT_TRUE(renewed.renewed);
+  EXPECT_EQ(renewed.token, holder.token);
+  clock_.Advance(milliseconds(800));  // 1600 ms after the grant, 800 after the renewal
+  EXPECT_TRUE(table->Inspect("job")->held);
+  // Past the renewed lease, before the timer processed it: the renewal is still late.
+  clock_.AdvanceWithoutTimer(milliseconds(200));
+  EXPECT_FALSE(table->Renew("job", holder.owner_token).renewed);
+  EXPECT_FALSE(table->Inspect("job")->held);
+}
+
+TEST_F(LockTableTest, RenewWithAnotherOwnerTokenFails) {
+  auto table = NewTable();
+  AcquireNow(*table, "job");
+  std::string stranger;
+  ASSERT_TRUE(NewOwnerToken(&stranger).ok());
+  EXPECT_FALSE(table->Renew("job", stranger).renewed);
+  EXPECT_FALSE(table->Renew("job", "not-hex").renewed);
+  EXPECT_FALSE(table->Renew("nope", stranger).renewed);
+}
+
+TEST_F(LockTableTest, RetriedReleaseNeverFreesTheNextHoldersLock) {
+  auto table = NewTable();
+  const AcquireResult a = AcquireNow(*table, "job");
+  ASSERT_TRUE(Release(*table, "job", a.owner_token));
+  const AcquireResult b = AcquireNow(*table, "job");
+  ASSERT_EQ(b.kind, Kind::kGranted);
+  EXPECT_FALSE(Release(*table, "job", a.owner_token));  // the retry
+  const auto view = table->Inspect("job");
+  ASSERT_TRUE(view->held);
+  EXPECT_EQ(view->holder_token, b.token);
+  EXPECT_EQ(view->owner_id, OwnerId(OwnerHash(b.owner_token)));
+}
+
+TEST_F(LockTableTest, QuarantineDelaysTheNextGrantAfterAnExpiry) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "delayed-1");
+  clock_.Advance(kTtl);  // expires without release
+  const AcquireResult refused = AcquireNow(*table, "delayed-1");
+  EXPECT_EQ(refused.kind, Kind::kQuarantined);
+  EXPECT_EQ(refused.retry_after, milliseconds(2000));
+  AcquireProbe waiter;
+  table->Acquire("delayed-1", kTtl, milliseconds(5000), waiter.callback());
+  clock_.Advance(milliseconds(1999));
+  EXPECT_FALSE(waiter.result.has_value());
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(waiter.granted());
+  EXPECT_GT(waiter.result->token, holder.token);
+}
+
+TEST_F(LockTableTest, ReleaseDoesNotQuarantine) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "delayed-2");
+  ASSERT_TRUE(Release(*table, "delayed-2", holder.owner_token));
+  EXPECT_EQ(AcquireNow(*table, "delayed-2").kind, Kind::kGranted);
+}
+
+TEST_F(LockTableTest, GrantIsAnsweredOnlyOnceDurable) {
+  persistence_.SetDeferred(true);
+  auto table = NewTable();
+  AcquireProbe probe;
+  table->Acquire("job", kTtl, milliseconds(0), probe.callback());
+  EXPECT_FALSE(probe.result.has_value());
+  EXPECT_TRUE(table->Inspect("job")->granting);
+  EXPECT_EQ(persistence_.RunPending(), 1u);
+  ASSERT_TRUE(probe.granted());
+  EXPECT_EQ(persistence_.synced_writes(), 1u);
+}
+
+TEST_F(LockTableTest, StoreFailureFailsTheGrantAndFreesTheLock) {
+  auto table = NewTable();
+  persistence_.FailNextWrites(Status::IOError("disk gone"));
+  EXPECT_EQ(AcquireNow(*table, "job").kind, Kind::kStoreError);
+  persistence_.FailNextWrites(Status::Ok());
+  const AcquireResult later = AcquireNow(*table, "job");
+  ASSERT_EQ(later.kind, Kind::kGranted);
+  EXPECT_EQ(later.token, 2u);  // the failed grant's token is never handed out again
+}
+
+TEST_F(LockTableTest, EagerFencingRaisesBoundKeysBeforeTheAnswer) {
+  fencer_.hold = true;
+  auto table = NewTable();
+  AcquireProbe probe;
+  table->Acquire("orders-7", kTtl, milliseconds(0), probe.callback());
+  ASSERT_EQ(fencer_.calls.size(), 1u);
+  EXPECT_EQ(fencer_.calls[0].keys, (std::vector<std::string>{"kv:orders-7", "audit:orders-7"}));
+  EXPECT_EQ(fencer_.calls[0].token, 1u);
+  EXPECT_FALSE(probe.result.has_value());  // not answered before the fences stand
+  fencer_.held[0]();
+  ASSERT_TRUE(probe.granted());
+  ASSERT_EQ(probe.result->fences.size(), 2u);
+  EXPECT_TRUE(probe.result->fences[0].raised);
+  // Unbound locks raise nothing.
+  fencer_.hold = false;
+  AcquireNow(*table, "job");
+  EXPECT_EQ(fencer_.calls.size(), 1u);
+}
+
+TEST_F(LockTableTest, ForcedReleaseRaisesTheFenceAndWritesAnAuditRecord) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "orders-9");
+  AcquireProbe waiter;
+  table->Acquire("orders-9", kTtl, milliseconds(5000), waiter.callback());
+  std::optional<ForceReleaseResult> forced;
+  table->ForceRelease("orders-9", "alice", "stuck job", [&](ForceReleaseResult r) { forced = r; });
+  ASSERT_TRUE(forced.has_value());
+  ASSERT_TRUE(forced->status.ok()) << forced->status.ToString();
+  EXPECT_EQ(forced->audit.operator_id, "alice");
+  EXPECT_EQ(forced->audit.reason, "stuck job");
+  EXPECT_EQ(forced->audit.previous_token, holder.token);
+  EXPECT_EQ(forced->audit.previous_owner_id, OwnerId(OwnerHash(holder.owner_token)));
+  EXPECT_EQ(forced->audit.fence_token, holder.token + 1);
+  EXPECT_EQ(forced->audit.sequence, 1u);
+  // The fences went to the new token; the waiter got the lock with a higher one still.
+  ASSERT_GE(fencer_.calls.size(), 2u);
+  bool raised_to_fence_token = false;
+  for (const auto& call : fencer_.calls) {
+    raised_to_fence_token |= call.token == forced->audit.fence_token;
+  }
+  EXPECT_TRUE(raised_to_fence_token);
+  ASSERT_TRUE(waiter.granted());
+  EXPECT_EQ(waiter.result->token, holder.token + 2);
+  EXPECT_FALSE(table->Renew("orders-9", holder.owner_token).renewed);
+  const auto audit = persistence_.RecentLockAudit(10);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].lock, "orders-9");
+}
+
+TEST_F(LockTableTest, ForcedReleaseOfAFreeLockIsNotFound) {
+  auto table = NewTable();
+  std::optional<ForceReleaseResult> forced;
+  table->ForceRelease("job", "alice", "why", [&](ForceReleaseResult r) { forced = r; });
+  ASSERT_TRUE(forced.has_value());
+  EXPECT_EQ(forced->status.code(), Status::Code::kNotFound);
+}
+
+TEST_F(LockTableTest, CancelledWaiterIsSkipped) {
+  auto table = NewTable();
+  const AcquireResult holder = AcquireNow(*table, "job");
+  AcquireProbe first, second;
+  const auto id = table->Acquire("job", kTtl, milliseconds(5000), first.callback());
+  table->Acquire("job", kTtl, milliseconds(5000), second.callback());
+  table->CancelWait("job", id);
+  ASSERT_TRUE(first.result.has_value());
+  EXPECT_EQ(first.result->kind, Kind::kCancelled);
+  ASSERT_TRUE(Release(*table, "job", holder.owner_token));
+  EXPECT_TRUE(second.granted());
+}
+
+TEST_F(LockTableTest, RestartKeepsTokensIncreasingAndLiveLeasesHeld) {
+  std::string owner;
+  Token token = 0;
+  {
+    auto table = NewTable();
+    const AcquireResult a = AcquireNow(*table, "job");
+    ASSERT_TRUE(Release(*table, "job", a.owner_token));
+    const AcquireResult b = AcquireNow(*table, "job");
+    owner = b.owner_token;
+    token = b.token;
+    clock_.Advance(milliseconds(900));
+  }
+  // The restart: a new table over the same records, time moving on.
+  auto table = NewTable();
+  clock_.Advance(milliseconds(900));  // past the old lease, within a full TTL of the restart
+  EXPECT_EQ(AcquireNow(*table, "job").kind, Kind::kHeld);
+  EXPECT_TRUE(table->Renew("job", owner).renewed);  // the old holder can carry on
+  ASSERT_TRUE(Release(*table, "job", owner));
+  const AcquireResult next = AcquireNow(*table, "job");
+  ASSERT_EQ(next.kind, Kind::kGranted);
+  EXPECT_EQ(next.token, token + 1);
+}
+
+TEST_F(LockTableTest, RestartHoldsAnUnreleasedLockForAFullTtl) {
+  {
+    auto table = NewTable();
+    AcquireNow(*table, "job");
+  }
+  auto table = NewTable();
+  clock_.Advance(milliseconds(999));
+  EXPECT_EQ(AcquireNow(*table, "job").kind, Kind::kHeld);
+  clock_.Advance(milliseconds(1));
+  const AcquireResult next = AcquireNow(*table, "job");
+  ASSERT_EQ(next.kind, Kind::kGranted);
+  EXPECT_EQ(next.token, 2u);
+}
+
+}  // namespace
+}  // namespace fencegate::lockstore
