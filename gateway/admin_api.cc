@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "gateway/admin_lock_api.h"
 #include "gateway/problem.h"
 #include "gateway/time_format.h"
 
@@ -76,8 +77,23 @@ void AdminApi::Handle(const Request& request, Response* response) {
 
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
                      path == "/admin/rejections" || path.starts_with(kFencesPrefix);
-  if (!known) {
+  const bool lock_path = context_.lock_table != nullptr && IsAdminLockPath(path);
+  if (!known && !lock_path) {
     SetProblem(404, "not-found", "Not found", "no such admin resource", path, response);
+    return;
+  }
+  if (lock_path) {
+    const std::string_view allow = AdminLockAllow(path);
+    const bool allowed = allow == "POST" ? request.method() == http::verb::post
+                                         : request.method() == http::verb::get ||
+                                               request.method() == http::verb::head;
+    if (!allowed) {
+      SetProblem(405, "method-not-allowed", "Method not allowed",
+                 "this lock resource allows " + std::string(allow), path, response);
+      response->set(http::field::allow, allow);
+      return;
+    }
+    HandleAdminLock(context_, request, path, query, response);
     return;
   }
   if (request.method() != http::verb::get && request.method() != http::verb::head) {

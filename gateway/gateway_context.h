@@ -16,8 +16,12 @@
 #include "gateway/router.h"
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
+#include "lockstore/lock_persistence.h"
+#include "lockstore/lock_table.h"
 
 namespace fencegate::gateway {
+
+class LockApi;
 
 // A route as the request path uses it: configuration plus what was resolved at start-up.
 struct RouteRuntime {
@@ -41,6 +45,9 @@ struct GatewayContext {
   lockstore::AdmissionController* admission = nullptr;
   const GatewayMetrics* metrics = nullptr;
   AccessLog* access_log = nullptr;
+  LockApi* locks = nullptr;                          // null when locks.enabled is false
+  lockstore::LockTable* lock_table = nullptr;        // for the admin lock endpoints
+  lockstore::LockPersistence* lock_store = nullptr;  // the lock audit trail
 
   std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

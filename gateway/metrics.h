@@ -66,6 +66,8 @@ class GatewayMetrics {
   prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }
   prometheus::Gauge& connections_open() const { return *connections_open_; }
   prometheus::Gauge& store_ready() const { return *store_ready_; }
+  // For metrics defined elsewhere (gateway/lock_metrics.h) to join the same exposition.
+  prometheus::Registry& registry() const { return *registry_; }
 
   // The Prometheus text exposition (format 0.0.4) of every metric.
   std::string RenderText() const;

@@ -48,6 +48,12 @@ Server::Server(Config config) : config_(std::move(config)) {}
 
 Server::~Server() {
   StopThreads();
+  if (lock_table_) {
+    lock_table_->CancelAllWaiters();
+    // Let grants in flight finish (they may still raise fences through admission_).
+    if (store_) store_->Flush();
+    lock_table_.reset();
+  }
   admission_.reset();
 }
 
@@ -75,6 +81,7 @@ bool Server::Start(std::string* error) {
   context_.metrics = metrics_.get();
   context_.access_log = access_log_.get();
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
+  if (!StartLocks(error)) return false;
 
   if (!BuildAdapters(error)) return false;
   if (!Listen(error)) return false;
@@ -108,6 +115,37 @@ bool Server::OpenStore(std::string* error) {
     *error = "cannot open the fence store at " + options.path + ": " + status.ToString();
     return false;
   }
+  return true;
+}
+
+bool Server::StartLocks(std::string* error) {
+  if (!config_.locks.enabled) return true;
+  auto* persistence = dynamic_cast<lockstore::LockPersistence*>(store_.get());
+  if (persistence == nullptr) {
+    *error = "the fence store cannot keep lock state";
+    return false;
+  }
+  lock_clock_ = std::make_unique<lockstore::SteadyLockClock>();
+  lock_metrics_ = std::make_unique<LockMetrics>(metrics_->registry());
+  lock_fencer_ = std::make_unique<lockstore::AdmissionLockFencer>(*admission_);
+  lockstore::LockTableOptions options;
+  options.min_ttl = config_.locks.min_ttl;
+  options.max_ttl = config_.locks.max_ttl;
+  options.max_wait = config_.locks.max_wait;
+  options.max_waiters_per_lock = config_.locks.max_waiters;
+  options.rules = lockstore::LockRules(config_.locks.rules);
+  options.now_unix_ms = [] { return NowUnixMs(); };
+  lock_table_ = std::make_unique<lockstore::LockTable>(
+      *persistence, *lock_clock_, lock_fencer_.get(), lock_metrics_.get(), std::move(options));
+  const lockstore::Status loaded = lock_table_->Load();
+  if (!loaded.ok()) {
+    *error = "cannot load the lock table: " + loaded.ToString();
+    return false;
+  }
+  lock_api_ = std::make_unique<LockApi>(*lock_table_, config_.locks);
+  context_.locks = lock_api_.get();
+  context_.lock_table = lock_table_.get();
+  context_.lock_store = persistence;
   return true;
 }
 
@@ -186,6 +224,8 @@ int Server::RunUntilSignal() {
     if (ec) return;
     context_.accepting = false;
     context_.draining = true;
+    // Long-poll acquires answer 503 at once instead of holding the drain up.
+    if (lock_table_) lock_table_->CancelAllWaiters();
     for (auto& thread : threads_) thread->BeginDrain();
     deadline = std::chrono::steady_clock::now() + config_.timeouts.shutdown_drain;
     check_drained();

@@ -8,11 +8,16 @@
 #include "gateway/admin_server.h"
 #include "gateway/config/config.h"
 #include "gateway/gateway_context.h"
+#include "gateway/lock_api.h"
+#include "gateway/lock_metrics.h"
 #include "gateway/metrics.h"
 #include "gateway/network_thread.h"
 #include "gateway/router.h"
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
+#include "lockstore/lock_clock.h"
+#include "lockstore/lock_fencer.h"
+#include "lockstore/lock_table.h"
 #include "resource_adapters/adapter.h"
 
 namespace fencegate::gateway {
@@ -49,11 +54,15 @@ class Server {
 
  private:
   bool OpenStore(std::string* error);
+  bool StartLocks(std::string* error);
   bool BuildAdapters(std::string* error);
   bool Listen(std::string* error);
   void StopThreads();
 
   Config config_;
+  // Outlives the store: lock writes still draining when the store closes call back into the
+  // lock table, which reads the clock.
+  std::unique_ptr<lockstore::SteadyLockClock> lock_clock_;
   std::unique_ptr<lockstore::FenceStore> store_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
@@ -62,6 +71,10 @@ class Server {
   std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;
   std::unique_ptr<AdminServer> admin_;
+  std::unique_ptr<LockMetrics> lock_metrics_;
+  std::unique_ptr<lockstore::AdmissionLockFencer> lock_fencer_;
+  std::unique_ptr<lockstore::LockTable> lock_table_;
+  std::unique_ptr<LockApi> lock_api_;
   // Destroyed first: callbacks it still holds point into sessions owned by the threads.
   std::unique_ptr<lockstore::AdmissionController> admission_;
 };

@@ -17,6 +17,7 @@
 
 #include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
+#include "gateway/lock_api.h"
 #include "gateway/problem.h"
 #include "gateway/relay_body.h"
 #include "lockstore/admission.h"
@@ -109,6 +110,14 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void OnForwardDone(adapters::ForwardOutcome outcome);
   void CompleteAdmission();
 
+  // The built-in lock API (gateway/lock_api.h): read the small JSON body, hand it over, write
+  // the answer, which a long-poll acquire gives later.
+  void HandleLockRequest();
+  void ReadLockBody();
+  void OnLockBody();
+  void WatchLockClient();
+  void RespondLock(LockHttpResponse response);
+
   void Refuse(const Refusal& refusal);
   void RecordRejection(const Refusal& refusal);
   void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after);
@@ -149,6 +158,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   std::string scratch_;
   std::string problem_body_;
   Exchange exchange_;
+  std::string lock_body_;
+  LockApi::Wait lock_wait_;  // a long-poll acquire in progress
+  bool lock_waiting_ = false;
   ReadHandler read_handler_;
   WriteHandler write_handler_;
   // Keeps the session alive while the admission controller or the adapter holds a callback

@@ -178,11 +178,9 @@ void LockTable::Impl::Schedule(Time when, std::string_view name) {
   }
 }
 
-void LockTable::Impl::ReportCounts(Deferred& deferred) {
-  if (observer_ == nullptr) return;
-  deferred.push_back([observer = observer_, holders = holders_, waiters = waiters_] {
-    observer->Holders(holders, waiters);
-  });
+void LockTable::Impl::ReportCounts(Deferred&) {
+  // Under the mutex, so the last report is the current count (the observer only stores it).
+  if (observer_ != nullptr) observer_->Holders(holders_, waiters_);
 }
 
 // ---- Loading ----

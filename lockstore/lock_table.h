@@ -19,7 +19,8 @@
 
 namespace fencegate::lockstore {
 
-// Lock events, for metrics. Called outside the table's mutex, from any thread.
+// Lock events, for metrics. Called from any thread; outside the table's mutex except Holders(),
+// which must therefore only store the numbers.
 class LockObserver {
  public:
   virtual ~LockObserver() = default;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockstore/fence_key_template.h"
+#include "lockstore/lock_rules.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
 
@@ -67,6 +68,18 @@ struct RouteConfig {
   bool fence_reads = false;
 };
 
+// The built-in lock API (README "Built-in locks").
+struct LocksConfig {
+  bool enabled = true;
+  std::string prefix = "/locks/";  // on the traffic listener; checked before the routes
+  std::chrono::milliseconds default_ttl{30000};
+  std::chrono::milliseconds min_ttl{100};
+  std::chrono::milliseconds max_ttl{std::chrono::hours(1)};
+  std::chrono::milliseconds max_wait{std::chrono::minutes(5)};
+  std::size_t max_waiters = 1000;          // per lock
+  std::vector<lockstore::LockRule> rules;  // first match wins
+};
+
 struct Config {
   std::string source_path;  // the file it was loaded from
   ListenAddress listen{"127.0.0.1", 8080};
@@ -79,6 +92,7 @@ struct Config {
   AccessLogConfig access_log;
   std::map<std::string, BackendConfig> backends;
   std::vector<RouteConfig> routes;
+  LocksConfig locks;
 };
 
 }  // namespace fencegate::gateway

@@ -711,6 +711,93 @@ void ReadRoutes(Reader& reader, const YAML::Node& node,
   }
 }
 
+void ReadLockRule(Reader& reader, const YAML::Node& node, const std::string& path,
+                  lockstore::LockRule* out) {
+  if (!reader.ExpectMapping(node, path, {"match", "fence_keys", "quarantine"})) return;
+  if (!node["match"]) reader.sink()->Add(node, Child(path, "match"), "required");
+  if (node["match"]) {
+    reader.String(node["match"], Child(path, "match"), &out->pattern);
+    if (node["match"].IsScalar() && !lockstore::IsValidLockPattern(out->pattern)) {
+      reader.sink()->Add(node["match"], Child(path, "match"),
+                         "a lock name pattern: 1 to 128 of A-Z a-z 0-9 . _ : - and '*', got " +
+                             Quote(out->pattern));
+    }
+  }
+  if (node["fence_keys"]) {
+    const YAML::Node& keys = node["fence_keys"];
+    const std::string keys_path = Child(path, "fence_keys");
+    if (!keys.IsSequence()) {
+      reader.sink()->Add(keys, keys_path, "expected a list of fence-key templates");
+    } else {
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::string item_path = keys_path + "[" + std::to_string(i) + "]";
+        std::string key;
+        reader.String(keys[i], item_path, &key);
+        const lockstore::Status status = lockstore::ValidateLockFenceKeyTemplate(key);
+        if (keys[i].IsScalar() && !status.ok()) {
+          reader.sink()->Add(keys[i], item_path,
+                             "invalid fence key " + Quote(key) + ": " + status.message());
+        }
+        out->fence_keys.push_back(std::move(key));
+      }
+    }
+  }
+  if (node["quarantine"]) {
+    reader.Duration(node["quarantine"], Child(path, "quarantine"), true, &out->quarantine);
+  }
+}
+
+void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out) {
+  const std::string path = "locks";
+  if (!reader.ExpectMapping(node, path,
+                            {"enabled", "prefix", "default_ttl", "min_ttl", "max_ttl", "max_wait",
+                             "max_waiters", "rules"}))
+    return;
+  if (node["enabled"]) reader.Bool(node["enabled"], Child(path, "enabled"), &out->enabled);
+  if (node["prefix"]) {
+    reader.String(node["prefix"], Child(path, "prefix"), &out->prefix);
+    const bool bad = out->prefix.size() < 2 || out->prefix.front() != '/' ||
+                     out->prefix.back() != '/' ||
+                     out->prefix.find_first_of(" ?#") != std::string::npos;
+    if (node["prefix"].IsScalar() && bad) {
+      reader.sink()->Add(node["prefix"], Child(path, "prefix"),
+                         "must start and end with '/' (no spaces, '?' or '#'), e.g. /locks/, got " +
+                             Quote(out->prefix));
+    }
+  }
+  if (node["default_ttl"])
+    reader.Duration(node["default_ttl"], Child(path, "default_ttl"), false, &out->default_ttl);
+  if (node["min_ttl"])
+    reader.Duration(node["min_ttl"], Child(path, "min_ttl"), false, &out->min_ttl);
+  if (node["max_ttl"])
+    reader.Duration(node["max_ttl"], Child(path, "max_ttl"), false, &out->max_ttl);
+  if (node["max_wait"])
+    reader.Duration(node["max_wait"], Child(path, "max_wait"), true, &out->max_wait);
+  if (node["max_waiters"]) {
+    reader.Count(node["max_waiters"], Child(path, "max_waiters"), 1, 1'000'000, &out->max_waiters);
+  }
+  if (out->min_ttl > out->max_ttl) {
+    reader.sink()->Add(node["min_ttl"] ? node["min_ttl"] : node, Child(path, "min_ttl"),
+                       "must not exceed locks.max_ttl");
+  }
+  if (out->default_ttl < out->min_ttl || out->default_ttl > out->max_ttl) {
+    reader.sink()->Add(node["default_ttl"] ? node["default_ttl"] : node, Child(path, "default_ttl"),
+                       "must be between locks.min_ttl and locks.max_ttl");
+  }
+  if (node["rules"]) {
+    const YAML::Node& rules = node["rules"];
+    if (!rules.IsSequence()) {
+      reader.sink()->Add(rules, Child(path, "rules"), "expected a list of lock rules");
+      return;
+    }
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      lockstore::LockRule rule;
+      ReadLockRule(reader, rules[i], "locks.rules[" + std::to_string(i) + "]", &rule);
+      out->rules.push_back(std::move(rule));
+    }
+  }
+}
+
 void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (!root.IsDefined() || root.IsNull()) {
     reader.sink()->Add(root, "routes", "the file is empty; at least one route is required");
@@ -718,7 +805,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   }
   if (!reader.ExpectMapping(root, "",
                             {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts",
-                             "store", "access_log", "backends", "routes"}))
+                             "store", "access_log", "backends", "routes", "locks"}))
     return;
   if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
   if (root["admin_listen"])
@@ -735,6 +822,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (root["store"]) ReadStore(reader, root["store"], &config->store);
   if (root["access_log"]) ReadAccessLog(reader, root["access_log"], &config->access_log);
   if (root["backends"]) ReadBackends(reader, root["backends"], &config->backends);
+  if (root["locks"]) ReadLocks(reader, root["locks"], &config->locks);
   if (root["routes"]) {
     ReadRoutes(reader, root["routes"], config->backends, &config->routes);
   } else {
