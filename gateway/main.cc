@@ -9,6 +9,7 @@
 
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
+#include "gateway/lock_client/lock_command.h"
 #include "gateway/server.h"
 
 namespace {
@@ -25,6 +26,10 @@ bool LoadOrReport(const std::string& path, Config* config) {
 
 int Run(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
+  // `fencegate lock ...` is the lock API's client, not the server.
+  if (args.size() >= 2 && args[1] == "lock") {
+    return lock_client::RunLockCommand({args.begin() + 2, args.end()});
+  }
   CommandLine command_line;
   std::string error;
   if (!ParseCommandLine(args, &command_line, &error)) {
