@@ -7,19 +7,21 @@ import signal
 
 LISTENING = re.compile(r"^fencegate listening traffic=\S+:(\d+) admin=\S+:(\d+)$")
 
+# response_timeout stays well above what the backend relay holds a piece back (0.2 s): a request
+# fencegate has given up on must not reach the backend afterwards (see recording_backend.py).
 HTTP_CONFIG = """\
 threads: 2
 access_log:
   path: "{access_log}"
 timeouts:
-  barrier_wait: 5s
+  barrier_wait: 6s
   shutdown_drain: 5s
 backends:
   api:
     kind: http
     url: http://127.0.0.1:{backend_port}
     connect_timeout: 2s
-    response_timeout: 2s
+    response_timeout: 4s
     forward_token_header: Fencing-Token
 routes:
   - name: kv

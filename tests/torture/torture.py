@@ -180,7 +180,7 @@ def main():
             status = 1
         elif (report.figures["acknowledged (2xx)"] == 0
               or report.figures["zombie refusals (409)"] == 0):
-            print(f"   the run tortured nothing: no acknowledged write or no zombie refused")
+            print("   the run tortured nothing: no acknowledged write or no zombie refused")
             status = max(status, 2)
     if status == 0 and not args.keep:
         shutil.rmtree(run_dir, ignore_errors=True)
