@@ -38,7 +38,9 @@ class ClockSkewTest : public ::testing::Test {
     options.access_log_path = dir_.Join("access.log");
     options.extra_timeout_keys = timeout_keys;
     options.extra_backend_keys = "    forward_token_header: Fencing-Token\n" + backend_keys;
-    config_ = dir_.WriteFile("fencegate.yaml", HttpBackendConfig(options));
+    // One network thread: the requests a test sends while a write waits wake the same event
+    // loop, so a deadline kept in wall-clock time would be re-checked against the jumped clock.
+    config_ = dir_.WriteFile("fencegate.yaml", "threads: 1\n" + HttpBackendConfig(options));
     Restart(offset);
   }
 
@@ -108,6 +110,17 @@ class ClockSkewTest : public ::testing::Test {
     return false;
   }
 
+  // Sends `count` reads of another resource, 100 ms apart, so the gateway's event loop runs
+  // (and looks at its timers) while a write waits.
+  void KeepBusy(int count) {
+    for (int i = 0; i < count; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::optional<Response> read =
+          Fetch(gateway_->traffic_port, MakeRequest(http::verb::get, "/kv/other/x"));
+      EXPECT_TRUE(read && read->result_int() == 200);
+    }
+  }
+
   TempDir dir_;
   const std::string clock_file_ = dir_.Join("faketime");
   RecordingBackend backend_;
@@ -151,8 +164,9 @@ TEST_F(ClockSkewTest, BarrierHoldsTheNewerWriteWhileTheClockJumps) {
   std::thread newer([&] { EXPECT_EQ(Put("/kv/a/x", 3).result_int(), 200); });
   ASSERT_TRUE(WaitForBarrierWaiter("kv:a"));
   SetFakeOffset(clock_file_, kCenturyAhead);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the gateway see it
+  KeepBusy(5);
   SetFakeOffset(clock_file_, kTenYearsBack);
+  KeepBusy(3);
   older.join();
   newer.join();
 
@@ -170,25 +184,31 @@ TEST_F(ClockSkewTest, TimeoutsFireWhenTheClockJumpsBack) {
   Start("+0d", "  barrier_wait: 1s\n  header_read: 1s\n", "    response_timeout: 3s\n");
   ASSERT_EQ(Put("/kv/a/x", 1).result_int(), 200);
 
-  // barrier_wait: the newer write gives up while the older one (2 s at the backend) runs.
+  // barrier_wait: the newer write gives up while the older one (2 s at the backend) runs. The
+  // clock jumps while it waits, after its deadline was set.
   std::thread older([&] {
     EXPECT_EQ(Put("/kv/a/x", 2, {{"X-Test-Delay-Ms", "2000"}}).result_int(), 200);
   });
   ASSERT_TRUE(backend_.WaitForArrived(2, std::chrono::seconds(10)));
+  std::thread newer([&] {
+    Response held = Put("/kv/a/x", 3);
+    EXPECT_EQ(held.result_int(), 503);
+    EXPECT_NE(held.body().find("barrier-timeout"), std::string::npos) << held.body();
+  });
+  ASSERT_TRUE(WaitForBarrierWaiter("kv:a"));
   SetFakeOffset(clock_file_, kTenYearsBack);
-  Response held = Put("/kv/a/x", 3);
-  EXPECT_EQ(held.result_int(), 503);
-  EXPECT_NE(held.body().find("barrier-timeout"), std::string::npos) << held.body();
+  newer.join();
   older.join();
   EXPECT_EQ(WithToken(backend_.Requests(), 3), nullptr) << "the held write was forwarded";
 
   // response_timeout: a backend slower than it gets 504.
   SetFakeOffset(clock_file_, "+0d");
+  const std::size_t before_slow = backend_.Requests().size();
   std::thread slow([&] {
     Response response = Put("/kv/b/x", 1, {{"X-Test-Delay-Ms", "6000"}});
     EXPECT_EQ(response.result_int(), 504) << response.body();
   });
-  ASSERT_TRUE(backend_.WaitForArrived(3, std::chrono::seconds(10)));
+  ASSERT_TRUE(backend_.WaitForArrived(before_slow + 1, std::chrono::seconds(10)));
   SetFakeOffset(clock_file_, kTenYearsBack);
   slow.join();
 
@@ -197,6 +217,7 @@ TEST_F(ClockSkewTest, TimeoutsFireWhenTheClockJumpsBack) {
   HttpConnection trickle(std::chrono::seconds(10));
   ASSERT_TRUE(trickle.Connect(gateway_->traffic_port)) << trickle.error();
   ASSERT_TRUE(trickle.WriteRaw("PUT /kv/c/x HTTP/1.1\r\nHost: t\r\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the gateway armed its deadline
   SetFakeOffset(clock_file_, kTenYearsBack);
   trickle.ReadUntilClose();
   EXPECT_EQ(trickle.error().find("timeout"), std::string::npos)
