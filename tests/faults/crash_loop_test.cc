@@ -146,7 +146,8 @@ TEST(CrashLoopTest, AcknowledgedAdvancesSurviveRepeatedKillNine) {
       std::string error;
       auto state = FetchAdminJson(gateway.admin_port(), "/admin/fences/" + FenceKey(key), &error);
       ASSERT_TRUE(state.has_value())
-          << "restart " << restart << ", " << FenceKey(key) << ": " << error;
+          << "restart " << restart << ", " << FenceKey(key) << " (tokens up to " << floor
+          << " were acknowledged): " << error;
       const auto highest = state->as_object().at("highest_token").to_number<std::uint64_t>();
       EXPECT_GE(highest, ledger.acknowledged[key])
           << "restart " << restart << ": an acknowledged token on " << FenceKey(key) << " was lost";
