@@ -38,20 +38,21 @@ rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
 
 // RocksDB's own recovery from a full disk waits until the free space reaches its largest write
 // buffer (16 MiB here) and refuses Resume() with Busy until then, so a disk with a few MiB free
-// again would keep the store failed. The writer thread resumes the database itself instead, as
-// soon as a write succeeds (RocksDbFenceStore::TryResume).
-class ManualRecovery final : public rocksdb::EventListener {
+// again would keep the store failed. For that error the writer thread resumes the database
+// itself instead, as soon as a write succeeds (RocksDbFenceStore::TryResume); RocksDB keeps its
+// own retries for the errors it marks retryable.
+class ManualNoSpaceRecovery final : public rocksdb::EventListener {
  public:
-  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status,
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status error,
                             bool* auto_recovery) override {
-    *auto_recovery = false;
+    if (error.IsNoSpace()) *auto_recovery = false;
   }
 };
 
 rocksdb::DBOptions MakeDbOptions(const RocksDbFenceStoreOptions& store_options) {
   rocksdb::DBOptions options;
   options.info_log = MakeForwardingLogger(store_options.log);
-  options.listeners.push_back(std::make_shared<ManualRecovery>());
+  options.listeners.push_back(std::make_shared<ManualNoSpaceRecovery>());
   options.create_if_missing = true;
   options.create_missing_column_families = true;
   // Bounds file descriptors; index and filter blocks live in the block cache, so a table file
