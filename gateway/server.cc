@@ -49,6 +49,7 @@ Server::Server(Config config) : config_(std::move(config)) {}
 Server::~Server() {
   StopThreads();
   if (lock_table_) {
+    lock_clock_->Stop();  // no expiry or wait deadline fires from here on
     lock_table_->CancelAllWaiters();
     // Let grants in flight finish (they may still raise fences through admission_).
     if (store_) store_->Flush();

@@ -828,6 +828,18 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   } else {
     reader.sink()->Add(root, "routes", "required: at least one route");
   }
+  // The lock API is matched before the routes: a route under its prefix would never be reached.
+  if (config->locks.enabled && root["routes"] && root["routes"].IsSequence()) {
+    const YAML::Node& routes = root["routes"];
+    for (std::size_t i = 0; i < routes.size(); ++i) {
+      const YAML::Node prefix = routes[i].IsMap() ? routes[i]["prefix"] : YAML::Node();
+      if (prefix && prefix.IsScalar() && prefix.Scalar().starts_with(config->locks.prefix)) {
+        reader.sink()->Add(prefix, "routes[" + std::to_string(i) + "].prefix",
+                           "lies under locks.prefix " + Quote(config->locks.prefix) +
+                               ", which the lock API answers; move the route or the lock prefix");
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -199,6 +199,7 @@ int Stop(pid_t child, milliseconds grace) {
 
 int Run(const Options& options, const LockApiUrl& url) {
   const std::string lock_target = url.prefix + options.name;
+  const auto sent = Clock::now();
   auto acquired = Call(url, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
   if (!acquired) return kExitFailed;
   if (acquired->status != 200) return Refused("acquire " + options.name, *acquired);
@@ -209,9 +210,11 @@ int Run(const Options& options, const LockApiUrl& url) {
     return kExitFailed;
   }
   const std::string owner(grant.at("owner_token").as_string());
-  // The client's view of the lease starts before the acquire was sent; the server's starts at
-  // its answer, later. Renewals go out at a third of the TTL, so two can fail before it ends.
-  auto lease_end = Clock::now() + options.ttl;
+  // fencegate's lease starts at its answer, which is at least waited_ms after the acquire was
+  // sent: counting from there never outlasts the server's lease. Renewals go out at a third of
+  // the TTL, so two can fail before it ends.
+  const auto waited = milliseconds(grant.at("waited_ms").to_number<std::int64_t>());
+  auto lease_end = sent + waited + options.ttl;
   const milliseconds renew_every = std::max(options.ttl / 3, milliseconds(1));
 
   struct sigaction forward {};
