@@ -134,6 +134,7 @@ bool Server::StartLocks(std::string* error) {
   options.max_ttl = config_.locks.max_ttl;
   options.max_wait = config_.locks.max_wait;
   options.max_waiters_per_lock = config_.locks.max_waiters;
+  options.max_cached_locks = config_.locks.cached_locks;
   options.rules = lockstore::LockRules(config_.locks.rules);
   options.now_unix_ms = [] { return NowUnixMs(); };
   lock_table_ = std::make_unique<lockstore::LockTable>(

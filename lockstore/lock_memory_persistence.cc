@@ -9,6 +9,13 @@ Status MemoryLockPersistence::LoadLocks(std::vector<LockRecord>* out) {
   return Status::Ok();
 }
 
+Status MemoryLockPersistence::ReadLock(std::string_view name, std::optional<LockRecord>* out) {
+  std::lock_guard lock(mu_);
+  auto it = records_.find(std::string(name));
+  *out = it == records_.end() ? std::nullopt : std::optional<LockRecord>(it->second);
+  return Status::Ok();
+}
+
 void MemoryLockPersistence::WriteLock(LockWrite write, WriteCallback callback) {
   {
     std::lock_guard lock(mu_);

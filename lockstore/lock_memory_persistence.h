@@ -16,6 +16,7 @@ namespace fencegate::lockstore {
 class MemoryLockPersistence final : public LockPersistence {
  public:
   Status LoadLocks(std::vector<LockRecord>* out) override;
+  Status ReadLock(std::string_view name, std::optional<LockRecord>* out) override;
   void WriteLock(LockWrite write, WriteCallback callback) override;
   std::vector<LockAuditRecord> RecentLockAudit(std::size_t limit) override;
 

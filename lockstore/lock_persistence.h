@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "lockstore/lock_record.h"
@@ -31,6 +32,10 @@ class LockPersistence {
 
   // Every stored lock record. Synchronous: called once at start-up.
   virtual Status LoadLocks(std::vector<LockRecord>* out) = 0;
+
+  // One lock's record (nullopt if it was never written). Synchronous point read, no fsync: the
+  // RocksDB store serves it from the memtable or block cache, like a fence read.
+  virtual Status ReadLock(std::string_view name, std::optional<LockRecord>* out) = 0;
 
   // Applies `write` on the store's writer thread (never the caller's) and calls back from there
   // once it is durable (or failed).

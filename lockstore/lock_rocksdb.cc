@@ -38,6 +38,23 @@ Status RocksDbFenceStore::LoadLocks(std::vector<LockRecord>* out) {
   return FromRocksDbStatus(it->status());
 }
 
+Status RocksDbFenceStore::ReadLock(std::string_view name, std::optional<LockRecord>* out) {
+  out->reset();
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return Status::Unavailable("fence store is closed");
+  rocksdb::PinnableSlice value;
+  const rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), locks_cf_, rocksdb::Slice(name.data(), name.size()), &value);
+  if (s.IsNotFound()) return Status::Ok();
+  if (!s.ok()) return FromRocksDbStatus(s);
+  LockRecord record;
+  Status decoded = DecodeLockValue(value.ToStringView(), &record);
+  if (!decoded.ok()) return decoded;
+  record.name = std::string(name);
+  *out = std::move(record);
+  return Status::Ok();
+}
+
 void RocksDbFenceStore::WriteLock(LockWrite write, WriteCallback callback) {
   WriteOp op = LockOp{std::move(write), std::move(callback)};
   if (!Enqueue(op)) std::get<LockOp>(op).callback(Status::Unavailable("fence store is closed"), 0);

@@ -68,6 +68,7 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
     std::deque<Waiter> waiters;
     Time quarantine_until;
     LockPolicy policy;
+    std::size_t pending_writes = 0;  // queued or in-flight writes: not evictable until 0
   };
   // Work to do once the mutex is released: callbacks into other components.
   using Deferred = std::vector<std::function<void()>>;
@@ -76,12 +77,25 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
     LockPersistence::WriteCallback callback;
   };
 
-  Lock& Get(std::string_view name);
+  // The in-memory lock, or a fresh one initialised from its stored record (a point read: the
+  // lock was evicted, or is used for the first time). Null with `status` set on a store error.
+  Lock* Fetch(std::string_view name, Status* status);
+  // Sets up `lock` from a stored record as of `now` (start-up, or a fetch).
+  void Install(const std::string& name, Lock& lock, LockRecord record, Time now);
+  // Drops idle locks (free, nobody waiting, no delay, nothing being written) from memory once
+  // there are more than options_.max_cached_locks; their records stay in the store.
+  void EvictIdle(std::string_view keep, Time now);
+  void WriteDone(const std::string& name);
+  void Enqueue(std::string_view name, Lock& lock, LockWrite write,
+               LockPersistence::WriteCallback callback);
   LockRecord RecordOf(std::string_view name, const Lock& lock) const;
-  void Persist(std::string_view name, const Lock& lock, bool sync,
+  void Persist(std::string_view name, Lock& lock, bool sync,
                LockPersistence::WriteCallback callback);
   void FlushWrites();
   void Schedule(Time when, std::string_view name);
+  std::uint64_t AcquireLocked(const std::string& key, Lock& lock, milliseconds ttl,
+                              milliseconds wait, AcquireCallback callback, Time now,
+                              Deferred& deferred);
   void StartGrant(const std::string& name, Lock& lock, Waiter waiter, Deferred& deferred);
   void OnGrantDurable(const std::string& name, Token token, std::string owner_token,
                       const Waiter& waiter, Status status);
@@ -109,6 +123,9 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
   std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> deadlines_;
   Time wake_ = Time::max();
   std::uint64_t next_waiter_id_ = 1;
+  // Stands in for a lock that left memory under a late callback: it has no holder, so the
+  // callback reports the grant as revoked. Never modified.
+  Lock scratch_;
   std::size_t holders_ = 0;
   std::size_t waiters_ = 0;
   // Writes leave in the order the table made them (a later record of a lock must land after an
@@ -120,13 +137,69 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
 
 // ---- Bookkeeping ----
 
-LockTable::Impl::Lock& LockTable::Impl::Get(std::string_view name) {
+LockTable::Impl::Lock* LockTable::Impl::Fetch(std::string_view name, Status* status) {
   auto it = locks_.find(name);
-  if (it == locks_.end()) {
-    it = locks_.emplace(std::string(name), Lock{}).first;
-    it->second.policy = options_.rules.Resolve(name);
+  if (it != locks_.end()) return &it->second;
+  std::optional<LockRecord> record;
+  *status = persistence_.ReadLock(name, &record);
+  if (!status->ok()) return nullptr;
+  it = locks_.emplace(std::string(name), Lock{}).first;
+  it->second.policy = options_.rules.Resolve(name);
+  if (record) Install(it->first, it->second, std::move(*record), clock_.Now());
+  return &it->second;
+}
+
+void LockTable::Impl::Install(const std::string& name, Lock& lock, LockRecord record, Time now) {
+  lock.last_token = record.last_token;
+  if (record.state == LockRecord::State::kHeld) {
+    // The holder may still be working: it keeps the lock for a full TTL from now.
+    Holder holder;
+    holder.owner_hash = std::move(record.owner_hash);
+    holder.token = record.last_token;
+    holder.ttl = milliseconds(record.ttl_ms);
+    holder.acquired_at = now;
+    holder.expires_at = now + holder.ttl;
+    holder.acquired_at_unix_ms = record.acquired_at_unix_ms;
+    holder.granted = true;
+    lock.holder = std::move(holder);
+    ++holders_;
+    Schedule(lock.holder->expires_at, name);
+  } else if (record.state == LockRecord::State::kQuarantined &&
+             lock.policy.quarantine.count() > 0) {
+    lock.quarantine_until = now + lock.policy.quarantine;
+    Schedule(lock.quarantine_until, name);
   }
-  return it->second;
+}
+
+void LockTable::Impl::EvictIdle(std::string_view keep, Time now) {
+  if (locks_.size() <= options_.max_cached_locks) return;
+  // Down to 90 %: one scan pays for the next tenth of the cap in new names.
+  const std::size_t target = options_.max_cached_locks - options_.max_cached_locks / 10;
+  for (auto it = locks_.begin(); it != locks_.end() && locks_.size() > target;) {
+    const Lock& lock = it->second;
+    const bool idle = !lock.holder && lock.waiters.empty() && lock.quarantine_until <= now &&
+                      lock.pending_writes == 0 && it->first != keep;
+    it = idle ? locks_.erase(it) : std::next(it);
+  }
+}
+
+void LockTable::Impl::WriteDone(const std::string& name) {
+  std::lock_guard guard(mu_);
+  auto it = locks_.find(name);
+  if (it != locks_.end() && it->second.pending_writes > 0) --it->second.pending_writes;
+}
+
+void LockTable::Impl::Enqueue(std::string_view name, Lock& lock, LockWrite write,
+                              LockPersistence::WriteCallback callback) {
+  // Until the write is done the stored record may lag memory: the lock must not be evicted
+  // and re-read (it could come back with an older last token).
+  ++lock.pending_writes;
+  writes_.push_back(
+      {std::move(write), [self = shared_from_this(), name = std::string(name),
+                          callback = std::move(callback)](Status status, std::uint64_t sequence) {
+         self->WriteDone(name);
+         if (callback) callback(status, sequence);
+       }});
 }
 
 LockRecord LockTable::Impl::RecordOf(std::string_view name, const Lock& lock) const {
@@ -144,9 +217,9 @@ LockRecord LockTable::Impl::RecordOf(std::string_view name, const Lock& lock) co
   return record;
 }
 
-void LockTable::Impl::Persist(std::string_view name, const Lock& lock, bool sync,
+void LockTable::Impl::Persist(std::string_view name, Lock& lock, bool sync,
                               LockPersistence::WriteCallback callback) {
-  writes_.push_back({LockWrite{RecordOf(name, lock), std::nullopt, sync}, std::move(callback)});
+  Enqueue(name, lock, LockWrite{RecordOf(name, lock), std::nullopt, sync}, std::move(callback));
 }
 
 void LockTable::Impl::FlushWrites() {
@@ -159,9 +232,7 @@ void LockTable::Impl::FlushWrites() {
       write = std::move(writes_.front());
       writes_.pop_front();
     }
-    auto callback = write.callback ? std::move(write.callback)
-                                   : LockPersistence::WriteCallback([](Status, std::uint64_t) {});
-    persistence_.WriteLock(std::move(write.write), std::move(callback));
+    persistence_.WriteLock(std::move(write.write), std::move(write.callback));
   }
 }
 
@@ -194,26 +265,11 @@ Status LockTable::Impl::Load() {
     std::lock_guard lock(mu_);
     const Time now = clock_.Now();
     for (LockRecord& record : records) {
-      Lock& l = Get(record.name);
-      l.last_token = record.last_token;
-      if (record.state == LockRecord::State::kHeld) {
-        // The holder may still be working: it keeps the lock for a full TTL from now.
-        Holder holder;
-        holder.owner_hash = std::move(record.owner_hash);
-        holder.token = record.last_token;
-        holder.ttl = milliseconds(record.ttl_ms);
-        holder.acquired_at = now;
-        holder.expires_at = now + holder.ttl;
-        holder.acquired_at_unix_ms = record.acquired_at_unix_ms;
-        holder.granted = true;
-        l.holder = std::move(holder);
-        ++holders_;
-        Schedule(l.holder->expires_at, record.name);
-      } else if (record.state == LockRecord::State::kQuarantined &&
-                 l.policy.quarantine.count() > 0) {
-        l.quarantine_until = now + l.policy.quarantine;
-        Schedule(l.quarantine_until, record.name);
-      }
+      // Free locks stay in the store until used; only held and delayed ones need memory now.
+      if (record.state == LockRecord::State::kFree) continue;
+      auto it = locks_.emplace(record.name, Lock{}).first;
+      it->second.policy = options_.rules.Resolve(record.name);
+      Install(it->first, it->second, std::move(record), now);
     }
     ReportCounts(deferred);
   }
@@ -246,43 +302,61 @@ std::uint64_t LockTable::Impl::Acquire(std::string_view name, milliseconds ttl, 
     std::lock_guard guard(mu_);
     const Time now = clock_.Now();
     const std::string key(name);
-    Lock& lock = Get(key);
-    ExpireIfDue(key, lock, now, deferred);
-    GrantNext(key, lock, deferred);
-    Waiter waiter{0, ttl, now, now + wait, std::move(callback)};
-    const bool quarantined = !lock.holder && lock.quarantine_until > now;
-    if (!lock.holder && !quarantined && lock.waiters.empty()) {
-      StartGrant(key, lock, std::move(waiter), deferred);
+    Status read;
+    Lock* found = Fetch(key, &read);
+    if (found == nullptr) {
+      AcquireResult failed;
+      failed.kind = AcquireResult::Kind::kStoreError;
+      failed.detail = "reading the lock's record failed: " + read.ToString();
+      deferred.push_back(
+          [cb = std::move(callback), r = std::move(failed)]() mutable { cb(std::move(r)); });
     } else {
-      if (observer_) deferred.push_back([observer = observer_] { observer->Contended(); });
-      AcquireResult refused;
-      refused.kind = quarantined ? AcquireResult::Kind::kQuarantined : AcquireResult::Kind::kHeld;
-      refused.retry_after = quarantined ? Until(now, lock.quarantine_until)
-                            : lock.holder && lock.holder->granted
-                                ? Until(now, lock.holder->expires_at)
-                                : milliseconds(0);
-      if (wait.count() == 0) {
-        refused.detail =
-            quarantined ? "the lock is in lock-delay after an expired lease" : "the lock is held";
-        deferred.push_back([cb = std::move(waiter.callback), r = std::move(refused)]() mutable {
-          cb(std::move(r));
-        });
-      } else if (lock.waiters.size() >= options_.max_waiters_per_lock) {
-        refused.kind = AcquireResult::Kind::kBusy;
-        refused.detail = "too many waiters on this lock";
-        deferred.push_back([cb = std::move(waiter.callback), r = std::move(refused)]() mutable {
-          cb(std::move(r));
-        });
-      } else {
-        waiter_id = waiter.id = next_waiter_id_++;
-        Schedule(waiter.deadline, key);
-        lock.waiters.push_back(std::move(waiter));
-        ++waiters_;
-      }
+      waiter_id = AcquireLocked(key, *found, ttl, wait, std::move(callback), now, deferred);
     }
     ReportCounts(deferred);
   }
   Run(deferred);
+  return waiter_id;
+}
+
+std::uint64_t LockTable::Impl::AcquireLocked(const std::string& key, Lock& lock, milliseconds ttl,
+                                             milliseconds wait, AcquireCallback callback, Time now,
+                                             Deferred& deferred) {
+  std::uint64_t waiter_id = 0;
+  ExpireIfDue(key, lock, now, deferred);
+  GrantNext(key, lock, deferred);
+  Waiter waiter{0, ttl, now, now + wait, std::move(callback)};
+  const bool quarantined = !lock.holder && lock.quarantine_until > now;
+  if (!lock.holder && !quarantined && lock.waiters.empty()) {
+    StartGrant(key, lock, std::move(waiter), deferred);
+  } else {
+    if (observer_) deferred.push_back([observer = observer_] { observer->Contended(); });
+    AcquireResult refused;
+    refused.kind = quarantined ? AcquireResult::Kind::kQuarantined : AcquireResult::Kind::kHeld;
+    refused.retry_after = quarantined ? Until(now, lock.quarantine_until)
+                          : lock.holder && lock.holder->granted
+                              ? Until(now, lock.holder->expires_at)
+                              : milliseconds(0);
+    if (wait.count() == 0) {
+      refused.detail =
+          quarantined ? "the lock is in lock-delay after an expired lease" : "the lock is held";
+      deferred.push_back([cb = std::move(waiter.callback), r = std::move(refused)]() mutable {
+        cb(std::move(r));
+      });
+    } else if (lock.waiters.size() >= options_.max_waiters_per_lock) {
+      refused.kind = AcquireResult::Kind::kBusy;
+      refused.detail = "too many waiters on this lock";
+      deferred.push_back([cb = std::move(waiter.callback), r = std::move(refused)]() mutable {
+        cb(std::move(r));
+      });
+    } else {
+      waiter_id = waiter.id = next_waiter_id_++;
+      Schedule(waiter.deadline, key);
+      lock.waiters.push_back(std::move(waiter));
+      ++waiters_;
+    }
+  }
+  EvictIdle(key, now);
   return waiter_id;
 }
 
@@ -325,7 +399,8 @@ void LockTable::Impl::OnGrantDurable(const std::string& name, Token token, std::
   std::vector<std::string> keys;
   {
     std::lock_guard guard(mu_);
-    Lock& lock = Get(name);
+    auto it = locks_.find(name);
+    Lock& lock = it != locks_.end() ? it->second : scratch_;
     if (!lock.holder || lock.holder->token != token) {
       // Forcibly released while being made durable.
       AcquireResult lost;
@@ -362,7 +437,8 @@ void LockTable::Impl::OnFenced(const std::string& name, Token token, std::string
   Deferred deferred;
   {
     std::lock_guard guard(mu_);
-    Lock& lock = Get(name);
+    auto it = locks_.find(name);
+    Lock& lock = it != locks_.end() ? it->second : scratch_;
     AcquireResult failed;
     if (!lock.holder || lock.holder->token != token) {
       failed.kind = AcquireResult::Kind::kHeld;
@@ -627,26 +703,26 @@ void LockTable::Impl::ForceRelease(std::string_view name, std::string operator_i
         });
       }
       std::vector<std::string> keys = fencer_ ? lock.policy.fence_keys : std::vector<std::string>{};
-      writes_.push_back({LockWrite{RecordOf(it->first, lock), audit, /*sync=*/true},
-                         [self = shared_from_this(), audit, keys, callback](
-                             Status status, std::uint64_t sequence) mutable {
-                           ForceReleaseResult result;
-                           result.status = status;
-                           result.audit = std::move(audit);
-                           result.audit.sequence = sequence;
-                           if (!status.ok() || keys.empty()) {
-                             callback(std::move(result));
-                             return;
-                           }
-                           const std::string lock_name = result.audit.lock;
-                           const Token token = result.audit.fence_token;
-                           self->fencer_->Raise(lock_name, keys, token,
-                                                [callback, result](FenceOutcome outcome) mutable {
-                                                  result.status = outcome.status;
-                                                  result.fences = std::move(outcome.fences);
-                                                  callback(std::move(result));
-                                                });
-                         }});
+      Enqueue(it->first, lock, LockWrite{RecordOf(it->first, lock), audit, /*sync=*/true},
+              [self = shared_from_this(), audit, keys, callback](Status status,
+                                                                 std::uint64_t sequence) mutable {
+                ForceReleaseResult result;
+                result.status = status;
+                result.audit = std::move(audit);
+                result.audit.sequence = sequence;
+                if (!status.ok() || keys.empty()) {
+                  callback(std::move(result));
+                  return;
+                }
+                const std::string lock_name = result.audit.lock;
+                const Token token = result.audit.fence_token;
+                self->fencer_->Raise(lock_name, keys, token,
+                                     [callback, result](FenceOutcome outcome) mutable {
+                                       result.status = outcome.status;
+                                       result.fences = std::move(outcome.fences);
+                                       callback(std::move(result));
+                                     });
+              });
       GrantNext(it->first, lock, deferred);
     }
     ReportCounts(deferred);
@@ -677,10 +753,18 @@ LockView LockTable::Impl::ViewOf(const std::string& name, const Lock& lock, Time
 }
 
 std::optional<LockView> LockTable::Impl::Inspect(std::string_view name) const {
-  std::lock_guard guard(mu_);
-  auto it = locks_.find(name);
-  if (it == locks_.end()) return std::nullopt;
-  return ViewOf(it->first, it->second, clock_.Now());
+  {
+    std::lock_guard guard(mu_);
+    auto it = locks_.find(name);
+    if (it != locks_.end()) return ViewOf(it->first, it->second, clock_.Now());
+  }
+  // Not in memory: free. Its record, if any, still tells the last token issued.
+  std::optional<LockRecord> record;
+  if (!persistence_.ReadLock(name, &record).ok() || !record) return std::nullopt;
+  LockView view;
+  view.name = std::string(name);
+  view.last_token = record->last_token;
+  return view;
 }
 
 std::vector<LockView> LockTable::Impl::List() const {

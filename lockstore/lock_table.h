@@ -39,6 +39,10 @@ struct LockTableOptions {
   std::chrono::milliseconds max_ttl{std::chrono::hours(1)};
   std::chrono::milliseconds max_wait{std::chrono::minutes(5)};
   std::size_t max_waiters_per_lock = 1000;
+  // Idle locks (free, nobody waiting) kept in memory; beyond this the least useful are dropped
+  // and re-read from the store when next used, so memory is bounded by configuration, not by
+  // the number of lock names ever used. Held, waited-on and delayed locks always stay.
+  std::size_t max_cached_locks = 100000;
   LockRules rules;
   // Wall-clock milliseconds for the informational acquired_at / audit times.
   std::function<std::int64_t()> now_unix_ms;
@@ -145,7 +149,9 @@ class LockTable {
   void ForceRelease(std::string_view name, std::string operator_id, std::string reason,
                     ForceReleaseCallback callback);
 
+  // One lock (read from the store if it is not in memory; nullopt if never used).
   std::optional<LockView> Inspect(std::string_view name) const;
+  // The locks in memory: every held, waited-on or delayed one, and recently used free ones.
   std::vector<LockView> List() const;
   // Fails every waiter with kCancelled (shutdown).
   void CancelAllWaiters();

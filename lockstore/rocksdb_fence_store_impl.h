@@ -65,6 +65,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
 
   // LockPersistence (lock_rocksdb.cc). Lock writes go through the same writer thread.
   Status LoadLocks(std::vector<LockRecord>* out) override;
+  Status ReadLock(std::string_view name, std::optional<LockRecord>* out) override;
   void WriteLock(LockWrite write, WriteCallback callback) override;
   std::vector<LockAuditRecord> RecentLockAudit(std::size_t limit) override;
 

@@ -77,6 +77,7 @@ struct LocksConfig {
   std::chrono::milliseconds max_ttl{std::chrono::hours(1)};
   std::chrono::milliseconds max_wait{std::chrono::minutes(5)};
   std::size_t max_waiters = 1000;          // per lock
+  std::size_t cached_locks = 100000;       // idle locks kept in memory
   std::vector<lockstore::LockRule> rules;  // first match wins
 };
 

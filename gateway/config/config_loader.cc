@@ -751,7 +751,7 @@ void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out) {
   const std::string path = "locks";
   if (!reader.ExpectMapping(node, path,
                             {"enabled", "prefix", "default_ttl", "min_ttl", "max_ttl", "max_wait",
-                             "max_waiters", "rules"}))
+                             "max_waiters", "cached_locks", "rules"}))
     return;
   if (node["enabled"]) reader.Bool(node["enabled"], Child(path, "enabled"), &out->enabled);
   if (node["prefix"]) {
@@ -775,6 +775,10 @@ void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out) {
     reader.Duration(node["max_wait"], Child(path, "max_wait"), true, &out->max_wait);
   if (node["max_waiters"]) {
     reader.Count(node["max_waiters"], Child(path, "max_waiters"), 1, 1'000'000, &out->max_waiters);
+  }
+  if (node["cached_locks"]) {
+    reader.Count(node["cached_locks"], Child(path, "cached_locks"), 1, 1'000'000'000,
+                 &out->cached_locks);
   }
   if (out->min_ttl > out->max_ttl) {
     reader.sink()->Add(node["min_ttl"] ? node["min_ttl"] : node, Child(path, "min_ttl"),

@@ -25,6 +25,7 @@ class LockTableTest : public ::testing::Test {
                                {"delayed-*", {}, milliseconds(2000)}});
     options.now_unix_ms = [] { return std::int64_t{1'700'000'000'000}; };
     options.max_waiters_per_lock = 3;
+    options.max_cached_locks = max_cached_locks_;
     return options;
   }
   std::unique_ptr<LockTable> NewTable() {
@@ -45,6 +46,7 @@ class LockTableTest : public ::testing::Test {
     return released && released->released;
   }
 
+  std::size_t max_cached_locks_ = 100000;
   MemoryLockPersistence persistence_;
   ManualLockClock clock_;
   RecordingFencer fencer_;
@@ -341,6 +343,65 @@ TEST_F(LockTableTest, RestartHoldsAnUnreleasedLockForAFullTtl) {
   const AcquireResult next = AcquireNow(*table, "job");
   ASSERT_EQ(next.kind, Kind::kGranted);
   EXPECT_EQ(next.token, 2u);
+}
+
+TEST_F(LockTableTest, EvictedIdleLocksComeBackWithTheirTokens) {
+  max_cached_locks_ = 3;
+  auto table = NewTable();
+  const AcquireResult held = AcquireNow(*table, "held");
+  for (int round = 1; round <= 3; ++round) {
+    for (const char* name : {"a", "b", "c", "d", "e"}) {
+      const AcquireResult granted = AcquireNow(*table, name);
+      ASSERT_EQ(granted.kind, Kind::kGranted) << name;
+      EXPECT_EQ(granted.token, static_cast<Token>(round)) << name;
+      ASSERT_TRUE(Release(*table, name, granted.owner_token));
+    }
+    EXPECT_LE(table->List().size(), 4u);  // the cap, plus the one just used
+  }
+  // The held lock was never dropped, whatever the churn.
+  EXPECT_TRUE(table->Inspect("held")->held);
+  EXPECT_TRUE(table->Renew("held", held.owner_token).renewed);
+  // An evicted lock is still visible to operators, from the store.
+  const auto view = table->Inspect("a");
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->last_token, 3u);
+  EXPECT_FALSE(view->held);
+}
+
+TEST_F(LockTableTest, ALockWithAWriteInFlightIsNotEvicted) {
+  max_cached_locks_ = 1;
+  auto table = NewTable();
+  const AcquireResult a = AcquireNow(*table, "a");
+  persistence_.SetDeferred(true);
+  std::optional<ReleaseResult> released;
+  table->Release("a", a.owner_token, [&](ReleaseResult r) { released = r; });
+  // "a" is free in memory but its record on disk still says held with token 1; churn must not
+  // drop it and re-read that record.
+  AcquireProbe b;
+  table->Acquire("b", kTtl, milliseconds(0), b.callback());
+  persistence_.RunPending();
+  persistence_.SetDeferred(false);
+  ASSERT_TRUE(released && released->released);
+  ASSERT_TRUE(b.granted());
+  const AcquireResult again = AcquireNow(*table, "a");
+  ASSERT_EQ(again.kind, Kind::kGranted) << again.detail;
+  EXPECT_EQ(again.token, 2u);
+}
+
+TEST_F(LockTableTest, RestartLoadsOnlyLiveLocksAndTokensStillContinue) {
+  {
+    auto table = NewTable();
+    for (const char* name : {"a", "b"}) {
+      const AcquireResult granted = AcquireNow(*table, name);
+      ASSERT_TRUE(Release(*table, name, granted.owner_token));
+    }
+    AcquireNow(*table, "c");
+  }
+  auto table = NewTable();
+  const auto in_memory = table->List();
+  ASSERT_EQ(in_memory.size(), 1u);
+  EXPECT_EQ(in_memory[0].name, "c");
+  EXPECT_EQ(AcquireNow(*table, "a").token, 2u);
 }
 
 }  // namespace

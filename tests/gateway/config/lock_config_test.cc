@@ -40,6 +40,7 @@ TEST(LockConfigTest, EveryKeyIsRead) {
                                "  max_ttl: 2m\n"
                                "  max_wait: 30s\n"
                                "  max_waiters: 7\n"
+                               "  cached_locks: 9\n"
                                "  rules:\n"
                                "    - match: \"orders-*\"\n"
                                "      fence_keys: [\"kv:{name}\", \"audit\"]\n"
@@ -53,6 +54,7 @@ TEST(LockConfigTest, EveryKeyIsRead) {
   EXPECT_EQ(config.locks.max_ttl, std::chrono::minutes(2));
   EXPECT_EQ(config.locks.max_wait, std::chrono::seconds(30));
   EXPECT_EQ(config.locks.max_waiters, 7u);
+  EXPECT_EQ(config.locks.cached_locks, 9u);
   ASSERT_EQ(config.locks.rules.size(), 1u);
   EXPECT_EQ(config.locks.rules[0].pattern, "orders-*");
   EXPECT_EQ(config.locks.rules[0].fence_keys, (std::vector<std::string>{"kv:{name}", "audit"}));
