@@ -150,6 +150,25 @@ TEST_F(LockApiTest, WaitEndsWithConflictWhileStillHeld) {
   EXPECT_EQ(Waiters(AdminLock("busy")), 0);
 }
 
+TEST_F(LockApiTest, AWaiterThatHangsUpLeavesTheQueueAndIsNeverGranted) {
+  const Response holder = Acquire("hangup", 60000);
+  ASSERT_EQ(holder.result_int(), 200);
+  {
+    HttpConnection waiter;
+    ASSERT_TRUE(waiter.Connect(gateway_->traffic_port()));
+    const std::string body = "{\"ttl_ms\":60000,\"wait_ms\":60000}";
+    ASSERT_TRUE(waiter.WriteRaw("POST /locks/hangup HTTP/1.1\r\nHost: t\r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body));
+    ASSERT_TRUE(Eventually([&] { return Waiters(AdminLock("hangup")) == 1; }));
+  }  // the client closes its connection
+  ASSERT_TRUE(Eventually([&] { return Waiters(AdminLock("hangup")) == 0; }));
+  ASSERT_TRUE(JsonBody(Release("hangup", OwnerTokenOf(holder))).at("released").as_bool());
+  // Nobody was handed the lock: the next acquire gets it at once, with the next token.
+  const Response next = Acquire("hangup", 60000);
+  ASSERT_EQ(next.result_int(), 200);
+  EXPECT_EQ(FencingTokenOf(next), 2u);
+}
+
 TEST_F(LockApiTest, EagerFencingRefusesTheExpiredHoldersWrite) {
   const Response old_holder = Acquire("orders-1", 300);
   ASSERT_EQ(old_holder.result_int(), 200);
