@@ -69,9 +69,9 @@ TEST_F(LockCliTest, RunExportsTheTokenRenewsAndReleasesWithTheCommandsStatus) {
       "curl -s -o /dev/null -w '%{http_code}\\n' -X PUT -H \"Fencing-Token: $FENCING_TOKEN\" "
       "--data hello http://127.0.0.1:" +
       std::to_string(gateway_->traffic_port()) + "/kv/orders-5/x";
-  auto run = Lock({"run", "orders-5", "--ttl", "300ms", "--url", Url(), "--", "sh", "-c",
-                   "echo token=$FENCING_TOKEN name=$FENCEGATE_LOCK_NAME; " + write + "; sleep 1; " +
-                       write + "; exit 7"});
+  auto run = Lock({"run", "orders-5", "--ttl", "1500ms", "--url", Url(), "--", "sh", "-c",
+                   "echo token=$FENCING_TOKEN name=$FENCEGATE_LOCK_NAME; " + write +
+                       "; sleep 2.5; " + write + "; exit 7"});
   EXPECT_EQ(Finish(*run), 7) << run->Stderr();
   const auto lines = run->StdoutLines();
   ASSERT_EQ(lines.size(), 3u) << run->Stderr();
@@ -88,7 +88,7 @@ TEST_F(LockCliTest, RunExportsTheTokenRenewsAndReleasesWithTheCommandsStatus) {
 }
 
 TEST_F(LockCliTest, RunStopsTheCommandWhenTheLeaseIsLost) {
-  auto run = Lock({"run", "orders-6", "--ttl", "600ms", "--kill-grace", "2s", "--url", Url(), "--",
+  auto run = Lock({"run", "orders-6", "--ttl", "3s", "--kill-grace", "2s", "--url", Url(), "--",
                    "sh", "-c", "echo started $FENCING_TOKEN; exec sleep 60"});
   ASSERT_TRUE(run->WaitForStdoutLine([](const std::string& line) { return line == "started 1"; },
                                      std::chrono::seconds(20)));
@@ -104,7 +104,7 @@ TEST_F(LockCliTest, RunStopsTheCommandWhenTheLeaseIsLost) {
 }
 
 TEST_F(LockCliTest, RunStopsTheCommandWhenRenewalsCannotReachTheGateway) {
-  auto run = Lock({"run", "orders-7", "--ttl", "600ms", "--kill-grace", "2s", "--url", Url(), "--",
+  auto run = Lock({"run", "orders-7", "--ttl", "1s", "--kill-grace", "2s", "--url", Url(), "--",
                    "sh", "-c", "echo started; exec sleep 60"});
   ASSERT_TRUE(run->WaitForStdoutLine([](const std::string& line) { return line == "started"; },
                                      std::chrono::seconds(20)));
