@@ -10,7 +10,6 @@
 namespace fencegate::lockstore {
 namespace {
 
-using Clock = LockClock;
 using Time = LockClock::Time;
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
@@ -107,7 +106,7 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
   void GrantNext(const std::string& name, Lock& lock, Deferred& deferred);
   void ProcessDeadlines(const std::string& name, Lock& lock, Time now, Deferred& deferred);
   void ExpireIfDue(const std::string& name, Lock& lock, Time now, Deferred& deferred);
-  void ReportCounts(Deferred& deferred);
+  void ReportCounts();
   LockView ViewOf(const std::string& name, const Lock& lock, Time now) const;
   void Run(Deferred& deferred);
 
@@ -249,7 +248,7 @@ void LockTable::Impl::Schedule(Time when, std::string_view name) {
   }
 }
 
-void LockTable::Impl::ReportCounts(Deferred&) {
+void LockTable::Impl::ReportCounts() {
   // Under the mutex, so the last report is the current count (the observer only stores it).
   if (observer_ != nullptr) observer_->Holders(holders_, waiters_);
 }
@@ -271,7 +270,7 @@ Status LockTable::Impl::Load() {
       it->second.policy = options_.rules.Resolve(record.name);
       Install(it->first, it->second, std::move(record), now);
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
   return Status::Ok();
@@ -313,7 +312,7 @@ std::uint64_t LockTable::Impl::Acquire(std::string_view name, milliseconds ttl, 
     } else {
       waiter_id = AcquireLocked(key, *found, ttl, wait, std::move(callback), now, deferred);
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
   return waiter_id;
@@ -420,7 +419,7 @@ void LockTable::Impl::OnGrantDurable(const std::string& name, Token token, std::
     } else {
       FinishGrant(name, lock, std::move(owner_token), waiter, {}, deferred);
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
   if (!keys.empty()) {
@@ -455,7 +454,7 @@ void LockTable::Impl::OnFenced(const std::string& name, Token token, std::string
       deferred.push_back(
           [cb = waiter.callback, r = std::move(failed)]() mutable { cb(std::move(r)); });
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
 }
@@ -556,7 +555,7 @@ void LockTable::Impl::OnTimer() {
     }
     wake_ = deadlines_.empty() ? Time::max() : deadlines_.top().first;
     if (wake_ != Time::max()) clock_.WakeAt(wake_);
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
 }
@@ -587,7 +586,7 @@ RenewResult LockTable::Impl::Renew(std::string_view name, std::string_view owner
         renewed ? observer->Renewed() : observer->RenewalFailed();
       });
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
   return result;
@@ -620,7 +619,7 @@ void LockTable::Impl::Release(std::string_view name, std::string_view owner_toke
       GrantNext(it->first, lock, deferred);
     }
     if (!released) deferred.push_back([callback] { callback({false, Status::Ok()}); });
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
 }
@@ -643,7 +642,7 @@ void LockTable::Impl::CancelWait(std::string_view name, std::uint64_t waiter_id)
       --waiters_;
       break;
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
 }
@@ -664,7 +663,7 @@ void LockTable::Impl::CancelAllWaiters() {
       waiters_ -= lock.waiters.size();
       lock.waiters.clear();
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
 }
@@ -725,7 +724,7 @@ void LockTable::Impl::ForceRelease(std::string_view name, std::string operator_i
               });
       GrantNext(it->first, lock, deferred);
     }
-    ReportCounts(deferred);
+    ReportCounts();
   }
   Run(deferred);
 }

@@ -17,12 +17,13 @@ using testing::ManualLockClock;
 // The lock table over the real RocksDB store: its callbacks come from the writer thread.
 class LockRocksDbTest : public ::testing::Test {
  protected:
-  void Open() {
+  void Open(std::size_t max_cached_locks = 100000) {
     RocksDbFenceStoreOptions options;
     options.path = dir_.Sub("db");
     ASSERT_TRUE(RocksDbFenceStore::Open(options, &store_).ok());
     LockTableOptions table_options;
     table_options.now_unix_ms = [] { return std::int64_t{1'700'000'000'000}; };
+    table_options.max_cached_locks = max_cached_locks;
     table_ = std::make_unique<LockTable>(*store_, clock_, nullptr, nullptr, table_options);
     ASSERT_TRUE(table_->Load().ok());
   }
@@ -99,6 +100,24 @@ TEST_F(LockRocksDbTest, GrantsAreSyncedWrites) {
   const auto before = store_->stats().sync_writes;
   ASSERT_EQ(Acquire("job").kind, AcquireResult::Kind::kGranted);
   EXPECT_EQ(store_->stats().sync_writes, before + 1);
+}
+
+TEST_F(LockRocksDbTest, EvictedLocksAreReadBackWithTheirTokens) {
+  Open(/*max_cached_locks=*/2);
+  for (Token round = 1; round <= 3; ++round) {
+    for (int i = 0; i < 10; ++i) {
+      const std::string name = "lock-" + std::to_string(i);
+      const AcquireResult granted = Acquire(name);
+      ASSERT_EQ(granted.kind, AcquireResult::Kind::kGranted) << granted.detail;
+      EXPECT_EQ(granted.token, round) << name;
+      Release(name, granted.owner_token);
+    }
+  }
+  EXPECT_LE(table_->List().size(), 3u);
+  const auto view = table_->Inspect("lock-0");
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->last_token, 3u);
+  EXPECT_FALSE(table_->Inspect("never").has_value());
 }
 
 }  // namespace
