@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything, and runs every test: unit tests in parallel, then
 # the integration tests (which start the real fencegate binary) one at a time, then the zombie
-# torture run (tests/torture). Prints the time each stage took.
+# torture run (tests/torture). Prints the time each stage took. Then the same tests under
+# sanitizers, and the fuzzers (see "Sanitizer and fuzz stages" below).
+#
+# FENCEGATE_TEST_STAGES picks stages to run (default: all of them), e.g.
+#   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
+# Stages: build unit integration faults lock_services torture asan tsan fuzz (all but the last
+# three need "build").
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults lock_services torture asan tsan fuzz} "
+want() { [[ "$stages" == *" $1 "* ]]; }
+jobs=$(nproc 2>/dev/null || echo 2)
 
 stage_start=0
 stage() { stage_start=$(date +%s); echo "==> $1"; }
@@ -14,29 +24,135 @@ stage "install dependencies"
 scripts/install-deps.sh
 stage_done "install dependencies"
 
-stage "build"
-scripts/build.sh -DFENCEGATE_BUILD_TESTS=ON
-stage_done "build"
+if want build; then
+  stage "build"
+  scripts/build.sh -DFENCEGATE_BUILD_TESTS=ON
+  stage_done "build"
+fi
 
-stage "unit tests"
-ctest --test-dir build -L unit -j "$(nproc 2>/dev/null || echo 2)" --output-on-failure --timeout 300
-stage_done "unit tests"
+if want unit; then
+  stage "unit tests"
+  ctest --test-dir build -L unit -j "$jobs" --output-on-failure --timeout 300
+  stage_done "unit tests"
+fi
 
-stage "integration tests"
-ctest --test-dir build -L integration --output-on-failure --timeout 600
-stage_done "integration tests"
+if want integration; then
+  stage "integration tests"
+  ctest --test-dir build -L integration --output-on-failure --timeout 600
+  stage_done "integration tests"
+fi
 
-stage "faults"
-# kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
-ctest --test-dir build -L faults --output-on-failure --timeout 600
-stage_done "faults"
+if want faults; then
+  stage "faults"
+  # kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
+  ctest --test-dir build -L faults --output-on-failure --timeout 600
+  stage_done "faults"
+fi
 
-stage "lock services"
-ctest --test-dir build -L lock_services --output-on-failure --timeout 300
-stage_done "lock services"
+if want lock_services; then
+  stage "lock services"
+  ctest --test-dir build -L lock_services --output-on-failure --timeout 300
+  stage_done "lock services"
+fi
 
-stage "torture"
-ctest --test-dir build -L torture --output-on-failure
-stage_done "torture"
+if want torture; then
+  stage "torture"
+  ctest --test-dir build -L torture --output-on-failure
+  stage_done "torture"
+fi
+
+# ---- Sanitizer and fuzz stages ----------------------------------------------------------------
+# Each has its own build dir, built with clang. Sanitizer reports go to files under
+# <build dir>/sanitizer-logs (they come from the gtest binaries and from every fencegate the
+# integration tests start); any report fails the stage even when the test itself passed.
+
+# configure_sanitized DIR CMAKE_ARGS...: configures DIR with clang. -O1 and line tables keep the
+# build fast while reports still name file and line.
+configure_sanitized() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" "$@" >/dev/null
+}
+
+# check_sanitizer_logs DIR: fails when any sanitizer report was written under DIR/sanitizer-logs.
+check_sanitizer_logs() {
+  local reports
+  reports=$(find "$1/sanitizer-logs" -type f -size +0 2>/dev/null || true)
+  if [ -n "$reports" ]; then
+    echo "sanitizer reports in $1/sanitizer-logs:"
+    for f in $reports; do echo "--- $f"; head -n 80 "$f"; done
+    return 1
+  fi
+}
+
+# fresh_logs DIR: an empty report dir, so that a report from an earlier run cannot fail this one.
+fresh_logs() {
+  rm -rf "$1/sanitizer-logs"
+  mkdir -p "$1/sanitizer-logs"
+  realpath "$1/sanitizer-logs"
+}
+
+if want asan; then
+  stage "asan build (AddressSanitizer + UndefinedBehaviorSanitizer)"
+  configure_sanitized build-asan -DFENCEGATE_SANITIZE=address
+  cmake --build build-asan -j "$jobs"
+  stage_done "asan build"
+
+  stage "asan unit + integration tests"
+  logs=$(fresh_logs build-asan)
+  export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1:abort_on_error=0:strict_string_checks=1"
+  export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1"
+  ctest --test-dir build-asan -L unit -j "$jobs" --output-on-failure --timeout 600
+  ctest --test-dir build-asan -L integration --output-on-failure --timeout 900
+  check_sanitizer_logs build-asan
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+  stage_done "asan unit + integration tests"
+fi
+
+if want tsan; then
+  stage "tsan build (ThreadSanitizer)"
+  configure_sanitized build-tsan -DFENCEGATE_SANITIZE=thread
+  cmake --build build-tsan -j "$jobs"
+  stage_done "tsan build"
+
+  stage "tsan unit + integration tests"
+  logs=$(fresh_logs build-tsan)
+  export TSAN_OPTIONS="log_path=$logs/tsan:suppressions=$(realpath tests/tsan.supp):second_deadlock_stack=1"
+  ctest --test-dir build-tsan -L unit -j "$jobs" --output-on-failure --timeout 900
+  ctest --test-dir build-tsan -L integration --output-on-failure --timeout 900
+  check_sanitizer_logs build-tsan
+  unset TSAN_OPTIONS
+  stage_done "tsan unit + integration tests"
+fi
+
+if want fuzz; then
+  stage "fuzz build (libFuzzer + ASan + UBSan)"
+  configure_sanitized build-fuzz -DFENCEGATE_BUILD_FUZZERS=ON -DFENCEGATE_BUILD_TESTS=OFF
+  cmake --build build-fuzz --target fuzzers -j "$jobs"
+  stage_done "fuzz build"
+
+  # Each fuzzer starts from its checked-in seeds and grows a scratch corpus (the checked-in one
+  # stays as it is); a crash or a violated property fails the stage and leaves the input in
+  # build-fuzz/artifacts/.
+  fuzz_seconds=${FENCEGATE_FUZZ_SECONDS:-30}
+  for seeds in tests/fuzz/corpus/*/; do
+    target=$(basename "$seeds")
+    stage "fuzz $target for ${fuzz_seconds}s"
+    rm -rf "build-fuzz/corpus/$target"
+    mkdir -p "build-fuzz/corpus/$target" build-fuzz/artifacts
+    dict=()
+    [ -f "tests/fuzz/$target.dict" ] && dict=("-dict=tests/fuzz/$target.dict")
+    if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$fuzz_seconds" -timeout=25 \
+      -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$target-" "${dict[@]}" \
+      "build-fuzz/corpus/$target" "$seeds" >"build-fuzz/$target.log" 2>&1; then
+      tail -n 60 "build-fuzz/$target.log"
+      echo "fuzz $target failed; the input is in build-fuzz/artifacts/"
+      exit 1
+    fi
+    grep -E '^stat::(number_of_executed_units|average_exec_per_sec)' "build-fuzz/$target.log"
+    stage_done "fuzz $target"
+  done
+fi
 
 echo "==> all tests passed in $(( $(date +%s) - total_start ))s"
