@@ -15,6 +15,7 @@
 
 #include "gateway/header_sanitizer.h"
 #include "gateway/network_thread.h"
+#include "gateway/path_canonical.h"
 #include "gateway/request_framing.h"
 #include "gateway/time_format.h"
 #include "lockstore/token.h"
@@ -261,6 +262,15 @@ void Session::HandleRequest() {
 
   const std::string_view host = request[http::field::host];
   const std::string_view path = RequestPath();
+  const PathViolation path_violation = CheckCanonicalPath(path);
+  if (path_violation != PathViolation::kNone) {
+    Refuse({.status = 400,
+            .slug = "bad-path",
+            .title = "Bad request path",
+            .detail = PathViolationDetail(path_violation),
+            .outcome = "bad_request"});
+    return;
+  }
   if (context_.locks != nullptr && context_.locks->Matches(path)) {
     HandleLockRequest();
     return;

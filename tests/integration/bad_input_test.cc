@@ -60,13 +60,18 @@ TEST_F(PathEscapeTest, TraversalIsRefusedAndNothingIsWrittenOutsideTheRoot) {
     const char* target;
     unsigned status;
   } cases[] = {
-      {"/files/../escaped", 403},
-      {"/files/%2e%2e/escaped", 403},
-      {"/files/%2E%2e/escaped", 403},
-      {"/files/a/..%2f..%2fescaped", 403},
-      {"/files/a%2fb", 403},
+      // Refused by the gateway before routing, on every route (gateway/path_canonical.h).
+      {"/files/../escaped", 400},
+      {"/files/%2e%2e/escaped", 400},
+      {"/files/%2E%2e/escaped", 400},
+      {"/files/a/..%2f..%2fescaped", 400},
+      {"/files/a%2fb", 400},
       {"/files/a%00b", 400},
       {"/files/a%zzb", 400},
+      // Canonical paths the filesystem adapter refuses itself.
+      {"/files/a/..%2F..%2Fescaped", 403},
+      {"/files/a%2Fb", 403},
+      {"/files/a%5Cb", 403},
       {"/files/link/escaped", 403},
       {"/files/.fencegate-tmp-x", 403},
   };
