@@ -1,4 +1,5 @@
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,8 @@ TEST_F(ProxyHeadersTest, ForwardingFieldsAndNoTokenUpstream) {
   Response response = Put("/kv/h/x", "3");
   ASSERT_EQ(response.result_int(), 200);
   ASSERT_TRUE(backend_.WaitForCompleted(1, std::chrono::seconds(5)));
-  const http::fields& upstream = backend_.Requests().at(0).headers;
+  const std::vector<RecordedRequest> seen = backend_.Requests();
+  const http::fields& upstream = seen.at(0).headers;
   EXPECT_NE(upstream["Via"].find("fencegate"), std::string::npos) << upstream["Via"];
   EXPECT_NE(upstream["X-Forwarded-For"].find("127.0.0.1"), std::string::npos);
   EXPECT_NE(upstream["Forwarded"].find("for="), std::string::npos) << upstream["Forwarded"];
@@ -42,7 +44,8 @@ class ForwardTokenTest : public HttpGatewayTest {
 TEST_F(ForwardTokenTest, AdmittedTokenIsForwardedWhenConfigured) {
   ASSERT_EQ(Put("/kv/t/x", "00017").result_int(), 200);
   ASSERT_TRUE(backend_.WaitForCompleted(1, std::chrono::seconds(5)));
-  const http::fields& upstream = backend_.Requests().at(0).headers;
+  const std::vector<RecordedRequest> seen = backend_.Requests();
+  const http::fields& upstream = seen.at(0).headers;
   EXPECT_EQ(upstream.count("Fencing-Token"), 1u);
   EXPECT_EQ(upstream["Fencing-Token"], "17");
 }
