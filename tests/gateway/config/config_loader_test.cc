@@ -18,9 +18,8 @@ using std::chrono::milliseconds;
 }
 
 std::filesystem::path RepoFile(const std::string& relative) {
-  // This file is tests/gateway/config/config_loader_test.cc; the repository is three levels up.
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path() /
-         relative;
+  // Not derived from __FILE__: with ccache's CCACHE_BASEDIR that path is relative to the build dir.
+  return std::filesystem::path(FENCEGATE_SOURCE_DIR) / relative;
 }
 
 // A valid minimal configuration; tests append or splice lines into it.
