@@ -14,6 +14,9 @@ packages=(
   python3 python3-redis python3-psycopg2 python3-kazoo
   # Fault tests (tests/faults/): wall-clock jumps, an ext4 image to turn read-only, mount(8).
   faketime e2fsprogs mount
+  # Sanitizer and fuzz stages of scripts/test.sh: clang, its runtimes (ASan, UBSan, TSan,
+  # libFuzzer) and llvm-symbolizer for readable reports.
+  clang-14 libclang-rt-14-dev llvm-14
 )
 
 missing=()

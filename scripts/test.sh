@@ -66,6 +66,9 @@ fi
 # <build dir>/sanitizer-logs (they come from the gtest binaries and from every fencegate the
 # integration tests start); any report fails the stage even when the test itself passed.
 
+# Debian installs llvm-symbolizer (for file:line in reports) under this name with llvm-14.
+symbolizer=external_symbolizer_path=/usr/lib/llvm-14/bin/llvm-symbolizer
+
 # configure_sanitized DIR CMAKE_ARGS...: configures DIR with clang. -O1 and line tables keep the
 # build fast while reports still name file and line.
 configure_sanitized() {
@@ -101,8 +104,8 @@ if want asan; then
 
   stage "asan unit + integration tests"
   logs=$(fresh_logs build-asan)
-  export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1:abort_on_error=0:strict_string_checks=1"
-  export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1"
+  export ASAN_OPTIONS="$symbolizer:log_path=$logs/asan:detect_leaks=1:strict_string_checks=1"
+  export UBSAN_OPTIONS="$symbolizer:log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1"
   ctest --test-dir build-asan -L unit -j "$jobs" --output-on-failure --timeout 600
   ctest --test-dir build-asan -L integration --output-on-failure --timeout 900
   check_sanitizer_logs build-asan
@@ -118,7 +121,7 @@ if want tsan; then
 
   stage "tsan unit + integration tests"
   logs=$(fresh_logs build-tsan)
-  export TSAN_OPTIONS="log_path=$logs/tsan:suppressions=$(realpath tests/tsan.supp):second_deadlock_stack=1"
+  export TSAN_OPTIONS="$symbolizer:log_path=$logs/tsan:suppressions=$(realpath tests/tsan.supp):second_deadlock_stack=1"
   ctest --test-dir build-tsan -L unit -j "$jobs" --output-on-failure --timeout 900
   ctest --test-dir build-tsan -L integration --output-on-failure --timeout 900
   check_sanitizer_logs build-tsan
@@ -143,7 +146,8 @@ if want fuzz; then
     mkdir -p "build-fuzz/corpus/$target" build-fuzz/artifacts
     dict=()
     [ -f "tests/fuzz/$target.dict" ] && dict=("-dict=tests/fuzz/$target.dict")
-    if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$fuzz_seconds" -timeout=25 \
+    if ! ASAN_OPTIONS=$symbolizer UBSAN_OPTIONS="$symbolizer:print_stacktrace=1" \
+      "build-fuzz/tests/fuzz/$target" -max_total_time="$fuzz_seconds" -timeout=25 \
       -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$target-" "${dict[@]}" \
       "build-fuzz/corpus/$target" "$seeds" >"build-fuzz/$target.log" 2>&1; then
       tail -n 60 "build-fuzz/$target.log"
