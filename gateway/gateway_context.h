@@ -16,6 +16,7 @@
 #include "gateway/router.h"
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
+#include "lockstore/idempotency_store.h"
 #include "lockstore/lock_persistence.h"
 #include "lockstore/lock_table.h"
 
@@ -48,6 +49,8 @@ struct GatewayContext {
   LockApi* locks = nullptr;                          // null when locks.enabled is false
   lockstore::LockTable* lock_table = nullptr;        // for the admin lock endpoints
   lockstore::LockPersistence* lock_store = nullptr;  // the lock audit trail
+  // Null unless a route keeps idempotency records (README "Idempotency keys").
+  lockstore::IdempotencyStore* idempotency = nullptr;
 
   std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

@@ -83,6 +83,7 @@ bool Server::Start(std::string* error) {
   context_.access_log = access_log_.get();
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
   if (!StartLocks(error)) return false;
+  if (!OpenIdempotencyStore(error)) return false;
 
   if (!BuildAdapters(error)) return false;
   if (!Listen(error)) return false;
@@ -116,6 +117,30 @@ bool Server::OpenStore(std::string* error) {
     *error = "cannot open the fence store at " + options.path + ": " + status.ToString();
     return false;
   }
+  return true;
+}
+
+// Only when a route keeps idempotency records (mode store); its own database under data_dir.
+bool Server::OpenIdempotencyStore(std::string* error) {
+  bool needed = false;
+  for (const RouteConfig& route : config_.routes) {
+    if (route.idempotency && route.idempotency->mode == IdempotencyConfig::Mode::kStore) {
+      needed = true;
+    }
+  }
+  if (!needed) return true;
+  lockstore::IdempotencyStoreOptions options;
+  options.path = config_.data_dir + "/idempotency";
+  options.log = [](std::string_view line) {
+    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  options.now_ms = [] { return NowUnixMs(); };
+  const lockstore::Status status = lockstore::IdempotencyStore::Open(options, &idempotency_);
+  if (!status.ok()) {
+    *error = "cannot open the idempotency store at " + options.path + ": " + status.ToString();
+    return false;
+  }
+  context_.idempotency = idempotency_.get();
   return true;
 }
 

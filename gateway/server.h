@@ -15,6 +15,7 @@
 #include "gateway/router.h"
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
+#include "lockstore/idempotency_store.h"
 #include "lockstore/lock_clock.h"
 #include "lockstore/lock_fencer.h"
 #include "lockstore/lock_table.h"
@@ -55,6 +56,7 @@ class Server {
  private:
   bool OpenStore(std::string* error);
   bool StartLocks(std::string* error);
+  bool OpenIdempotencyStore(std::string* error);
   bool BuildAdapters(std::string* error);
   bool Listen(std::string* error);
   void StopThreads();
@@ -75,6 +77,8 @@ class Server {
   std::unique_ptr<lockstore::AdmissionLockFencer> lock_fencer_;
   std::unique_ptr<lockstore::LockTable> lock_table_;
   std::unique_ptr<LockApi> lock_api_;
+  // Destroyed before the threads: its drained callbacks post to their (stopped) io_contexts.
+  std::unique_ptr<lockstore::IdempotencyStore> idempotency_;
   // Destroyed first: callbacks it still holds point into sessions owned by the threads.
   std::unique_ptr<lockstore::AdmissionController> admission_;
 };

@@ -286,10 +286,11 @@ void Session::HandleRequest() {
   }
   exchange_.route = &context_.routes[*route_index];
   const RouteRuntime& route = *exchange_.route;
+  if (!CheckIdempotencyKey()) return;
   exchange_.fenced = route.IsFenced(request.method(), request.method_string());
   if (!exchange_.fenced) {
     exchange_.outcome = "unfenced";
-    Forward();
+    Proceed();
     return;
   }
 
@@ -402,7 +403,7 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
       metrics.writes_admitted->Increment();
       if (decision.advanced) metrics.fence_advances->Increment();
       metrics.barrier_wait->Observe(std::chrono::duration<double>(decision.barrier_wait).count());
-      Forward();
+      Proceed();
       return;
     case lockstore::AdmissionDecision::Kind::kStale:
       Refuse({.status = 409,
@@ -564,6 +565,7 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   const auto self = std::move(self_hold_);
   // The backend exchange is over, whatever the client side still needs: release the fence.
   CompleteAdmission();
+  SettleIdempotency(outcome);
   exchange_.upstream_status = outcome.upstream_status;
   const RouteMetrics& metrics = *exchange_.route->metrics;
   using Failure = adapters::ForwardOutcome::Failure;
@@ -862,6 +864,7 @@ void Session::CompleteBodyRead(error_code ec) {
   const bool done = parser_->is_done();
   if (ec || done) body_read_timeout_.Stop();
   exchange_.bytes_in += bytes;
+  if (exchange_.idem.hashing) exchange_.idem.body_hash->Update(body_read_target_.data(), bytes);
   auto handler = std::move(read_handler_);
   handler(ec, bytes, done);
 }
@@ -876,13 +879,28 @@ void Session::AsyncWriteResponse(http::response_header<> header, net::const_buff
   exchange_.response_has_body = !exchange_.head && !StatusHasNoBody(exchange_.status);
   // A response sent before the whole request body was read leaves the connection unusable.
   if (!parser_->is_done()) exchange_.close_after = true;
+  if (exchange_.idem.claimed) {
+    for (const auto& field : response_) {
+      if (IsStoredResponseField(field.name_string())) {
+        exchange_.idem.captured.fields.insert(field.name_string(), field.value());
+      }
+    }
+    response_.set(kIdempotencyExpiresField, HttpDate(exchange_.idem.expires_ms));
+  }
   PrepareResponseHeader();
   serializer_.emplace(response_);
-  WriteBodyPiece(body, last);
+  AsyncWriteBody(body, last, std::move(write_handler_));
 }
 
 void Session::AsyncWriteBody(net::const_buffer body, bool last, WriteHandler handler) {
   write_handler_ = std::move(handler);
+  if (exchange_.idem.claimed) {
+    CaptureResponse(body);
+    if (last) {
+      WriteLastPieceDurably(body);
+      return;
+    }
+  }
   WriteBodyPiece(body, last);
 }
 

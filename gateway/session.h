@@ -17,10 +17,12 @@
 
 #include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
+#include "gateway/idempotency.h"
 #include "gateway/lock_api.h"
 #include "gateway/problem.h"
 #include "gateway/relay_body.h"
 #include "lockstore/admission.h"
+#include "lockstore/idempotency_store.h"
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/gathered_write.h"
 #include "resource_adapters/idle_timeout.h"
@@ -54,6 +56,21 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
  private:
   enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
 
+  // Idempotency-Key handling of the request in progress (session_idempotency.cc).
+  struct IdempotencyExchange {
+    const IdempotencyConfig* config = nullptr;  // set: a listed method carrying a key
+    std::string key;
+    std::string scope_key;
+    std::string request_digest;
+    std::int64_t expires_ms = 0;
+    bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
+    bool hashing = false;  // request body bytes feed body_hash
+    bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
+    std::optional<Sha256> body_hash;
+    std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
+    StoredResponse captured;
+  };
+
   // The state of the request in progress; reset for each request, strings keep capacity.
   struct Exchange {
     bool begun = false;  // counted in flight (BeginExchange)
@@ -79,6 +96,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool continue_sent = false;
     bool head = false;
     bool response_has_body = true;
+    IdempotencyExchange idem;
   };
 
   // What a refusal looks like to the client and to operators.
@@ -109,6 +127,20 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void Forward();
   void OnForwardDone(adapters::ForwardOutcome outcome);
   void CompleteAdmission();
+
+  // Idempotency keys (session_idempotency.cc). CheckIdempotencyKey() runs once the route is
+  // known (false: it refused); Proceed() replaces Forward() once the request may go ahead.
+  bool CheckIdempotencyKey();
+  void Proceed();
+  void OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result);
+  void ReadBodyForFingerprint();
+  void MatchStoredRecord();
+  void ReplayStoredResponse(const lockstore::IdempotencyRecord& record);
+  void RefuseAfterAdmission(const Refusal& refusal);
+  void CaptureResponse(boost::asio::const_buffer body);
+  void WriteLastPieceDurably(boost::asio::const_buffer body);
+  void SettleIdempotency(const adapters::ForwardOutcome& outcome);
+  lockstore::IdempotencyRecord OutcomeRecord(lockstore::IdempotencyRecord::State state) const;
 
   // The built-in lock API (gateway/lock_api.h): read the small JSON body, hand it over, write
   // the answer, which a long-poll acquire gives later.

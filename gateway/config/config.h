@@ -58,6 +58,19 @@ struct BackendConfig {
   std::string filesystem_root_as_written;
 };
 
+// Per-route Idempotency-Key handling (README "Idempotency keys").
+struct IdempotencyConfig {
+  enum class Mode { kStore, kForward };
+  Mode mode = Mode::kStore;
+  bool required = false;  // a listed method without a key -> 400
+  std::vector<std::string> methods{"POST", "PATCH"};
+  std::string header = "Idempotency-Key";  // the client's field
+  std::chrono::milliseconds expire_after{std::chrono::hours(24)};
+  std::uint64_t max_response_bytes = 1u << 20;     // larger responses are not kept
+  std::string identity_header;                     // client identity in the store key; "" none
+  std::string forward_header = "Idempotency-Key";  // mode forward: the backend's field
+};
+
 struct RouteConfig {
   std::string name;
   std::string prefix;   // path prefix, starts with '/'
@@ -66,6 +79,7 @@ struct RouteConfig {
   lockstore::FenceKeyTemplate fence_key;
   std::vector<std::string> fenced_methods{"PUT", "POST", "PATCH", "DELETE"};
   bool fence_reads = false;
+  std::optional<IdempotencyConfig> idempotency;
 };
 
 // The built-in lock API (README "Built-in locks").

@@ -626,10 +626,59 @@ void ReadFencedMethods(Reader& reader, const YAML::Node& node, const std::string
   *out = std::move(methods);
 }
 
+void ReadFieldName(Reader& reader, const YAML::Node& node, const std::string& path,
+                   std::string* out) {
+  reader.String(node, path, out);
+  if (node.IsScalar() && !IsToken(*out)) {
+    reader.sink()->Add(node, path, "not a valid header field name: " + Quote(*out));
+  }
+}
+
+void ReadIdempotency(Reader& reader, const YAML::Node& node, const std::string& path,
+                     IdempotencyConfig* out) {
+  if (!reader.ExpectMapping(node, path,
+                            {"mode", "required", "methods", "header", "expire_after",
+                             "max_response_bytes", "identity_header", "forward_header"})) {
+    return;
+  }
+  if (node["mode"]) {
+    std::string mode;
+    reader.String(node["mode"], Child(path, "mode"), &mode);
+    if (mode == "store") {
+      out->mode = IdempotencyConfig::Mode::kStore;
+    } else if (mode == "forward") {
+      out->mode = IdempotencyConfig::Mode::kForward;
+    } else if (node["mode"].IsScalar()) {
+      reader.sink()->Add(node["mode"], Child(path, "mode"),
+                         "expected 'store' or 'forward', got " + Quote(mode));
+    }
+  }
+  if (node["required"]) reader.Bool(node["required"], Child(path, "required"), &out->required);
+  if (node["methods"]) {
+    ReadFencedMethods(reader, node["methods"], Child(path, "methods"), &out->methods);
+  }
+  if (node["header"]) ReadFieldName(reader, node["header"], Child(path, "header"), &out->header);
+  if (node["expire_after"]) {
+    reader.Duration(node["expire_after"], Child(path, "expire_after"), false, &out->expire_after);
+  }
+  if (node["max_response_bytes"]) {
+    reader.Size(node["max_response_bytes"], Child(path, "max_response_bytes"), 0, 64u << 20,
+                &out->max_response_bytes);
+  }
+  if (node["identity_header"]) {
+    ReadFieldName(reader, node["identity_header"], Child(path, "identity_header"),
+                  &out->identity_header);
+  }
+  if (node["forward_header"]) {
+    ReadFieldName(reader, node["forward_header"], Child(path, "forward_header"),
+                  &out->forward_header);
+  }
+}
+
 void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
-  if (!reader.ExpectMapping(
-          node, path,
-          {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads"}))
+  if (!reader.ExpectMapping(node, path,
+                            {"name", "prefix", "host", "backend", "fence_key", "fenced_methods",
+                             "fence_reads", "idempotency"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
@@ -678,6 +727,10 @@ void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, 
   }
   if (node["fence_reads"])
     reader.Bool(node["fence_reads"], Child(path, "fence_reads"), &out->fence_reads);
+  if (node["idempotency"]) {
+    ReadIdempotency(reader, node["idempotency"], Child(path, "idempotency"),
+                    &out->idempotency.emplace());
+  }
 }
 
 void ReadRoutes(Reader& reader, const YAML::Node& node,

@@ -107,6 +107,11 @@ void RecordingBackend::Serve(tcp::socket& socket) {
     response.set(http::field::content_type, "text/plain");
     response.keep_alive(header.keep_alive());
     response.body() = "ok";
+    // Which application this answer belongs to: a replayed answer carries its original's.
+    response.set("X-Backend-Sequence", std::to_string(index + 1));
+    if (auto size = header.find("X-Test-Response-Bytes"); size != header.end()) {
+      response.body().assign(std::stoul(std::string(size->value())), 'r');
+    }
     response.prepare_payload();
     {
       std::lock_guard lock(mutex_);
