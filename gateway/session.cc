@@ -565,7 +565,11 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   const auto self = std::move(self_hold_);
   // The backend exchange is over, whatever the client side still needs: release the fence.
   CompleteAdmission();
-  SettleIdempotency(outcome);
+  if (exchange_.idem.claimed) {
+    // A retry sent after this answer must find the key settled: answer once it is durable.
+    SettleIdempotency(std::move(outcome));
+    return;
+  }
   exchange_.upstream_status = outcome.upstream_status;
   const RouteMetrics& metrics = *exchange_.route->metrics;
   using Failure = adapters::ForwardOutcome::Failure;

@@ -139,7 +139,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void RefuseAfterAdmission(const Refusal& refusal);
   void CaptureResponse(boost::asio::const_buffer body);
   void WriteLastPieceDurably(boost::asio::const_buffer body);
-  void SettleIdempotency(const adapters::ForwardOutcome& outcome);
+  void SettleIdempotency(adapters::ForwardOutcome outcome);
   lockstore::IdempotencyRecord OutcomeRecord(lockstore::IdempotencyRecord::State state) const;
 
   // The built-in lock API (gateway/lock_api.h): read the small JSON body, hand it over, write

@@ -271,20 +271,24 @@ void Session::WriteLastPieceDurably(net::const_buffer body) {
       });
 }
 
-// After the backend exchange: an outcome not yet written is settled here. A request that never
-// reached the backend frees the key; anything else may have been applied.
-void Session::SettleIdempotency(const adapters::ForwardOutcome& outcome) {
+// After the backend exchange, when the outcome was not written with the response's last piece:
+// a request that never reached the backend frees the key; anything else may have been applied.
+// OnForwardDone() runs again once the store has it.
+void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
   IdempotencyExchange& idem = exchange_.idem;
-  if (!idem.claimed) return;
   idem.claimed = false;
   idem.hashing = false;
-  if (!outcome.backend_reached && !outcome.response_started) {
-    context_.idempotency->Abandon(idem.scope_key, nullptr);
+  const bool never_reached = !outcome.backend_reached && !outcome.response_started;
+  auto resume = [self = shared_from_this(), outcome = std::move(outcome)](lockstore::Status) {
+    net::post(self->stream_.get_executor(), [self, outcome] { self->OnForwardDone(outcome); });
+  };
+  if (never_reached) {
+    context_.idempotency->Abandon(idem.scope_key, std::move(resume));
     return;
   }
   lockstore::IdempotencyRecord record = OutcomeRecord(State::kUnknown);
   if (parser_->is_done()) record.body_digest = idem.body_hash->Final();
-  context_.idempotency->Finish(idem.scope_key, std::move(record), nullptr);
+  context_.idempotency->Finish(idem.scope_key, std::move(record), std::move(resume));
 }
 
 }  // namespace fencegate::gateway

@@ -40,6 +40,8 @@ class Cursor {
       if (data_.empty() || shift > 28) return false;
       const auto byte = static_cast<unsigned char>(data_.front());
       data_.remove_prefix(1);
+      // One encoding per length: no overlong forms (a trailing zero byte), nothing past 32 bits.
+      if ((shift > 0 && byte == 0) || (shift == 28 && byte > 0x0f)) return false;
       length |= static_cast<std::uint32_t>(byte & 0x7f) << shift;
       if ((byte & 0x80) == 0) break;
     }

@@ -36,7 +36,18 @@ class IdempotencyTest : public HttpGatewayTest {
         "    fence_key: \"pay:{segment:2}\"\n"
         "    idempotency:\n"
         "      mode: forward\n"
-        "      forward_header: X-Backend-Idempotency-Key\n";
+        "      forward_header: X-Backend-Idempotency-Key\n"
+        "  - name: down\n"
+        "    prefix: /down/\n"
+        "    backend: down\n"
+        "    fence_key: \"down:{segment:2}\"\n"
+        "    idempotency: {}\n";
+    // A second backend, on a port nothing listens on (the gateway's own admin port is not
+    // known yet; port 1 is reserved and closed on loopback).
+    options->extra_backend_keys =
+        "  down:\n"
+        "    kind: http\n"
+        "    url: http://127.0.0.1:1\n";
   }
 
   Response Post(const std::string& target, const std::string& token, const std::string& key,
@@ -235,6 +246,17 @@ TEST_F(IdempotencyTest, ExpiredKeyIsAppliedAgain) {
   EXPECT_EQ(after.result_int(), 200);
   EXPECT_EQ(after.count("Idempotency-Replayed"), 0u);
   EXPECT_EQ(Applied("/short/a/op"), 2u);
+}
+
+// A request that never reached the backend (connect refused) frees its key: the retry is
+// forwarded again instead of being refused as "outcome unknown".
+TEST_F(IdempotencyTest, RequestThatNeverReachedTheBackendFreesTheKey) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const Response response = Post("/down/a/op", "1", "k1", "payload");
+    EXPECT_EQ(response.result_int(), 502) << attempt;
+    EXPECT_EQ(ProblemType(response), "https://fencegate.dev/problems/upstream-connect-failed")
+        << attempt;
+  }
 }
 
 // README "Idempotency keys", fencing x idempotency.

@@ -89,6 +89,12 @@ TEST(IdempotencyRecordTest, RejectsTruncatedAndUnknownValues) {
   std::string bad_state = value;
   bad_state[1] = 9;
   EXPECT_FALSE(DecodeIdempotencyRecord(bad_state, &decoded).ok());
+  // An overlong length (0x80 0x00 for 0) would give one record two encodings: refused.
+  std::string overlong = EncodeIdempotencyRecord(IdempotencyRecord{});
+  ASSERT_EQ(overlong.back(), '\0');  // the empty response's length
+  overlong.back() = '\x80';
+  overlong.push_back('\0');
+  EXPECT_FALSE(DecodeIdempotencyRecord(overlong, &decoded).ok());
 }
 
 TEST(IdempotencyStoreTest, FirstBeginClaimsSecondSeesTheMarker) {
