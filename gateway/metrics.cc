@@ -55,6 +55,8 @@ std::string_view RejectionReasonName(RejectionReason reason) {
       return "store_error";
     case RejectionReason::kBarrierTimeout:
       return "barrier_timeout";
+    case RejectionReason::kBackendFence:
+      return "backend_fence";
   }
   return "unknown";
 }

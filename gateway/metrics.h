@@ -21,9 +21,10 @@ enum class RejectionReason {
   kMissingToken,
   kInvalidToken,
   kStoreError,
-  kBarrierTimeout
+  kBarrierTimeout,
+  kBackendFence,  // the backend refused: it holds a higher token (conditional write failed)
 };
-inline constexpr std::size_t kRejectionReasonCount = 5;
+inline constexpr std::size_t kRejectionReasonCount = 6;
 std::string_view RejectionReasonName(RejectionReason reason);
 
 // What went wrong upstream; the `kind` label of fencegate_upstream_errors_total.

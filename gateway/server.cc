@@ -14,6 +14,7 @@
 #include "lockstore/rocksdb_fence_store.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
+#include "resource_adapters/webdav/webdav_adapter.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -186,6 +187,9 @@ bool Server::BuildAdapters(std::string* error) {
       auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
       if (!factory) return false;
       factories_.push_back(std::move(factory));
+    } else if (backend.kind == "webdav") {
+      factories_.push_back(adapters::MakeWebdavAdapterFactory(
+          backend.webdav, adapters::MakeHttpAdapterFactory(backend.http)));
     } else {
       *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
       return false;

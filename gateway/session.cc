@@ -602,13 +602,22 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   phase_ = Phase::kResponding;
   if (outcome.problem) {
     const adapters::Problem& problem = *outcome.problem;
-    RespondWithProblem({.status = problem.status,
-                        .slug = problem.type,
-                        .title = problem.title,
-                        .detail = problem.detail,
-                        .instance = RequestPath(),
-                        .request_id = exchange_.request_id},
-                       false, false);
+    ProblemDetails details{.status = problem.status,
+                           .slug = problem.type,
+                           .title = problem.title,
+                           .detail = problem.detail,
+                           .instance = RequestPath(),
+                           .request_id = exchange_.request_id};
+    // The backend itself holds a higher token (another gateway wrote it): a stale write,
+    // counted and audited like the gateway's own refusals.
+    if (problem.type == adapters::kStaleAtBackendProblemType) {
+      exchange_.outcome = "backend_fence";
+      RecordRejection({.rejection = RejectionReason::kBackendFence});
+      details.reason = RejectionReasonName(RejectionReason::kBackendFence);
+      details.fence_key = exchange_.fence_key;
+      details.presented_token = exchange_.token;
+    }
+    RespondWithProblem(details, false, false);
     return;
   }
   switch (outcome.failure) {

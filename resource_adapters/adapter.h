@@ -70,6 +70,10 @@ struct Problem {
   std::string detail;
 };
 
+// The problem type of a write the backend itself refused because it holds a higher fencing token;
+// the gateway counts it as a stale rejection with reason "backend_fence".
+inline constexpr std::string_view kStaleAtBackendProblemType = "stale-token-at-backend";
+
 // How one forward ended. Exactly one of: a response was written (response_started), or a
 // problem is set for the gateway to answer, or the client connection failed (error).
 struct ForwardOutcome {

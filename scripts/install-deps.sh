@@ -17,6 +17,8 @@ packages=(
   # Sanitizer and fuzz stages of scripts/test.sh: clang, its runtimes (ASan, UBSan, TSan,
   # libFuzzer) and llvm-symbolizer for readable reports.
   clang-14 libclang-rt-14-dev llvm-14
+  # WebDAV adapter tests (tests/webdav/): Apache 2.4 with mod_dav_fs.
+  apache2
 )
 
 missing=()

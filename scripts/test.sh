@@ -7,12 +7,12 @@
 # FENCEGATE_TEST_STAGES picks stages to run (default: all but asan and tsan, which are being
 # verified), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration faults lock_services torture asan tsan fuzz (all but the last
+# Stages: build unit integration faults webdav lock_services torture asan tsan fuzz (all but the last
 # three need "build").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults lock_services torture fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services torture fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -48,6 +48,13 @@ if want faults; then
   # kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
   ctest --test-dir build -L faults --output-on-failure --timeout 600
   stage_done "faults"
+fi
+
+if want webdav; then
+  stage "webdav"
+  # The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).
+  ctest --test-dir build -L webdav --output-on-failure --timeout 300
+  stage_done "webdav"
 fi
 
 if want lock_services; then

@@ -552,6 +552,38 @@ const std::vector<std::string_view>& FilesystemBackendKeys() {
   return keys;
 }
 
+const std::vector<std::string_view>& WebdavBackendKeys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> all = HttpBackendKeys();
+    all.insert(all.end(), {"lock_timeout", "lock_attempts", "lock_retry_delay"});
+    return all;
+  }();
+  return keys;
+}
+
+// A webdav backend is an http backend (the passthrough) plus the lock sequence's options.
+void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string& path,
+                       BackendConfig* out) {
+  ReadHttpBackend(reader, node, path, &out->http);
+  adapters::WebdavAdapterOptions& webdav = out->webdav;
+  webdav.host = out->http.host;
+  webdav.port = out->http.port;
+  webdav.host_header = out->http.host_header;
+  webdav.connect_timeout = out->http.connect_timeout;
+  webdav.response_timeout = out->http.response_timeout;
+  if (node["lock_timeout"]) {
+    reader.Duration(node["lock_timeout"], Child(path, "lock_timeout"), false, &webdav.lock_timeout);
+  }
+  if (node["lock_attempts"]) {
+    reader.Count(node["lock_attempts"], Child(path, "lock_attempts"), 1, 100'000,
+                 &webdav.lock_attempts);
+  }
+  if (node["lock_retry_delay"]) {
+    reader.Duration(node["lock_retry_delay"], Child(path, "lock_retry_delay"), false,
+                    &webdav.lock_retry_delay);
+  }
+}
+
 void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path,
                  BackendConfig* out) {
   if (!node.IsMap()) {
@@ -573,10 +605,13 @@ void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path
   } else if (out->kind == "filesystem") {
     reader.ExpectMapping(node, path, FilesystemBackendKeys());
     ReadFilesystemBackend(reader, node, path, out);
+  } else if (out->kind == "webdav") {
+    reader.ExpectMapping(node, path, WebdavBackendKeys());
+    ReadWebdavBackend(reader, node, path, out);
   } else if (node["kind"].IsScalar()) {
     reader.sink()->Add(
         node["kind"], Child(path, "kind"),
-        "unknown backend kind " + Quote(out->kind) + "; expected 'http' or 'filesystem'");
+        "unknown backend kind " + Quote(out->kind) + "; expected 'http', 'filesystem' or 'webdav'");
   }
 }
 

@@ -1,0 +1,113 @@
+#include "resource_adapters/webdav/dav_connection.h"
+
+#include <string>
+#include <utility>
+
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace fencegate::adapters::webdav {
+
+namespace {
+
+using boost::system::error_code;
+
+// Responses to the adapter's own requests are small XML documents (or error pages).
+constexpr std::uint64_t kMaxResponseBytes = 1 << 20;
+
+}  // namespace
+
+DavConnection::DavConnection(boost::asio::io_context& ioc,
+                             std::shared_ptr<const WebdavBackend> backend)
+    : ioc_(ioc), backend_(std::move(backend)) {}
+
+DavConnection::~DavConnection() { Close(); }
+
+DavConnection::Request DavConnection::MakeRequest(http::verb method, const std::string& target,
+                                                  std::string body) const {
+  const WebdavAdapterOptions& options = backend_->options;
+  Request request{method, target, 11};
+  request.set(http::field::host, options.host_header.empty()
+                                     ? options.host + ":" + std::to_string(options.port)
+                                     : options.host_header);
+  if (!body.empty()) {
+    request.set(http::field::content_type, "application/xml; charset=utf-8");
+    request.body() = std::move(body);
+  }
+  request.prepare_payload();
+  return request;
+}
+
+void DavConnection::Send(Request request, Handler handler) {
+  request_ = std::move(request);
+  handler_ = std::move(handler);
+  // A connection the server closed while idle (keep-alive timeout) is replaced up front; a
+  // request is never sent twice, since LOCK and PROPPATCH are not safe to repeat blindly.
+  if (stream_ && stream_->socket().is_open()) {
+    Write();
+  } else {
+    Connect();
+  }
+}
+
+void DavConnection::Connect() {
+  Close();
+  stream_.emplace(ioc_);
+  auto connect =
+      [self = shared_from_this()](const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
+        self->stream_->expires_after(self->backend_->options.connect_timeout);
+        self->stream_->async_connect(endpoints,
+                                     [self](error_code ec, const boost::asio::ip::tcp::endpoint&) {
+                                       if (ec) return self->Fail(ec);
+                                       self->Write();
+                                     });
+      };
+  if (!backend_->endpoints.empty()) {
+    connect(backend_->endpoints);
+    return;
+  }
+  resolver_.emplace(ioc_);
+  const WebdavAdapterOptions& options = backend_->options;
+  resolver_->async_resolve(options.host, std::to_string(options.port),
+                           [self = shared_from_this(), connect](
+                               error_code ec, boost::asio::ip::tcp::resolver::results_type found) {
+                             if (ec) return self->Fail(ec);
+                             std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+                             for (const auto& entry : found) endpoints.push_back(entry.endpoint());
+                             connect(endpoints);
+                           });
+}
+
+void DavConnection::Write() {
+  stream_->expires_after(backend_->options.response_timeout);
+  http::async_write(*stream_, request_, [self = shared_from_this()](error_code ec, std::size_t) {
+    if (ec) return self->Fail(ec);
+    auto parser = std::make_shared<http::response_parser<http::string_body>>();
+    parser->body_limit(kMaxResponseBytes);
+    http::async_read(*self->stream_, self->buffer_, *parser,
+                     [self, parser](error_code read_ec, std::size_t) {
+                       if (read_ec) return self->Fail(read_ec);
+                       Response response = parser->release();
+                       if (!response.keep_alive()) self->Close();
+                       auto handler = std::move(self->handler_);
+                       handler({}, std::move(response));
+                     });
+  });
+}
+
+void DavConnection::Fail(error_code ec) {
+  Close();
+  auto handler = std::move(handler_);
+  handler(ec, Response{});
+}
+
+void DavConnection::Close() {
+  if (!stream_) return;
+  error_code ignored;
+  stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_->close();
+  stream_.reset();
+  buffer_.clear();
+}
+
+}  // namespace fencegate::adapters::webdav

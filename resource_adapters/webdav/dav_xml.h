@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fencegate::adapters::webdav {
+
+// The dead property that keeps, with each resource, the highest fencing token that wrote it.
+inline constexpr std::string_view kTokenNamespace = "urn:fencegate";
+inline constexpr std::string_view kTokenProperty = "fencing-token";
+
+// The LOCK request body: an exclusive write lock owned by "fencegate".
+std::string LockRequestBody();
+// The PROPFIND (Depth 0) request body asking for the token property only.
+std::string PropfindTokenBody();
+// The PROPPATCH request body that sets the token property to `token`.
+std::string ProppatchTokenBody(std::uint64_t token);
+
+// What a PROPFIND multistatus says about the token property.
+struct StoredToken {
+  enum class Kind { kAbsent, kValue, kMalformed };
+  Kind kind = Kind::kAbsent;
+  std::uint64_t value = 0;
+};
+
+// Finds the token property in a PROPFIND response. A property listed without content (servers
+// list a missing property that way under a 404 propstat) is absent; content that is not a
+// decimal number is malformed (someone else wrote the property, so nothing can be concluded).
+StoredToken ParseStoredToken(std::string_view multistatus);
+
+// True when a PROPPATCH multistatus reports the property as set ("200 OK" propstat).
+bool ProppatchSucceeded(std::string_view multistatus);
+
+// The Lock-Token response header value, "<opaquelocktoken:...>" as sent (Coded-URL, RFC 4918
+// 10.5), or nullopt when the value is not a Coded-URL.
+std::optional<std::string> ParseLockTokenHeader(std::string_view value);
+
+}  // namespace fencegate::adapters::webdav

@@ -1,0 +1,391 @@
+#include "resource_adapters/webdav/fenced_write.h"
+
+#include <string>
+#include <utility>
+
+#include <boost/beast/core/error.hpp>
+
+#include "resource_adapters/webdav/dav_xml.h"
+
+namespace fencegate::adapters::webdav {
+
+namespace {
+
+using boost::system::error_code;
+using Failure = ForwardOutcome::Failure;
+
+std::string WithoutQuery(std::string_view target) {
+  return std::string(target.substr(0, target.find_first_of("?#")));
+}
+
+// The path of a Destination header: an absolute URI (RFC 4918 10.3) or, leniently, a path.
+std::optional<std::string> DestinationPath(std::string_view destination) {
+  const std::size_t scheme = destination.find("://");
+  if (scheme != std::string_view::npos) {
+    const std::size_t slash = destination.find('/', scheme + 3);
+    if (slash == std::string_view::npos) return std::string("/");
+    destination.remove_prefix(slash);
+  }
+  if (destination.empty() || destination.front() != '/') return std::nullopt;
+  return WithoutQuery(destination);
+}
+
+std::string LockTimeoutValue(std::chrono::milliseconds timeout) {
+  const auto seconds = (timeout.count() + 999) / 1000;
+  return "Second-" + std::to_string(seconds < 1 ? 1 : seconds);
+}
+
+bool IsSuccess(unsigned status) { return status >= 200 && status < 300; }
+
+}  // namespace
+
+FencedWrite::FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
+                         ResourceAdapter& passthrough, ForwardRequest request,
+                         Downstream& downstream, ResourceAdapter::DoneHandler done)
+    : ioc_(ioc),
+      backend_(std::move(backend)),
+      passthrough_(passthrough),
+      request_(request),
+      held_(ioc, downstream),
+      done_(std::move(done)),
+      token_(request.fencing_token.value_or(0)),
+      connection_(std::make_shared<DavConnection>(ioc, backend_)),
+      retry_timer_(ioc) {}
+
+std::optional<Problem> FencedWrite::TargetsFromRequest() {
+  auto& header = *request_.header;
+  // A client's own If header would be OR-ed with the gateway's lock condition (RFC 4918 10.4),
+  // which would let the write through without the lock.
+  if (header.find("If") != header.end()) {
+    return Problem{400, "webdav-if-header-not-supported", "Bad Request",
+                   "fenced writes on a webdav route carry the gateway's lock tokens in the If "
+                   "header; a client's own If header is not forwarded"};
+  }
+  targets_.push_back({WithoutQuery(header.target()), {}});
+  const http::verb method = header.method();
+  if (method == http::verb::move || method == http::verb::copy) {
+    const auto destination = header.find(http::field::destination);
+    if (destination == header.end()) {
+      return Problem{400, "missing-destination", "Bad Request",
+                     "MOVE and COPY need a Destination header"};
+    }
+    const auto path = DestinationPath(destination->value());
+    if (!path) {
+      return Problem{400, "invalid-destination", "Bad Request",
+                     "the Destination header is not an absolute URI or path"};
+    }
+    // The server checks that the destination is on itself, so it must name the server's own
+    // address rather than the gateway's.
+    header.set(http::field::destination, Url(*path));
+    if (*path != targets_.front().path) targets_.push_back({*path, {}});
+  }
+  return std::nullopt;
+}
+
+void FencedWrite::Start() {
+  if (auto problem = TargetsFromRequest()) {
+    ForwardOutcome outcome;
+    outcome.problem = std::move(problem);
+    auto done = std::move(done_);
+    done(std::move(outcome));
+    return;
+  }
+  Lock(0);
+}
+
+void FencedWrite::Lock(std::size_t index) {
+  auto request =
+      connection_->MakeRequest(http::verb::lock, targets_[index].path, LockRequestBody());
+  request.set("Timeout", LockTimeoutValue(backend_->options.lock_timeout));
+  request.prepare_payload();
+  connection_->Send(std::move(request),
+                    [self = shared_from_this(), index](error_code ec, Response response) {
+                      self->OnLocked(index, ec, response);
+                    });
+}
+
+void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& response) {
+  if (ec) return FailUpstream(ec, "LOCK");
+  const unsigned status = response.result_int();
+  if (status == 423) return OnLockConflict(index);
+  if (status != 200 && status != 201) {
+    // A missing parent collection (409), a forbidden path (403) and the like: the write
+    // would fail the same way, so the client learns it without the write being sent.
+    return Refuse(Problem{
+        status >= 400 && status < 500 ? status : 502u, "webdav-lock-refused",
+        status >= 400 && status < 500 ? "Lock refused" : "Bad Gateway",
+        "the backend answered LOCK " + targets_[index].path + " with " + std::to_string(status)});
+  }
+  const auto header = response.find("Lock-Token");
+  auto lock_token = header == response.end() ? std::nullopt : ParseLockTokenHeader(header->value());
+  if (!lock_token) {
+    return Refuse(Problem{502, "webdav-lock-failed", "Bad Gateway",
+                          "the backend's LOCK response has no valid Lock-Token header"});
+  }
+  targets_[index].lock_token = std::move(*lock_token);
+  if (index + 1 < targets_.size()) return Lock(index + 1);
+  CheckStoredToken(0);
+}
+
+// Someone else holds a lock on the resource: usually another gateway's fenced write. If that
+// write already stored a higher token, this one is stale and waiting cannot help.
+void FencedWrite::OnLockConflict(std::size_t index) {
+  ReadToken(targets_[index], [self = shared_from_this(), index](std::optional<Problem> problem,
+                                                                std::optional<std::uint64_t>) {
+    if (problem) return self->Refuse(std::move(*problem));
+    if (++self->lock_attempts_ >= self->backend_->options.lock_attempts) {
+      return self->Refuse(Problem{503, "webdav-resource-locked", "Service Unavailable",
+                                  "the backend kept " + self->targets_[index].path +
+                                      " locked through " + std::to_string(self->lock_attempts_) +
+                                      " LOCK attempts"});
+    }
+    self->retry_timer_.expires_after(self->backend_->options.lock_retry_delay);
+    self->retry_timer_.async_wait([self, index](error_code ec) {
+      if (ec) return self->FailUpstream(ec, "LOCK retry");
+      self->Lock(index);
+    });
+  });
+}
+
+void FencedWrite::CheckStoredToken(std::size_t index) {
+  if (index == targets_.size()) return StoreTokenBeforeWrite();
+  ReadToken(targets_[index], [self = shared_from_this(), index](std::optional<Problem> problem,
+                                                                std::optional<std::uint64_t>) {
+    if (problem) return self->Refuse(std::move(*problem));
+    self->CheckStoredToken(index + 1);
+  });
+}
+
+void FencedWrite::ReadToken(
+    const Target& target,
+    std::function<void(std::optional<Problem>, std::optional<std::uint64_t>)> on_done) {
+  auto request = connection_->MakeRequest(http::verb::propfind, target.path, PropfindTokenBody());
+  request.set("Depth", "0");
+  connection_->Send(
+      std::move(request), [self = shared_from_this(), path = target.path,
+                           on_done = std::move(on_done)](error_code ec, Response response) {
+        if (ec) return self->FailUpstream(ec, "PROPFIND");
+        const unsigned status = response.result_int();
+        if (status == 404) return on_done(std::nullopt, std::nullopt);
+        if (status != 207) {
+          return on_done(
+              Problem{502, "webdav-token-unreadable", "Bad Gateway",
+                      "the backend answered PROPFIND " + path + " with " + std::to_string(status)},
+              std::nullopt);
+        }
+        const StoredToken stored = ParseStoredToken(response.body());
+        if (stored.kind == StoredToken::Kind::kMalformed) {
+          return on_done(Problem{502, "webdav-token-unreadable", "Bad Gateway",
+                                 "the fencing-token property of " + path + " is not a number"},
+                         std::nullopt);
+        }
+        if (stored.kind == StoredToken::Kind::kAbsent) return on_done(std::nullopt, std::nullopt);
+        if (stored.value > self->token_) {
+          return on_done(
+              Problem{409, std::string(kStaleAtBackendProblemType), "Conflict",
+                      path + " was written with fencing token " + std::to_string(stored.value) +
+                          ", newer than " + std::to_string(self->token_)},
+              stored.value);
+        }
+        on_done(std::nullopt, stored.value);
+      });
+}
+
+// The token goes on first where it can: if the gateway dies between the two steps, the
+// resource then carries the newer token with the older content, which refuses more rather than
+// less. A resource that does not exist yet (a lock-null resource) takes no properties, so a new
+// resource gets its token right after the write instead, still under the lock.
+void FencedWrite::StoreTokenBeforeWrite() {
+  if (request_.header->method() != http::verb::put) return Write();
+  StoreToken(targets_.front(), [self = shared_from_this()](unsigned status, bool stored) {
+    if (stored) {
+      self->token_stored_ = true;
+    } else if (status == 412 || status == 423) {
+      return self->Restart();
+    } else if (status != 404) {
+      return self->Refuse(Problem{
+          502, "webdav-token-not-stored", "Bad Gateway",
+          "the backend answered PROPPATCH with " + std::to_string(status) + " before the write"});
+    }
+    self->Write();
+  });
+}
+
+void FencedWrite::StoreToken(const Target& target, std::function<void(unsigned, bool)> on_done) {
+  auto request =
+      connection_->MakeRequest(http::verb::proppatch, target.path, ProppatchTokenBody(token_));
+  request.set("If", "(" + target.lock_token + ")");
+  connection_->Send(std::move(request),
+                    [on_done = std::move(on_done)](error_code ec, Response response) {
+                      if (ec) return on_done(0, false);
+                      const unsigned status = response.result_int();
+                      on_done(status, status == 207 && ProppatchSucceeded(response.body()));
+                    });
+}
+
+void FencedWrite::Write() {
+  request_.header->set("If", IfHeader());
+  passthrough_.Forward(request_, held_, [self = shared_from_this()](ForwardOutcome outcome) {
+    self->OnWritten(std::move(outcome));
+  });
+}
+
+void FencedWrite::OnWritten(ForwardOutcome outcome) {
+  if (!held_.complete()) {
+    // The passthrough failed before or while the response came; nothing reached the client.
+    if (outcome.response_started) {
+      outcome.response_started = false;
+      outcome.response_complete = false;
+      if (outcome.failure == Failure::kNone || outcome.failure == Failure::kClient) {
+        outcome.failure = Failure::kUpstreamProtocol;
+      }
+      outcome.problem = Problem{502, "upstream-protocol-error", "Bad Gateway",
+                                "the backend's response to the write was cut short or too large"};
+    }
+    return UnlockFrom(0, std::move(outcome));
+  }
+  // 412 is the client's own condition failing when it sent one; otherwise it, like 423, means
+  // the server no longer honours this write's lock token.
+  const bool client_conditions =
+      request_.header->find(http::field::if_match) != request_.header->end() ||
+      request_.header->find(http::field::if_none_match) != request_.header->end() ||
+      request_.header->find(http::field::if_unmodified_since) != request_.header->end();
+  if (held_.status() == 423 || (held_.status() == 412 && !client_conditions)) {
+    return OnLockLost(std::move(outcome));
+  }
+  const http::verb method = request_.header->method();
+  if (!IsSuccess(held_.status()) || method == http::verb::delete_ || token_stored_) {
+    return UnlockFrom(0, std::move(outcome));
+  }
+  StoreTokenAfterWrite(std::move(outcome));
+}
+
+// The server refused the write's lock token although this write held the lock: the lock lapsed
+// (the write took longer than lock_timeout), or a racing LOCK replaced it. Nothing was written;
+// the body is gone, so the write is not retried: stale if the other holder stored a higher
+// token, else 503.
+void FencedWrite::OnLockLost(ForwardOutcome outcome) {
+  auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
+  ReadToken(targets_.front(), [self = shared_from_this(), shared_outcome](
+                                  std::optional<Problem> problem, std::optional<std::uint64_t>) {
+    ForwardOutcome& result = *shared_outcome;
+    result.response_started = false;
+    result.response_complete = false;
+    result.problem = problem ? std::move(*problem)
+                             : Problem{503, "webdav-lock-lost", "Service Unavailable",
+                                       "the lock lapsed before the write reached the backend "
+                                       "(lock_timeout too short for this write?)"};
+    self->UnlockFrom(0, std::move(result));
+  });
+}
+
+// The locks are still held, so the token is in place before any other gateway can write. A
+// failure here leaves no token with the new content: the gateways' fences still hold, only the
+// server-side check is weaker.
+void FencedWrite::StoreTokenAfterWrite(ForwardOutcome outcome) {
+  auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
+  StoreToken(targets_.back(), [self = shared_from_this(), shared_outcome](unsigned, bool) {
+    self->UnlockFrom(0, std::move(*shared_outcome));
+  });
+}
+
+void FencedWrite::Refuse(Problem problem) {
+  ForwardOutcome outcome;
+  outcome.backend_reached = true;
+  outcome.problem = std::move(problem);
+  UnlockFrom(0, std::move(outcome));
+}
+
+void FencedWrite::FailUpstream(error_code ec, const std::string& step) {
+  ForwardOutcome outcome;
+  outcome.backend_reached = true;
+  outcome.error = ec;
+  const std::string backend = backend_->options.host + ":" + std::to_string(backend_->options.port);
+  if (ec == boost::beast::error::timeout) {
+    outcome.failure = Failure::kUpstreamTimeout;
+    outcome.problem = Problem{504, "upstream-timeout", "Gateway Timeout",
+                              "backend " + backend + " did not answer " + step + " in time"};
+  } else {
+    outcome.failure = Failure::kUpstreamConnect;
+    outcome.problem = Problem{502, "upstream-connect-failed", "Bad Gateway",
+                              step + " to backend " + backend + " failed: " + ec.message()};
+  }
+  UnlockFrom(0, std::move(outcome));
+}
+
+// Releases every lock taken, whatever happened; an UNLOCK that fails (the resource was
+// deleted or moved away, the server is gone) is left to the lock's short Timeout.
+void FencedWrite::UnlockFrom(std::size_t index, ForwardOutcome outcome) {
+  auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
+  ReleaseLocks(index, [self = shared_from_this(), shared_outcome] {
+    self->connection_->Close();
+    self->Finish(std::move(*shared_outcome));
+  });
+}
+
+void FencedWrite::ReleaseLocks(std::size_t index, std::function<void()> then) {
+  while (index < targets_.size() && targets_[index].lock_token.empty()) ++index;
+  if (index == targets_.size()) return then();
+  auto request = connection_->MakeRequest(http::verb::unlock, targets_[index].path, {});
+  request.set("Lock-Token", targets_[index].lock_token);
+  targets_[index].lock_token.clear();
+  connection_->Send(std::move(request), [self = shared_from_this(), index, then = std::move(then)](
+                                            error_code, Response) mutable {
+    self->ReleaseLocks(index + 1, std::move(then));
+  });
+}
+
+// Apache's mod_dav_fs can grant one exclusive lock twice when two LOCKs race (its lock database
+// is read and then written without a lock between), and the later grant replaces the earlier
+// one: this write then finds its lock token refused (412) before anything was written. The
+// body has not been read yet, so the whole sequence starts again, bounded by lock_attempts.
+void FencedWrite::Restart() {
+  if (++lock_attempts_ >= backend_->options.lock_attempts) {
+    return Refuse(Problem{503, "webdav-lock-lost", "Service Unavailable",
+                          "the backend kept refusing this write's lock token after LOCK"});
+  }
+  ReleaseLocks(0, [self = shared_from_this()] {
+    self->retry_timer_.expires_after(self->backend_->options.lock_retry_delay);
+    self->retry_timer_.async_wait([self](error_code ec) {
+      if (ec) return self->FailUpstream(ec, "LOCK retry");
+      self->Lock(0);
+    });
+  });
+}
+
+// The client gets the write's response now, after the locks were released.
+void FencedWrite::Finish(ForwardOutcome outcome) {
+  if (!outcome.response_started || !held_.complete()) {
+    auto done = std::move(done_);
+    done(std::move(outcome));
+    return;
+  }
+  auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
+  held_.Release([self = shared_from_this(), shared_outcome](error_code ec) {
+    ForwardOutcome& result = *shared_outcome;
+    result.response_complete = !ec;
+    if (ec) {
+      result.failure = Failure::kClient;
+      result.error = ec;
+    }
+    auto done = std::move(self->done_);
+    done(std::move(result));
+  });
+}
+
+std::string FencedWrite::Url(const std::string& path) const {
+  return "http://" + backend_->options.host + ":" + std::to_string(backend_->options.port) + path;
+}
+
+// Tagged lists (RFC 4918 10.4.2), one per locked resource: each names the resource it applies
+// to, so MOVE/COPY can present the locks of both source and destination.
+std::string FencedWrite::IfHeader() const {
+  std::string value;
+  for (const Target& target : targets_) {
+    if (!value.empty()) value += ' ';
+    value += "<" + Url(target.path) + "> (" + target.lock_token + ")";
+  }
+  return value;
+}
+
+}  // namespace fencegate::adapters::webdav

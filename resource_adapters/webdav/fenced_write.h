@@ -1,0 +1,83 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "resource_adapters/adapter.h"
+#include "resource_adapters/webdav/dav_connection.h"
+#include "resource_adapters/webdav/held_response.h"
+
+namespace fencegate::adapters::webdav {
+
+// One fenced write: LOCK every resource it changes (the request target, and the Destination of
+// MOVE/COPY), PROPFIND the stored tokens and refuse if one is higher, PROPPATCH the new token,
+// send the write itself through the passthrough adapter with the lock tokens in the If header,
+// then UNLOCK, on every path, before `done` runs. While the locks are held no other gateway can
+// change these resources, so the token check and the write are one step at the server.
+class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
+ public:
+  FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
+              ResourceAdapter& passthrough, ForwardRequest request, Downstream& downstream,
+              ResourceAdapter::DoneHandler done);
+
+  void Start();
+
+ private:
+  struct Target {
+    std::string path;
+    std::string lock_token;  // "<opaquelocktoken:...>" once locked
+  };
+  using Response = DavConnection::Response;
+
+  void Lock(std::size_t index);
+  void OnLocked(std::size_t index, boost::system::error_code ec, const Response& response);
+  void OnLockConflict(std::size_t index);
+  void CheckStoredToken(std::size_t index);
+  void StoreTokenBeforeWrite();
+  void Write();
+  void OnWritten(ForwardOutcome outcome);
+  void OnLockLost(ForwardOutcome outcome);
+  void StoreTokenAfterWrite(ForwardOutcome outcome);
+  // Sends the PROPPATCH that stores the token on `target`; `on_done` gets the HTTP status
+  // (0 on a connection error) and whether the property was set.
+  void StoreToken(const Target& target, std::function<void(unsigned, bool)> on_done);
+  // Reads the token stored with `target`; `on_done` gets a problem when it cannot.
+  void ReadToken(const Target& target,
+                 std::function<void(std::optional<Problem>, std::optional<std::uint64_t>)> on_done);
+
+  void Refuse(Problem problem);
+  void FailUpstream(boost::system::error_code ec, const std::string& step);
+  void UnlockFrom(std::size_t index, ForwardOutcome outcome);
+  // UNLOCKs every lock from `index` on (failures are left to the lock's Timeout), then `then`.
+  void ReleaseLocks(std::size_t index, std::function<void()> then);
+  void Restart();
+  void Finish(ForwardOutcome outcome);
+
+  std::string Url(const std::string& path) const;
+  std::string IfHeader() const;
+  std::optional<Problem> TargetsFromRequest();
+
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<const WebdavBackend> backend_;
+  ResourceAdapter& passthrough_;
+  ForwardRequest request_;
+  // The write's response, kept from the client until the locks are released.
+  HeldResponse held_;
+  ResourceAdapter::DoneHandler done_;
+  const std::uint64_t token_;
+  std::shared_ptr<DavConnection> connection_;
+  boost::asio::steady_timer retry_timer_;
+  std::vector<Target> targets_;
+  unsigned lock_attempts_ = 0;  // LOCK attempts and restarts, bounded by lock_attempts
+  bool token_stored_ = false;
+};
+
+}  // namespace fencegate::adapters::webdav

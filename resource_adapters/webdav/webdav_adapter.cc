@@ -1,0 +1,106 @@
+#include "resource_adapters/webdav/webdav_adapter.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "resource_adapters/webdav/dav_connection.h"
+#include "resource_adapters/webdav/fenced_write.h"
+
+namespace fencegate::adapters {
+
+namespace {
+
+using webdav::FencedWrite;
+using webdav::WebdavBackend;
+
+bool ChangesResources(http::verb method) {
+  return method == http::verb::put || method == http::verb::delete_ || method == http::verb::move ||
+         method == http::verb::copy || method == http::verb::mkcol;
+}
+
+// Methods with which a client could take the gateway's locks or rewrite the token property.
+bool ReservedForGateway(http::verb method) {
+  return method == http::verb::lock || method == http::verb::unlock ||
+         method == http::verb::proppatch;
+}
+
+// The adapter of one network thread: fenced writes run their LOCK sequence here, everything
+// else (and the write itself) goes through the passthrough adapter of the same thread.
+class WebdavAdapter : public ResourceAdapter {
+ public:
+  WebdavAdapter(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
+                std::unique_ptr<ResourceAdapter> passthrough)
+      : ioc_(ioc), backend_(std::move(backend)), passthrough_(std::move(passthrough)) {}
+
+  void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
+    const http::verb method = request.header->method();
+    if (ReservedForGateway(method)) {
+      ForwardOutcome outcome;
+      outcome.problem =
+          Problem{405, "webdav-method-reserved", "Method Not Allowed",
+                  std::string(request.header->method_string()) +
+                      " is not forwarded on a webdav route: the gateway owns the locks and "
+                      "the fencing-token property"};
+      done(std::move(outcome));
+      return;
+    }
+    if (request.fencing_token && ChangesResources(method)) {
+      std::make_shared<FencedWrite>(ioc_, backend_, *passthrough_, request, downstream,
+                                    std::move(done))
+          ->Start();
+      return;
+    }
+    passthrough_->Forward(request, downstream, std::move(done));
+  }
+
+  void Shutdown() override { passthrough_->Shutdown(); }
+
+ private:
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<const WebdavBackend> backend_;
+  std::unique_ptr<ResourceAdapter> passthrough_;
+};
+
+class WebdavAdapterFactory : public AdapterFactory {
+ public:
+  WebdavAdapterFactory(std::shared_ptr<const WebdavBackend> backend,
+                       std::unique_ptr<AdapterFactory> passthrough)
+      : backend_(std::move(backend)), passthrough_(std::move(passthrough)) {}
+
+  std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
+    return std::make_unique<WebdavAdapter>(ioc, backend_, passthrough_->CreateForThread(ioc));
+  }
+
+  std::string_view kind() const override { return "webdav"; }
+
+ private:
+  std::shared_ptr<const WebdavBackend> backend_;
+  std::unique_ptr<AdapterFactory> passthrough_;
+};
+
+// Numeric addresses resolve without a lookup; a name that does not resolve now is resolved
+// again on each connect.
+std::vector<boost::asio::ip::tcp::endpoint> ResolveOnce(const WebdavAdapterOptions& options) {
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::resolver resolver(ioc);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+  if (!ec) {
+    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  }
+  return endpoints;
+}
+
+}  // namespace
+
+std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
+    WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough) {
+  auto backend = std::make_shared<WebdavBackend>();
+  backend->endpoints = ResolveOnce(options);
+  backend->options = std::move(options);
+  return std::make_unique<WebdavAdapterFactory>(std::move(backend), std::move(passthrough));
+}
+
+}  // namespace fencegate::adapters

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "resource_adapters/adapter.h"
+
+namespace fencegate::adapters {
+
+struct WebdavAdapterOptions {
+  // The WebDAV server (plain HTTP/1.1), the same one the passthrough factory forwards to.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 80;
+  // Host header for the adapter's own LOCK/PROPFIND/PROPPATCH/UNLOCK requests; empty:
+  // "host:port".
+  std::string host_header;
+  std::chrono::milliseconds connect_timeout{5000};
+  // Time allowed for each of the adapter's own requests to be answered.
+  std::chrono::milliseconds response_timeout{60000};
+  // The lock lifetime asked for (Timeout: Second-N, rounded up to whole seconds). Short, so a
+  // gateway that dies while holding a lock blocks that resource only this long.
+  std::chrono::milliseconds lock_timeout{10000};
+  // LOCK attempts while another holder (another gateway) has the resource locked (423), and
+  // the pause between them; then the write fails with 503.
+  unsigned lock_attempts = 100;
+  std::chrono::milliseconds lock_retry_delay{10};
+};
+
+// Fenced writes (PUT, DELETE, MOVE, COPY, MKCOL that carry an admitted token) take an exclusive
+// WebDAV LOCK on every resource they change, read the token stored with each (a dead property,
+// kTokenProperty in kTokenNamespace), refuse the write when a stored token is higher (409
+// stale-token-at-backend), store the new token (PROPPATCH), send the write itself with the
+// lock tokens in the If header, and UNLOCK, on every path. The write itself, and every other
+// request, goes through `passthrough` (an HTTP adapter factory for the same server), which
+// streams bodies both ways. LOCK, UNLOCK and PROPPATCH from clients are refused (405): the
+// gateway owns the locks and the token property.
+std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
+    WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough);
+
+}  // namespace fencegate::adapters

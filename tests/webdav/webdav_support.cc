@@ -1,0 +1,99 @@
+#include "tests/webdav/webdav_support.h"
+
+#include <charconv>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <boost/json/parse.hpp>
+
+namespace fencegate::webdav_test {
+
+namespace http = boost::beast::http;
+using integration::MakeRequest;
+
+std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
+                                      const std::string& extra_backend_keys) {
+  auto gateway = std::make_unique<Gateway>();
+  const std::string config =
+      gateway->dir.WriteFile("fencegate.yaml",
+                             "access_log:\n"
+                             "  path: \"\"\n"
+                             "backends:\n"
+                             "  dav:\n"
+                             "    kind: webdav\n"
+                             "    url: http://127.0.0.1:" +
+                                 std::to_string(dav_port) + "\n" + extra_backend_keys +
+                                 "routes:\n"
+                                 "  - name: dav\n"
+                                 "    prefix: /dav/\n"
+                                 "    backend: dav\n"
+                                 "    fence_key: \"dav:{segment:2}\"\n"
+                                 "    fenced_methods: [PUT, DELETE, MOVE, COPY, MKCOL]\n");
+  gateway->instance = integration::GatewayInstance::Start(config, gateway->dir.Join("data"), error);
+  if (!gateway->instance) return nullptr;
+  return gateway;
+}
+
+integration::Response Send(std::uint16_t port, integration::Request request) {
+  std::string error;
+  auto response = integration::Fetch(port, std::move(request), &error);
+  if (!response) {
+    integration::Response failed;
+    failed.result(http::status::unknown);
+    failed.body() = "request failed: " + error;
+    return failed;
+  }
+  return *response;
+}
+
+std::optional<std::uint64_t> StoredToken(std::uint16_t dav_port, const std::string& path) {
+  const auto response =
+      Send(dav_port, MakeRequest(http::verb::propfind, path, {{"Depth", "0"}},
+                                 "<?xml version=\"1.0\"?><D:propfind xmlns:D=\"DAV:\"><D:prop>"
+                                 "<F:fencing-token xmlns:F=\"urn:fencegate\"/></D:prop>"
+                                 "</D:propfind>"));
+  static const std::regex value(R"(fencing-token[^>/]*>\s*([0-9]+)\s*<)");
+  std::smatch match;
+  if (!std::regex_search(response.body(), match, value)) return std::nullopt;
+  return std::stoull(match[1].str());
+}
+
+namespace {
+std::string JsonMember(const std::string& body, const char* name) {
+  boost::system::error_code ec;
+  const auto json = boost::json::parse(body, ec);
+  if (ec || !json.is_object()) return {};
+  const auto* member = json.as_object().if_contains(name);
+  if (member == nullptr || !member->is_string()) return {};
+  return std::string(member->as_string());
+}
+}  // namespace
+
+std::string ProblemType(const std::string& body) {
+  const std::string type = JsonMember(body, "type");
+  const std::size_t slash = type.rfind('/');
+  return slash == std::string::npos ? type : type.substr(slash + 1);
+}
+
+std::string ProblemReason(const std::string& body) { return JsonMember(body, "reason"); }
+
+std::vector<LogLine> ReadAccessLog(const std::string& path) {
+  std::vector<LogLine> lines;
+  std::ifstream in(path);
+  std::string text;
+  while (std::getline(in, text)) {
+    std::istringstream fields(text);
+    LogLine line;
+    std::string token;
+    fields >> line.method >> line.path >> line.status >> token >> line.begin_usec;
+    if (!fields) continue;
+    std::uint64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec == std::errc{} && ptr == token.data() + token.size()) line.write_token = value;
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace fencegate::webdav_test

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/integration/gateway_instance.h"
+#include "tests/integration/http_client.h"
+#include "tests/integration/temp_dir.h"
+#include "tests/webdav/apache_dav.h"
+
+namespace fencegate::webdav_test {
+
+// A fencegate with one fenced route /dav/ (fence key per first path segment, fenced methods
+// PUT, DELETE, MOVE, COPY, MKCOL) to a webdav backend, with its own data dir and fence store.
+struct Gateway {
+  integration::TempDir dir;
+  std::unique_ptr<integration::GatewayInstance> instance;
+  std::uint16_t port() const { return instance->traffic_port(); }
+};
+std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
+                                      const std::string& extra_backend_keys = "");
+
+// A request through the gateway (or straight to Apache) on a fresh connection.
+integration::Response Send(std::uint16_t port, integration::Request request);
+
+// The fencing-token property Apache keeps for `path`, read with PROPFIND straight from Apache;
+// nullopt when absent.
+std::optional<std::uint64_t> StoredToken(std::uint16_t dav_port, const std::string& path);
+
+// The "type" member of a problem+json body, "" when there is none.
+std::string ProblemType(const std::string& body);
+std::string ProblemReason(const std::string& body);
+
+// One access-log line of Apache (see ApacheDav).
+struct LogLine {
+  std::string method;
+  std::string path;
+  unsigned status = 0;
+  std::optional<std::uint64_t> write_token;  // the X-Write-Token header
+  std::uint64_t begin_usec = 0;
+};
+std::vector<LogLine> ReadAccessLog(const std::string& path);
+
+}  // namespace fencegate::webdav_test
