@@ -14,6 +14,7 @@
 #include "lockstore/rocksdb_fence_store.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
+#include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
 
 namespace fencegate::gateway {
@@ -190,6 +191,8 @@ bool Server::BuildAdapters(std::string* error) {
     } else if (backend.kind == "webdav") {
       factories_.push_back(adapters::MakeWebdavAdapterFactory(
           backend.webdav, adapters::MakeHttpAdapterFactory(backend.http)));
+    } else if (backend.kind == "s3") {
+      factories_.push_back(adapters::MakeS3AdapterFactory(backend.s3));
     } else {
       *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
       return false;

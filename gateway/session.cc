@@ -612,10 +612,12 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
     // counted and audited like the gateway's own refusals.
     if (problem.type == adapters::kStaleAtBackendProblemType) {
       exchange_.outcome = "backend_fence";
+      if (outcome.backend_stale_token) exchange_.highest = *outcome.backend_stale_token;
       RecordRejection({.rejection = RejectionReason::kBackendFence});
       details.reason = RejectionReasonName(RejectionReason::kBackendFence);
       details.fence_key = exchange_.fence_key;
       details.presented_token = exchange_.token;
+      if (outcome.backend_stale_token) details.highest_token = exchange_.highest;
     }
     RespondWithProblem(details, false, false);
     return;

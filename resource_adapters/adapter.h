@@ -65,7 +65,7 @@ struct ForwardRequest {
 // an RFC 9457 problem (application/problem+json).
 struct Problem {
   unsigned status = 500;
-  std::string type;    // a short slug, e.g. "path-escapes-root"; the gateway makes the type URI
+  std::string type;  // a short slug, e.g. "path-escapes-root"; the gateway makes the type URI
   std::string title;
   std::string detail;
 };
@@ -98,6 +98,10 @@ struct ForwardOutcome {
   // True when the adapter sent (some of) the request to the backend; a fenced write that
   // reached the backend may have been applied even if it failed afterwards.
   bool backend_reached = false;
+  // Set when the backend itself holds a higher token than the one presented (a write that got
+  // past the gateway's own check, e.g. through another gateway): the gateway counts the
+  // refusal as a stale rejection with reason "backend_fence".
+  std::optional<std::uint64_t> backend_stale_token;
 };
 
 // Writes to one kind of backend. One instance per network thread, used only from that thread,

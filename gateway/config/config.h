@@ -12,6 +12,7 @@
 #include "lockstore/lock_rules.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
+#include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
 
 namespace fencegate::gateway {
@@ -51,11 +52,12 @@ struct AccessLogConfig {
 
 struct BackendConfig {
   std::string name;
-  std::string kind;                               // "http" or "filesystem"
+  std::string kind;                               // "http", "filesystem" or "s3"
   adapters::HttpAdapterOptions http;              // when kind == "http"
   adapters::FilesystemAdapterOptions filesystem;  // when kind == "filesystem"
   // When kind == "webdav": the lock sequence's options; `http` then holds the passthrough's.
   adapters::WebdavAdapterOptions webdav;
+  adapters::S3AdapterOptions s3;  // when kind == "s3"
   // The filesystem root as written, before "{data_dir}" was expanded into filesystem.root; kept
   // so that a --data-dir override can expand it again.
   std::string filesystem_root_as_written;

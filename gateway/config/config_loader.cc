@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -535,6 +536,119 @@ void ReadFilesystemBackend(Reader& reader, const YAML::Node& node, const std::st
   }
 }
 
+// A credential given inline (KEY), in a file (KEY_file, trailing newline dropped) or in an
+// environment variable (KEY_env): exactly one of the three.
+void ReadS3Secret(Reader& reader, const YAML::Node& node, const std::string& path,
+                  const std::string& key, std::string* out) {
+  const std::string file_key = key + "_file";
+  const std::string env_key = key + "_env";
+  const int given = (node[key] ? 1 : 0) + (node[file_key] ? 1 : 0) + (node[env_key] ? 1 : 0);
+  if (given != 1) {
+    reader.sink()->Add(
+        node, Child(path, key),
+        "required for an s3 backend: exactly one of " + key + ", " + file_key + " or " + env_key);
+    return;
+  }
+  if (node[key]) {
+    reader.String(node[key], Child(path, key), out);
+  } else if (node[file_key]) {
+    std::string file;
+    reader.String(node[file_key], Child(path, file_key), &file);
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      reader.sink()->Add(node[file_key], Child(path, file_key), "cannot read " + Quote(file));
+      return;
+    }
+    *out = text.str();
+    while (!out->empty() && (out->back() == '\n' || out->back() == '\r')) out->pop_back();
+  } else {
+    std::string name;
+    reader.String(node[env_key], Child(path, env_key), &name);
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) {
+      reader.sink()->Add(node[env_key], Child(path, env_key),
+                         "the environment variable " + Quote(name) + " is not set");
+      return;
+    }
+    *out = value;
+  }
+  if (out->empty()) reader.sink()->Add(node, Child(path, key), "must not be empty");
+}
+
+void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& path,
+                   adapters::S3AdapterOptions* out) {
+  if (!node["endpoint"]) {
+    reader.sink()->Add(node, Child(path, "endpoint"), "required for an s3 backend");
+  } else {
+    std::string url;
+    reader.String(node["endpoint"], Child(path, "endpoint"), &url);
+    adapters::HttpAdapterOptions parsed;
+    std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, &parsed);
+    if (!error.empty()) reader.sink()->Add(node["endpoint"], Child(path, "endpoint"), error);
+    out->host = parsed.host;
+    out->port = parsed.port;
+  }
+  if (node["region"]) reader.String(node["region"], Child(path, "region"), &out->region);
+  ReadS3Secret(reader, node, path, "access_key", &out->access_key);
+  ReadS3Secret(reader, node, path, "secret_key", &out->secret_key);
+  if (node["etag_quoting"]) {
+    std::string quoting;
+    reader.String(node["etag_quoting"], Child(path, "etag_quoting"), &quoting);
+    if (quoting == "quoted") {
+      out->etag_quoting = adapters::EtagQuoting::kQuoted;
+    } else if (quoting == "unquoted") {
+      out->etag_quoting = adapters::EtagQuoting::kUnquoted;
+    } else if (quoting == "auto") {
+      out->etag_quoting = adapters::EtagQuoting::kAuto;
+    } else if (node["etag_quoting"].IsScalar()) {
+      reader.sink()->Add(node["etag_quoting"], Child(path, "etag_quoting"),
+                         "expected quoted, unquoted or auto; got " + Quote(quoting));
+    }
+  }
+  if (node["max_spool_bytes"]) {
+    reader.Size(node["max_spool_bytes"], Child(path, "max_spool_bytes"), 0, 1ull << 32,
+                &out->max_spool_bytes);
+  }
+  if (node["max_retries"]) {
+    std::size_t retries = out->max_retries;
+    reader.Count(node["max_retries"], Child(path, "max_retries"), 0, 1000, &retries);
+    out->max_retries = static_cast<unsigned>(retries);
+  }
+  if (node["version_cache_entries"]) {
+    reader.Count(node["version_cache_entries"], Child(path, "version_cache_entries"), 0,
+                 100'000'000, &out->version_cache_entries);
+  }
+  if (node["connect_timeout"]) {
+    reader.Duration(node["connect_timeout"], Child(path, "connect_timeout"), false,
+                    &out->connect_timeout);
+  }
+  if (node["response_timeout"]) {
+    reader.Duration(node["response_timeout"], Child(path, "response_timeout"), false,
+                    &out->response_timeout);
+  }
+}
+
+const std::vector<std::string_view>& S3BackendKeys() {
+  static const std::vector<std::string_view> keys = {"kind",
+                                                     "endpoint",
+                                                     "region",
+                                                     "access_key",
+                                                     "access_key_file",
+                                                     "access_key_env",
+                                                     "secret_key",
+                                                     "secret_key_file",
+                                                     "secret_key_env",
+                                                     "etag_quoting",
+                                                     "max_spool_bytes",
+                                                     "max_retries",
+                                                     "version_cache_entries",
+                                                     "connect_timeout",
+                                                     "response_timeout"};
+  return keys;
+}
+
 const std::vector<std::string_view>& HttpBackendKeys() {
   static const std::vector<std::string_view> keys = {"kind",
                                                      "url",
@@ -591,7 +705,8 @@ void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path
     return;
   }
   if (!node["kind"]) {
-    reader.sink()->Add(node, Child(path, "kind"), "required: 'http' or 'filesystem'");
+    reader.sink()->Add(node, Child(path, "kind"),
+                       "required: 'http', 'filesystem', 'webdav' or 's3'");
     // Still catch typos in the other keys.
     std::vector<std::string_view> all = HttpBackendKeys();
     all.insert(all.end(), FilesystemBackendKeys().begin(), FilesystemBackendKeys().end());
@@ -608,10 +723,13 @@ void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path
   } else if (out->kind == "webdav") {
     reader.ExpectMapping(node, path, WebdavBackendKeys());
     ReadWebdavBackend(reader, node, path, out);
+  } else if (out->kind == "s3") {
+    reader.ExpectMapping(node, path, S3BackendKeys());
+    ReadS3Backend(reader, node, path, &out->s3);
   } else if (node["kind"].IsScalar()) {
-    reader.sink()->Add(
-        node["kind"], Child(path, "kind"),
-        "unknown backend kind " + Quote(out->kind) + "; expected 'http', 'filesystem' or 'webdav'");
+    reader.sink()->Add(node["kind"], Child(path, "kind"),
+                       "unknown backend kind " + Quote(out->kind) +
+                           "; expected 'http', 'filesystem', 'webdav' or 's3'");
   }
 }
 

@@ -1,0 +1,71 @@
+#include "resource_adapters/s3/s3_adapter.h"
+
+#include <utility>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include "resource_adapters/s3/s3_exchange.h"
+
+namespace fencegate::adapters {
+
+namespace {
+
+// The adapter of one network thread; its version cache is touched only from that thread.
+class S3Adapter : public ResourceAdapter {
+ public:
+  S3Adapter(boost::asio::io_context& ioc, std::shared_ptr<s3::Backend> backend)
+      : ioc_(ioc),
+        backend_(std::move(backend)),
+        cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)) {}
+
+  void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
+    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, request, downstream, std::move(done))
+        ->Start();
+  }
+
+  // Every backend request has a connection of its own, closed when it ends: nothing idles.
+  void Shutdown() override {}
+
+ private:
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<s3::Backend> backend_;
+  std::shared_ptr<s3::VersionCache> cache_;
+};
+
+class S3AdapterFactory : public AdapterFactory {
+ public:
+  explicit S3AdapterFactory(std::shared_ptr<s3::Backend> backend) : backend_(std::move(backend)) {}
+
+  std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
+    return std::make_unique<S3Adapter>(ioc, backend_);
+  }
+
+  std::string_view kind() const override { return "s3"; }
+
+ private:
+  std::shared_ptr<s3::Backend> backend_;
+};
+
+}  // namespace
+
+std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options) {
+  auto backend = std::make_shared<s3::Backend>();
+  // Resolved once at startup: S3 endpoints for the gateway are usually numeric addresses.
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::resolver resolver(ioc);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+  if (!ec) {
+    for (const auto& entry : results) backend->endpoint.addresses.push_back(entry.endpoint());
+  }
+  backend->endpoint.host_header = options.host + ":" + std::to_string(options.port);
+  backend->endpoint.region = options.region;
+  backend->endpoint.credentials = {options.access_key, options.secret_key};
+  backend->endpoint.connect_timeout = options.connect_timeout;
+  backend->endpoint.response_timeout = options.response_timeout;
+  backend->unquoted_etags = options.etag_quoting == EtagQuoting::kUnquoted;
+  backend->options = std::move(options);
+  return std::make_unique<S3AdapterFactory>(std::move(backend));
+}
+
+}  // namespace fencegate::adapters

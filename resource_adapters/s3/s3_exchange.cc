@@ -1,0 +1,473 @@
+#include "resource_adapters/s3/s3_exchange.h"
+
+#include <charconv>
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+
+namespace fencegate::adapters::s3 {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using boost::system::error_code;
+using Failure = ForwardOutcome::Failure;
+
+constexpr std::string_view kClientTokenField = "Fencing-Token";
+constexpr std::size_t kRelayPiece = 64 * 1024;
+constexpr std::size_t kErrorBodyLimit = 64 * 1024;
+
+// Completion values of the Downstream calls, as one struct so that co_await returns them
+// instead of throwing.
+struct BodyRead {
+  error_code ec;
+  std::size_t bytes = 0;
+  bool done = false;
+};
+
+template <typename Token>
+auto AsyncReadBody(Downstream& downstream, asio::mutable_buffer buffer, Token&& token) {
+  return asio::async_initiate<Token, void(BodyRead)>(
+      [&downstream, buffer](auto handler) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        downstream.AsyncReadBody(buffer, [shared](error_code ec, std::size_t bytes, bool done) {
+          (*shared)(BodyRead{ec, bytes, done});
+        });
+      },
+      token);
+}
+
+struct Written {
+  error_code ec;
+};
+
+template <typename Token>
+auto AsyncWriteResponse(Downstream& downstream, http::response_header<> header,
+                        asio::const_buffer body, bool last, Token&& token) {
+  return asio::async_initiate<Token, void(Written)>(
+      [&downstream, body, last](auto handler, http::response_header<> header) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        downstream.AsyncWriteResponse(std::move(header), body, last,
+                                      [shared](error_code ec) { (*shared)(Written{ec}); });
+      },
+      token, std::move(header));
+}
+
+template <typename Token>
+auto AsyncWriteBody(Downstream& downstream, asio::const_buffer body, bool last, Token&& token) {
+  return asio::async_initiate<Token, void(Written)>(
+      [&downstream, body, last](auto handler) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        downstream.AsyncWriteBody(body, last, [shared](error_code ec) { (*shared)(Written{ec}); });
+      },
+      token);
+}
+
+bool IsConflict(unsigned status) { return status == 412 || status == 409; }
+
+// The backend's response header as the client gets it: framing is chosen by the gateway.
+http::response_header<> ClientHeader(const http::response_header<>& backend) {
+  http::response_header<> header = backend;
+  header.erase(http::field::connection);
+  header.erase(http::field::keep_alive);
+  header.erase(http::field::transfer_encoding);
+  header.erase(kTombstoneMeta);
+  return header;
+}
+
+std::string NoSuchKeyXml(const S3Request& request) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>The "
+         "specified key does not exist.</Message><Key>" +
+         request.key + "</Key><BucketName>" + request.bucket + "</BucketName></Error>";
+}
+
+}  // namespace
+
+const ObjectVersion* VersionCache::Find(const std::string& key) const {
+  const auto it = versions_.find(key);
+  return it == versions_.end() ? nullptr : &it->second;
+}
+
+void VersionCache::Put(const std::string& key, ObjectVersion version) {
+  if (capacity_ == 0) return;
+  // Wholesale forgetting is enough for a hint: the next write of each key pays one HEAD.
+  if (versions_.size() >= capacity_ && versions_.find(key) == versions_.end()) versions_.clear();
+  versions_[key] = std::move(version);
+}
+
+S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
+                       std::shared_ptr<VersionCache> cache, ForwardRequest request,
+                       Downstream& downstream, ResourceAdapter::DoneHandler done)
+    : ioc_(ioc),
+      backend_(std::move(backend)),
+      cache_(std::move(cache)),
+      client_header_(*request.header),
+      token_(request.fencing_token),
+      downstream_(downstream),
+      done_(std::move(done)) {}
+
+void S3Exchange::Start() {
+  asio::co_spawn(ioc_, Run(), [self = shared_from_this()](std::exception_ptr failure) {
+    // Only allocation failures can throw in Run: answer rather than leave the client waiting.
+    if (failure && !self->finished_) {
+      self->Finish(Problem{500, "internal-error", "Internal error", "the s3 adapter failed"});
+    }
+  });
+}
+
+void S3Exchange::Finish(std::optional<Problem> problem) {
+  if (finished_) return;
+  finished_ = true;
+  if (!outcome_.response_started) outcome_.problem = std::move(problem);
+  auto done = std::move(done_);
+  done(std::move(outcome_));
+}
+
+void S3Exchange::FailUpstream(const UpstreamCall& call, error_code ec) {
+  if (call.connect_failed()) {
+    outcome_.failure = Failure::kUpstreamConnect;
+  } else if (ec == beast::error::timeout) {
+    outcome_.failure = Failure::kUpstreamTimeout;
+  } else {
+    outcome_.failure = Failure::kUpstreamProtocol;
+  }
+  outcome_.error = ec;
+  Finish(std::nullopt);
+}
+
+asio::awaitable<void> S3Exchange::Run() {
+  if (auto error = ParseS3Request(client_header_.method(), client_header_.target(), &request_)) {
+    Finish(Problem{400, "bad-s3-request", "Bad S3 request", *error});
+    co_return;
+  }
+  cache_key_ = request_.bucket + "/" + request_.key;
+  const auto content_sha = client_header_.find("x-amz-content-sha256");
+  if (content_sha != client_header_.end() && content_sha->value().starts_with("STREAMING-")) {
+    Finish(Problem{400, "s3-streaming-payload", "Unsupported payload signing",
+                   "aws-chunked (STREAMING-*) payloads cannot be re-signed by the gateway; send "
+                   "UNSIGNED-PAYLOAD or a plain body"});
+    co_return;
+  }
+  if (token_ && request_.operation == Operation::kMultiDelete) {
+    Finish(Problem{501, "s3-multi-delete-unfenced", "Not implemented",
+                   "DeleteObjects cannot be fenced per key; delete objects one by one"});
+    co_return;
+  }
+  if (!co_await SpoolBody()) co_return;
+
+  if (!token_) {
+    co_await Relay(UpstreamHeader(client_header_.method()));
+    co_return;
+  }
+  switch (request_.operation) {
+    case Operation::kPutObject:
+      co_await ConditionalWrite(UpstreamHeader(http::verb::put), body_, false);
+      co_return;
+    case Operation::kCompleteMultipart:
+      co_await ConditionalWrite(UpstreamHeader(http::verb::post), body_, false);
+      co_return;
+    case Operation::kDeleteObject: {
+      // radosgw ignores conditions on DELETE: a fenced delete is a conditional write of a
+      // tombstone that keeps the token, so a stale writer can neither recreate nor overwrite.
+      http::request_header<> header = UpstreamHeader(http::verb::put);
+      header.erase(http::field::content_type);
+      header.set(kTombstoneMeta, "1");
+      body_ = "fencegate tombstone, fencing token " + std::to_string(*token_) + "\n";
+      header.set(http::field::content_length, std::to_string(body_.size()));
+      co_await ConditionalWrite(std::move(header), body_, true);
+      co_return;
+    }
+    case Operation::kCreateMultipart:
+    case Operation::kUploadPart: {
+      // An upload begun under token N gets no more parts, and cannot start, once the object
+      // carries a higher token.
+      const std::optional<ObjectVersion> seen = co_await Head();
+      if (!seen || RefuseIfStale(*seen)) co_return;
+      http::request_header<> header = UpstreamHeader(client_header_.method());
+      if (request_.operation == Operation::kCreateMultipart) {
+        header.set(kTokenMeta, std::to_string(*token_));
+      }
+      co_await Relay(std::move(header));
+      co_return;
+    }
+    default:
+      co_await Relay(UpstreamHeader(client_header_.method()));
+      co_return;
+  }
+}
+
+asio::awaitable<bool> S3Exchange::SpoolBody() {
+  const std::size_t limit = backend_->options.max_spool_bytes;
+  const auto length = client_header_.find(http::field::content_length);
+  std::uint64_t announced = 0;
+  if (length != client_header_.end() &&
+      std::from_chars(length->value().data(), length->value().data() + length->value().size(),
+                      announced)
+              .ec == std::errc() &&
+      announced > limit) {
+    Finish(Problem{413, "s3-body-too-large", "Content too large",
+                   "the s3 backend holds request bodies for replay; the limit is " +
+                       std::to_string(limit) +
+                       " bytes (max_spool_bytes): upload larger objects in parts"});
+    co_return false;
+  }
+  bool done = downstream_.body_done();
+  while (!done) {
+    const std::size_t old_size = body_.size();
+    if (old_size >= limit + 1) {
+      Finish(Problem{413, "s3-body-too-large", "Content too large",
+                     "the request body exceeds the s3 backend's max_spool_bytes"});
+      co_return false;
+    }
+    body_.resize(std::min(old_size + kRelayPiece, limit + 1));
+    const BodyRead read = co_await AsyncReadBody(
+        downstream_, asio::buffer(body_.data() + old_size, body_.size() - old_size),
+        asio::use_awaitable);
+    body_.resize(old_size + read.bytes);
+    if (read.ec) {
+      outcome_.failure = Failure::kClient;
+      outcome_.error = read.ec;
+      Finish(std::nullopt);
+      co_return false;
+    }
+    done = read.done;
+  }
+  outcome_.request_body_bytes = body_.size();
+  co_return true;
+}
+
+http::request_header<> S3Exchange::UpstreamHeader(http::verb method) const {
+  http::request_header<> header = client_header_;
+  header.method(method);
+  header.target(request_.target);
+  // The client's own signature (if any) is not the backend's: the gateway signs anew.
+  for (std::string_view name :
+       {"Authorization", "X-Amz-Date", "X-Amz-Content-Sha256", "X-Amz-Security-Token", "Expect",
+        "Connection", "Transfer-Encoding", "Fencing-Token"}) {
+    header.erase(name);
+  }
+  header.erase(kClientTokenField);
+  // Only the gateway writes the token metadata: a client cannot claim a token of its choosing.
+  header.erase(kTokenMeta);
+  header.erase(kTombstoneMeta);
+  if (!body_.empty() || method == http::verb::put || method == http::verb::post) {
+    header.set(http::field::content_length, std::to_string(body_.size()));
+  } else {
+    header.erase(http::field::content_length);
+  }
+  return header;
+}
+
+std::string S3Exchange::IfMatchValue(const std::string& etag) const {
+  const bool quoted =
+      backend_->options.etag_quoting == EtagQuoting::kQuoted ||
+      (backend_->options.etag_quoting == EtagQuoting::kAuto && !backend_->unquoted_etags);
+  return quoted ? "\"" + etag + "\"" : etag;
+}
+
+bool S3Exchange::RefuseIfStale(const ObjectVersion& seen) {
+  if (seen.token <= *token_) return false;
+  outcome_.backend_stale_token = seen.token;
+  Finish(Problem{409, "stale-token-at-backend", "Stale fencing token",
+                 "the object already carries fencing token " + std::to_string(seen.token) +
+                     ", higher than the presented " + std::to_string(*token_)});
+  return true;
+}
+
+asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
+  http::request_header<> header;
+  header.method(http::verb::head);
+  const std::size_t question = request_.target.find('?');
+  header.target(request_.target.substr(0, question));
+  UpstreamCall call(ioc_, backend_->endpoint);
+  outcome_.backend_reached = true;
+  error_code ec = co_await call.Send(std::move(header), {});
+  if (ec) {
+    FailUpstream(call, ec);
+    co_return std::nullopt;
+  }
+  const unsigned status = call.response().result_int();
+  if (status == 404) {
+    cache_->Erase(cache_key_);
+    co_return ObjectVersion{};
+  }
+  if (status != 200) {
+    Finish(
+        Problem{502, "s3-head-failed", "Bad gateway",
+                "the backend answered HEAD of the object with status " + std::to_string(status)});
+    co_return std::nullopt;
+  }
+  ObjectVersion version = VersionFromFields(call.response());
+  cache_->Put(cache_key_, version);
+  co_return version;
+}
+
+asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header,
+                                                   std::string_view body, bool is_delete) {
+  const bool client_conditions = client_header_.count(http::field::if_match) != 0 ||
+                                 client_header_.count(http::field::if_none_match) != 0;
+  // CompleteMultipartUpload is only conditional on backends that honour it (not radosgw 16),
+  // and client conditions need the current version: both start from a fresh HEAD.
+  std::optional<ObjectVersion> seen;
+  const ObjectVersion* cached = cache_->Find(cache_key_);
+  if (cached && !client_conditions && request_.operation == Operation::kPutObject) {
+    seen = *cached;
+  } else {
+    seen = co_await Head();
+    if (!seen) co_return;
+  }
+  header.erase(http::field::if_match);
+  header.erase(http::field::if_none_match);
+  header.set(kTokenMeta, std::to_string(*token_));
+
+  for (unsigned attempt = 0; attempt <= backend_->options.max_retries; ++attempt) {
+    if (RefuseIfStale(*seen)) co_return;
+    if (!ClientPreconditionsHold(client_header_, *seen)) {
+      Finish(Problem{412, "precondition-failed", "Precondition failed",
+                     "the client's If-Match/If-None-Match does not hold for the stored object"});
+      co_return;
+    }
+    http::request_header<> attempt_header = header;
+    const bool quoted_sent = seen->exists && IfMatchValue(seen->etag).front() == '"';
+    if (seen->exists) {
+      attempt_header.set(http::field::if_match, IfMatchValue(seen->etag));
+    } else {
+      attempt_header.set(http::field::if_none_match, "*");
+    }
+    UpstreamCall call(ioc_, backend_->endpoint);
+    outcome_.backend_reached = true;
+    error_code ec = co_await call.Send(std::move(attempt_header), body);
+    if (ec) {
+      cache_->Erase(cache_key_);
+      FailUpstream(call, ec);
+      co_return;
+    }
+    const unsigned status = call.response().result_int();
+    if (!IsConflict(status)) {
+      if (status / 100 == 2 && request_.operation == Operation::kPutObject) {
+        ObjectVersion written = VersionFromFields(call.response());
+        written.token = *token_;
+        cache_->Put(cache_key_, std::move(written));
+      } else if (status / 100 == 2 && is_delete) {
+        ObjectVersion written = VersionFromFields(call.response());
+        written.token = *token_;
+        written.tombstone = true;
+        cache_->Put(cache_key_, std::move(written));
+      } else {
+        cache_->Erase(cache_key_);
+      }
+      outcome_.upstream_status = status;
+      if (is_delete && status / 100 == 2) {
+        std::string ignored;
+        co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
+        const std::string no_body;
+        co_await WriteSimpleResponse(204, {}, no_body);
+      } else {
+        co_await RelayResponse(call);
+      }
+      co_return;
+    }
+    // Someone wrote in between (or the backend did not understand the ETag's form): look again.
+    std::string ignored;
+    ec = co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
+    const ObjectVersion previous = *seen;
+    seen = co_await Head();
+    if (!seen) co_return;
+    if (quoted_sent && backend_->options.etag_quoting == EtagQuoting::kAuto && seen->exists &&
+        seen->etag == previous.etag && seen->token == previous.token) {
+      backend_->unquoted_etags = true;
+    }
+  }
+  Finish(Problem{503, "s3-write-conflict", "Write conflict",
+                 "the object kept changing under concurrent writers; " +
+                     std::to_string(backend_->options.max_retries) +
+                     " conditional retries were not enough"});
+}
+
+asio::awaitable<void> S3Exchange::Relay(http::request_header<> header) {
+  UpstreamCall call(ioc_, backend_->endpoint);
+  outcome_.backend_reached = true;
+  const error_code ec = co_await call.Send(std::move(header), body_);
+  if (ec) {
+    FailUpstream(call, ec);
+    co_return;
+  }
+  outcome_.upstream_status = call.response().result_int();
+  co_await RelayResponse(call);
+}
+
+asio::awaitable<void> S3Exchange::RelayResponse(UpstreamCall& call) {
+  const http::response_header<>& response = call.response();
+  outcome_.etag = std::string(response[http::field::etag]);
+  if (request_.operation == Operation::kRead && !request_.key.empty() &&
+      response.result_int() / 100 == 2 && response.find(kTombstoneMeta) != response.end()) {
+    // A tombstone is a deleted object to clients.
+    std::string ignored;
+    co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
+    // Built before the co_await: GCC 12 destroys a conditional's temporary twice when it is an
+    // argument of a co_await'ed call.
+    std::string xml;
+    if (client_header_.method() != http::verb::head) xml = NoSuchKeyXml(request_);
+    co_await WriteSimpleResponse(404, "application/xml", xml);
+    co_return;
+  }
+  http::response_header<> header = ClientHeader(response);
+  outcome_.status = header.result_int();
+  std::string piece(kRelayPiece, '\0');
+  bool first = true;
+  bool done = false;
+  while (!done) {
+    std::size_t bytes = 0;
+    const error_code ec = co_await call.ReadBody(asio::buffer(piece), &bytes, &done);
+    if (ec) {
+      FailUpstream(call, ec);
+      co_return;
+    }
+    if (bytes == 0 && !done) continue;
+    const asio::const_buffer chunk(piece.data(), bytes);
+    Written written;
+    if (first) {
+      outcome_.response_started = true;
+      written = co_await AsyncWriteResponse(downstream_, std::move(header), chunk, done,
+                                            asio::use_awaitable);
+      first = false;
+    } else {
+      written = co_await AsyncWriteBody(downstream_, chunk, done, asio::use_awaitable);
+    }
+    if (written.ec) {
+      outcome_.failure = Failure::kClient;
+      outcome_.error = written.ec;
+      Finish(std::nullopt);
+      co_return;
+    }
+    outcome_.response_body_bytes += bytes;
+  }
+  outcome_.response_complete = true;
+  Finish(std::nullopt);
+}
+
+asio::awaitable<void> S3Exchange::WriteSimpleResponse(unsigned status,
+                                                      std::string_view content_type,
+                                                      const std::string& body) {
+  http::response_header<> header;
+  header.result(status);
+  if (!content_type.empty()) header.set(http::field::content_type, content_type);
+  header.set(http::field::content_length, std::to_string(body.size()));
+  outcome_.status = status;
+  outcome_.response_started = true;
+  const Written written = co_await AsyncWriteResponse(
+      downstream_, std::move(header), asio::buffer(body), true, asio::use_awaitable);
+  if (written.ec) {
+    outcome_.failure = Failure::kClient;
+    outcome_.error = written.ec;
+  } else {
+    outcome_.response_complete = true;
+    outcome_.response_body_bytes = body.size();
+  }
+  Finish(std::nullopt);
+}
+
+}  // namespace fencegate::adapters::s3

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "resource_adapters/adapter.h"
+#include "resource_adapters/s3/s3_adapter.h"
+#include "resource_adapters/s3/s3_request.h"
+#include "resource_adapters/s3/s3_upstream.h"
+
+namespace fencegate::adapters::s3 {
+
+// What every exchange of one backend shares.
+struct Backend {
+  S3AdapterOptions options;
+  Endpoint endpoint;
+  // Set once "auto" quoting found that the backend matches only bare ETags (radosgw).
+  std::atomic<bool> unquoted_etags{false};
+};
+
+// The versions one network thread last saw, by "bucket/key". Only a hint: a wrong entry costs
+// a 412 and a HEAD, never safety, because every write it feeds is conditional.
+class VersionCache {
+ public:
+  explicit VersionCache(std::size_t capacity) : capacity_(capacity) {}
+  const ObjectVersion* Find(const std::string& key) const;
+  void Put(const std::string& key, ObjectVersion version);
+  void Erase(const std::string& key) { versions_.erase(key); }
+
+ private:
+  std::size_t capacity_;
+  std::unordered_map<std::string, ObjectVersion> versions_;
+};
+
+// One client request: parsed, its body spooled, forwarded (as one or more signed backend
+// requests) and answered. A coroutine on the network thread; owns itself while it runs.
+class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
+ public:
+  S3Exchange(boost::asio::io_context& ioc, std::shared_ptr<Backend> backend,
+             std::shared_ptr<VersionCache> cache, ForwardRequest request, Downstream& downstream,
+             ResourceAdapter::DoneHandler done);
+  void Start();
+
+ private:
+  boost::asio::awaitable<void> Run();
+  boost::asio::awaitable<bool> SpoolBody();
+  // Sends one request and streams its response to the client (the pass-through path).
+  boost::asio::awaitable<void> Relay(http::request_header<> header);
+  // Streams the response of `call` to the client; a tombstone read becomes 404 NoSuchKey.
+  boost::asio::awaitable<void> RelayResponse(UpstreamCall& call);
+  // The fenced write: conditional on the version seen, retried after 412 (README).
+  boost::asio::awaitable<void> ConditionalWrite(http::request_header<> header,
+                                                std::string_view body, bool is_delete);
+  // HEAD of the object; nullopt (and the exchange finished) when the backend failed.
+  boost::asio::awaitable<std::optional<ObjectVersion>> Head();
+  // Refuses the write when the backend holds a higher token; true if it did.
+  bool RefuseIfStale(const ObjectVersion& seen);
+  // `body` lives in the caller's frame, which stays suspended until this returns.
+  boost::asio::awaitable<void> WriteSimpleResponse(unsigned status, std::string_view content_type,
+                                                   const std::string& body);
+
+  http::request_header<> UpstreamHeader(http::verb method) const;
+  std::string IfMatchValue(const std::string& etag) const;
+  void FailUpstream(const UpstreamCall& call, boost::system::error_code ec);
+  void Finish(std::optional<Problem> problem);
+
+  boost::asio::io_context& ioc_;
+  std::shared_ptr<Backend> backend_;
+  std::shared_ptr<VersionCache> cache_;
+  http::request_header<> client_header_;
+  std::optional<std::uint64_t> token_;
+  Downstream& downstream_;
+  ResourceAdapter::DoneHandler done_;
+  S3Request request_;
+  std::string cache_key_;
+  std::string body_;
+  ForwardOutcome outcome_;
+  bool finished_ = false;
+};
+
+}  // namespace fencegate::adapters::s3

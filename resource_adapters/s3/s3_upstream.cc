@@ -1,0 +1,80 @@
+#include "resource_adapters/s3/s3_upstream.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace fencegate::adapters::s3 {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint)
+    : endpoint_(endpoint), stream_(ioc) {}
+
+asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
+                                               std::string_view body) {
+  error_code ec;
+  stream_.expires_after(endpoint_.connect_timeout);
+  co_await stream_.async_connect(endpoint_.addresses,
+                                 asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    connect_failed_ = true;
+    co_return ec;
+  }
+  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
+
+  header.version(11);
+  header.set(http::field::host, endpoint_.host_header);
+  SignV4(header, endpoint_.credentials, endpoint_.region, AmzDateNow(), kUnsignedPayload);
+  http::request<http::buffer_body> request(std::move(header));
+  request.body().data = body.empty() ? nullptr : const_cast<char*>(body.data());
+  request.body().size = body.size();
+  request.body().more = false;
+  stream_.expires_after(endpoint_.response_timeout);
+  co_await http::async_write(stream_, request, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return ec;
+
+  parser_.emplace();
+  parser_->body_limit(boost::none);
+  // A HEAD response announces a length but carries no body.
+  parser_->skip(request.method() == http::verb::head);
+  co_await http::async_read_header(stream_, read_buffer_, *parser_,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+  co_return ec;
+}
+
+asio::awaitable<error_code> UpstreamCall::ReadBody(asio::mutable_buffer buffer, std::size_t* bytes,
+                                                   bool* done) {
+  *bytes = 0;
+  *done = parser_->is_done();
+  if (*done) co_return error_code{};
+  auto& body = parser_->get().body();
+  body.data = buffer.data();
+  body.size = buffer.size();
+  error_code ec;
+  stream_.expires_after(endpoint_.response_timeout);
+  co_await http::async_read(stream_, read_buffer_, *parser_,
+                            asio::redirect_error(asio::use_awaitable, ec));
+  // need_buffer: the buffer is full, which is the normal case for a large body.
+  if (ec == http::error::need_buffer) ec = {};
+  *bytes = buffer.size() - body.size;
+  *done = parser_->is_done();
+  co_return ec;
+}
+
+asio::awaitable<error_code> UpstreamCall::ReadWholeBody(std::string* out, std::size_t limit) {
+  out->clear();
+  char piece[16 * 1024];
+  bool done = false;
+  while (!done) {
+    std::size_t bytes = 0;
+    const error_code ec = co_await ReadBody(asio::buffer(piece), &bytes, &done);
+    if (ec) co_return ec;
+    if (out->size() < limit) out->append(piece, std::min(bytes, limit - out->size()));
+  }
+  co_return error_code{};
+}
+
+}  // namespace fencegate::adapters::s3
