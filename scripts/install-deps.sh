@@ -19,6 +19,8 @@ packages=(
   clang-14 libclang-rt-14-dev llvm-14
   # WebDAV adapter tests (tests/webdav/): Apache 2.4 with mod_dav_fs.
   apache2
+  # The s3 adapter's tests (tests/s3/): a throwaway Ceph radosgw, and awscli as a real client.
+  radosgw ceph-mon ceph-osd ceph-common awscli
 )
 
 missing=()

@@ -7,12 +7,12 @@
 # FENCEGATE_TEST_STAGES picks stages to run (default: all but asan and tsan, which are being
 # verified), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration faults webdav lock_services torture asan tsan fuzz (all but the last
+# Stages: build unit integration faults webdav lock_services s3 torture asan tsan fuzz (all but the last
 # three need "build").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services torture fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services s3 torture fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -61,6 +61,13 @@ if want lock_services; then
   stage "lock services"
   ctest --test-dir build -L lock_services --output-on-failure --timeout 300
   stage_done "lock services"
+fi
+
+if want s3; then
+  stage "s3"
+  # The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli.
+  ctest --test-dir build -L s3 --output-on-failure --timeout 600
+  stage_done "s3"
 fi
 
 if want torture; then

@@ -66,7 +66,12 @@ auto AsyncWriteBody(Downstream& downstream, asio::const_buffer body, bool last, 
       token);
 }
 
-bool IsConflict(unsigned status) { return status == 412 || status == 409; }
+// 412/409: a concurrent writer changed the object. 500/503: radosgw answers racing writes to one
+// object with 500 UnknownError (the write was cancelled). Sending the write again is safe in
+// every case, because each attempt is conditional on the version seen just before it.
+bool IsConflict(unsigned status) {
+  return status == 412 || status == 409 || status == 500 || status == 503;
+}
 
 // The backend's response header as the client gets it: framing is chosen by the gateway.
 http::response_header<> ClientHeader(const http::response_header<>& backend) {

@@ -34,6 +34,11 @@ if [ "$cmd" = stop ]; then
 fi
 [ "$cmd" = start ] || { echo "unknown command $cmd" >&2; exit 2; }
 
+# A monitor that is still shutting down makes the next cluster fail with "wrong fsid".
+for i in $(seq 1 100); do
+  (echo >/dev/tcp/127.0.0.1/6789) 2>/dev/null || break
+  sleep 0.1
+done
 # A free port for radosgw, picked by the kernel.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 fsid=$(cat /proc/sys/kernel/random/uuid)
@@ -93,6 +98,6 @@ for i in $(seq 1 300); do
   sleep 0.1
 done
 curl -s -o /dev/null "http://127.0.0.1:$port/" || { echo "radosgw did not come up" >&2; exit 1; }
-radosgw-admin --conf "$conf" -n client.rgw.a user create --uid=fencegate --display-name=fencegate \
+radosgw-admin --conf "$conf" -n client.rgw.a --admin-socket "$dir/run/radosgw-admin.asok" user create --uid=fencegate --display-name=fencegate \
   --access-key="$access_key" --secret="$secret_key" >/dev/null
 echo "radosgw ready port=$port access=$access_key secret=$secret_key"

@@ -1,0 +1,443 @@
+// The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh), through the real
+// fencegate binary: conditional fenced writes, two gateways with separate fence stores racing on
+// one object, tombstone deletes, fenced multipart uploads, and awscli as a real client.
+// radosgw takes ~15 s to start, so one instance serves the whole binary (one ctest test).
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/admin_client.h"
+#include "tests/integration/gateway_instance.h"
+#include "tests/integration/http_client.h"
+#include "tests/integration/process.h"
+#include "tests/integration/temp_dir.h"
+
+namespace fencegate::integration {
+namespace {
+
+std::string RadosgwScript() {
+  return std::string(FENCEGATE_SOURCE_DIR) + "/tests/support/radosgw.sh";
+}
+
+// The one radosgw of this binary: started before the first test, stopped after the last.
+class Radosgw : public ::testing::Environment {
+ public:
+  static inline std::uint16_t port = 0;
+
+  void SetUp() override {
+    dir_ = std::make_unique<TempDir>();
+    const std::string command =
+        "bash " + RadosgwScript() + " start " + dir_->Join("ceph") + " 2>&1";
+    std::string output;
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char line[512];
+      while (fgets(line, sizeof line, pipe) != nullptr) output += line;
+      pclose(pipe);
+    }
+    std::smatch match;
+    if (std::regex_search(output, match, std::regex("radosgw ready port=([0-9]+)"))) {
+      port = static_cast<std::uint16_t>(std::stoi(match[1]));
+    }
+    ASSERT_NE(port, 0) << "radosgw did not start:\n" << output;
+  }
+
+  void TearDown() override {
+    const std::string command = "bash " + RadosgwScript() + " stop " + dir_->Join("ceph");
+    EXPECT_EQ(std::system(command.c_str()), 0);
+    dir_.reset();
+  }
+
+ private:
+  std::unique_ptr<TempDir> dir_;
+};
+
+// A gateway with its own fence store in front of the shared radosgw. Route "awscli" (bucket
+// "awscli") is unfenced, for a client that cannot send Fencing-Token; every other bucket is
+// fenced with one fence per object.
+struct S3Gateway {
+  TempDir dir;
+  std::unique_ptr<GatewayInstance> instance;
+
+  S3Gateway() {
+    const std::string config =
+        "access_log:\n  path: \"\"\n"
+        "backends:\n"
+        "  rgw:\n"
+        "    kind: s3\n"
+        "    endpoint: http://127.0.0.1:" +
+        std::to_string(Radosgw::port) +
+        "\n"
+        "    access_key: fencegate-test\n"
+        "    secret_key_file: " +
+        dir.WriteFile("secret", "fencegate-test-secret\n") +
+        "\n"
+        "    etag_quoting: auto\n"
+        "routes:\n"
+        "  - name: awscli\n"
+        "    prefix: /awscli/\n"
+        "    backend: rgw\n"
+        "    fence_key: \"s3:{path}\"\n"
+        "    fenced_methods: []\n"
+        "  - name: s3\n"
+        "    prefix: /\n"
+        "    backend: rgw\n"
+        "    fence_key: \"s3:{path}\"\n";
+    std::string error;
+    instance =
+        GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config), dir.Join("data"), &error);
+    EXPECT_NE(instance, nullptr) << error;
+  }
+  std::uint16_t port() const { return instance->traffic_port(); }
+};
+
+Response Put(std::uint16_t port, const std::string& target, std::uint64_t token, std::string body,
+             std::initializer_list<std::pair<std::string, std::string>> extra = {}) {
+  Request request = MakeRequest(http::verb::put, target, extra, std::move(body));
+  request.set("Fencing-Token", std::to_string(token));
+  std::string error;
+  std::optional<Response> response = Fetch(port, std::move(request), &error);
+  EXPECT_TRUE(response.has_value()) << error;
+  return response.value_or(Response{});
+}
+
+Response Send(std::uint16_t port, http::verb method, const std::string& target,
+              std::optional<std::uint64_t> token, std::string body = {}) {
+  Request request = MakeRequest(method, target, {}, std::move(body));
+  if (token) request.set("Fencing-Token", std::to_string(*token));
+  std::string error;
+  std::optional<Response> response = Fetch(port, std::move(request), &error);
+  EXPECT_TRUE(response.has_value()) << error;
+  return response.value_or(Response{});
+}
+
+std::string Reason(const Response& response) {
+  std::smatch match;
+  const std::string body = response.body();
+  return std::regex_search(body, match, std::regex("\"reason\":\"([a-z_]+)\"")) ? match[1].str()
+                                                                                : std::string();
+}
+
+void CreateBucket(std::uint16_t port, const std::string& bucket) {
+  const Response created = Send(port, http::verb::put, "/" + bucket, 1);
+  // 409 BucketAlreadyExists when an earlier test made it.
+  ASSERT_TRUE(created.result_int() == 200 || created.result_int() == 409) << created.body();
+}
+
+TEST(S3Test, FencedWriteKeepsTheTokenWithTheObject) {
+  S3Gateway gateway;
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "basic");
+  const Response written = Put(gateway.port(), "/basic/a%20b.txt", 5, "hello");
+  ASSERT_EQ(written.result_int(), 200) << written.body();
+  EXPECT_FALSE(written[http::field::etag].empty());
+
+  const Response read = Send(gateway.port(), http::verb::get, "/basic/a%20b.txt", std::nullopt);
+  EXPECT_EQ(read.result_int(), 200);
+  EXPECT_EQ(read.body(), "hello");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "5");
+
+  // A client cannot choose the token metadata: the gateway sets it from the admitted token.
+  const Response forged =
+      Put(gateway.port(), "/basic/a%20b.txt", 6, "v6", {{"x-amz-meta-fencing-token", "999"}});
+  EXPECT_EQ(forged.result_int(), 200) << forged.body();
+  // GET, not HEAD: the test client reads a HEAD response's announced body.
+  const Response head = Send(gateway.port(), http::verb::get, "/basic/a%20b.txt", std::nullopt);
+  EXPECT_EQ(head.result_int(), 200);
+  EXPECT_EQ(head["x-amz-meta-fencing-token"], "6");
+
+  const Response list = Send(gateway.port(), http::verb::get, "/basic?list-type=2", std::nullopt);
+  EXPECT_EQ(list.result_int(), 200);
+  EXPECT_NE(list.body().find("<Key>a b.txt</Key>"), std::string::npos) << list.body();
+}
+
+// The second gateway never saw token 21: its own check admits 20, the backend's refuses it.
+TEST(S3Test, SecondGatewayStaleWriteIsRefusedAtTheBackend) {
+  S3Gateway first;
+  S3Gateway second;
+  ASSERT_NE(first.instance, nullptr);
+  ASSERT_NE(second.instance, nullptr);
+  CreateBucket(first.port(), "twogw");
+  ASSERT_EQ(Put(first.port(), "/twogw/obj", 21, "from 21").result_int(), 200);
+
+  const Response stale = Put(second.port(), "/twogw/obj", 20, "from 20");
+  EXPECT_EQ(stale.result_int(), 409);
+  EXPECT_EQ(stale[http::field::content_type], "application/problem+json");
+  EXPECT_EQ(Reason(stale), "backend_fence") << stale.body();
+  EXPECT_NE(stale.body().find("\"highest_token\":21"), std::string::npos) << stale.body();
+  EXPECT_EQ(Send(first.port(), http::verb::get, "/twogw/obj", std::nullopt).body(), "from 21");
+
+  const std::string metrics = FetchMetricsText(second.instance->admin_port());
+  EXPECT_EQ(MetricValue(metrics, "fencegate_writes_rejected_total",
+                        "reason=\"backend_fence\",route=\"s3\""),
+            1.0)
+      << metrics;
+}
+
+TEST(S3Test, ClientConditionsAreCombinedWithTheGatewayCondition) {
+  S3Gateway gateway;
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "conditions");
+  const Response created = Put(gateway.port(), "/conditions/c", 1, "one", {{"If-None-Match", "*"}});
+  ASSERT_EQ(created.result_int(), 200) << created.body();
+  const std::string etag(created[http::field::etag]);
+
+  EXPECT_EQ(Put(gateway.port(), "/conditions/c", 2, "x", {{"If-None-Match", "*"}}).result_int(),
+            412);
+  EXPECT_EQ(Put(gateway.port(), "/conditions/c", 2, "x", {{"If-Match", "\"nope\""}}).result_int(),
+            412);
+  EXPECT_EQ(Put(gateway.port(), "/conditions/c", 2, "two", {{"If-Match", etag}}).result_int(), 200);
+  EXPECT_EQ(Send(gateway.port(), http::verb::get, "/conditions/c", std::nullopt).body(), "two");
+}
+
+// radosgw ignores conditions on DELETE, so a fenced DELETE is a conditional tombstone write:
+// the object is gone for clients, and the tombstone keeps the token against stale writers.
+TEST(S3Test, DeleteLeavesATombstoneThatKeepsTheToken) {
+  S3Gateway first;
+  S3Gateway second;
+  ASSERT_NE(first.instance, nullptr);
+  ASSERT_NE(second.instance, nullptr);
+  CreateBucket(first.port(), "deletes");
+  ASSERT_EQ(Put(first.port(), "/deletes/d", 30, "alive").result_int(), 200);
+  const Response deleted = Send(first.port(), http::verb::delete_, "/deletes/d", 31);
+  EXPECT_EQ(deleted.result_int(), 204) << deleted.body();
+  EXPECT_EQ(Send(first.port(), http::verb::get, "/deletes/d", std::nullopt).result_int(), 404);
+  EXPECT_EQ(Send(first.port(), http::verb::head, "/deletes/d", std::nullopt).result_int(), 404);
+
+  // A stale writer behind the other gateway can neither recreate nor delete it again.
+  const Response recreate =
+      Put(second.port(), "/deletes/d", 30, "zombie", {{"If-None-Match", "*"}});
+  EXPECT_EQ(recreate.result_int(), 409);
+  EXPECT_EQ(Reason(recreate), "backend_fence");
+  EXPECT_EQ(Send(second.port(), http::verb::delete_, "/deletes/d", 30).result_int(), 409);
+  EXPECT_EQ(Send(first.port(), http::verb::get, "/deletes/d", std::nullopt).result_int(), 404);
+
+  // A newer holder may create it again, even with If-None-Match: * (a tombstone is no object).
+  EXPECT_EQ(Put(second.port(), "/deletes/d", 32, "reborn", {{"If-None-Match", "*"}}).result_int(),
+            200);
+  EXPECT_EQ(Send(first.port(), http::verb::get, "/deletes/d", std::nullopt).body(), "reborn");
+}
+
+std::string UploadIdOf(const std::string& xml) {
+  std::smatch match;
+  return std::regex_search(xml, match, std::regex("<UploadId>([^<]+)</UploadId>")) ? match[1].str()
+                                                                                   : std::string();
+}
+
+std::string CompleteXml(const std::string& part_etag) {
+  return "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>" + part_etag +
+         "</ETag></Part></CompleteMultipartUpload>";
+}
+
+TEST(S3Test, MultipartUploadIsFencedAtCreatePartsAndComplete) {
+  S3Gateway first;
+  S3Gateway second;
+  ASSERT_NE(first.instance, nullptr);
+  ASSERT_NE(second.instance, nullptr);
+  CreateBucket(first.port(), "multipart");
+
+  // Under one holder the upload completes and the object carries the upload's token.
+  Response created = Send(first.port(), http::verb::post, "/multipart/m?uploads", 40);
+  ASSERT_EQ(created.result_int(), 200) << created.body();
+  std::string upload = UploadIdOf(created.body());
+  Response part = Send(first.port(), http::verb::put,
+                       "/multipart/m?partNumber=1&uploadId=" + upload, 40, "part one");
+  ASSERT_EQ(part.result_int(), 200) << part.body();
+  Response completed = Send(first.port(), http::verb::post, "/multipart/m?uploadId=" + upload, 40,
+                            CompleteXml(std::string(part[http::field::etag])));
+  ASSERT_EQ(completed.result_int(), 200) << completed.body();
+  Response read = Send(first.port(), http::verb::get, "/multipart/m", std::nullopt);
+  EXPECT_EQ(read.body(), "part one");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "40");
+
+  // An upload begun under 41 gets no more parts and cannot complete once 42 wrote the object
+  // through the other gateway.
+  created = Send(first.port(), http::verb::post, "/multipart/m?uploads", 41);
+  upload = UploadIdOf(created.body());
+  part = Send(first.port(), http::verb::put, "/multipart/m?partNumber=1&uploadId=" + upload, 41,
+              "late part");
+  ASSERT_EQ(part.result_int(), 200);
+  ASSERT_EQ(Put(second.port(), "/multipart/m", 42, "newer").result_int(), 200);
+  const Response late_part = Send(first.port(), http::verb::put,
+                                  "/multipart/m?partNumber=2&uploadId=" + upload, 41, "more");
+  EXPECT_EQ(late_part.result_int(), 409);
+  EXPECT_EQ(Reason(late_part), "backend_fence");
+  const Response late_complete =
+      Send(first.port(), http::verb::post, "/multipart/m?uploadId=" + upload, 41,
+           CompleteXml(std::string(part[http::field::etag])));
+  EXPECT_EQ(late_complete.result_int(), 409);
+  EXPECT_EQ(Reason(late_complete), "backend_fence");
+  EXPECT_EQ(Send(first.port(), http::verb::get, "/multipart/m", std::nullopt).body(), "newer");
+  // Nor can a stale holder start a new upload.
+  EXPECT_EQ(Send(first.port(), http::verb::post, "/multipart/m?uploads", 41).result_int(), 409);
+}
+
+// Two gateways with separate fence stores, W writers each, all writing one object with tokens
+// from one increasing counter, so writes arrive out of token order at both gateways and at the
+// backend. A checker reads the object throughout: its token must never be lower than the
+// highest token already acknowledged, nor than the token it read before.
+TEST(S3Test, TwoGatewaysRacingWritersNeverOverwriteAHigherToken) {
+  constexpr int kWritersPerGateway = 4;
+  constexpr int kWritesPerWriter = 40;
+  S3Gateway gateways[2];
+  ASSERT_NE(gateways[0].instance, nullptr);
+  ASSERT_NE(gateways[1].instance, nullptr);
+  CreateBucket(gateways[0].port(), "race");
+
+  std::atomic<std::uint64_t> next_token{1000};
+  std::atomic<std::uint64_t> max_acked{0};
+  std::atomic<int> acked{0}, stale_gateway{0}, stale_backend{0}, conflicts{0}, other{0};
+  std::atomic<int> writers_left{2 * kWritersPerGateway};
+  std::vector<std::thread> writers;
+  for (int g = 0; g < 2; ++g) {
+    for (int w = 0; w < kWritersPerGateway; ++w) {
+      writers.emplace_back([&, g, w] {
+        for (int i = 0; i < kWritesPerWriter; ++i) {
+          const std::uint64_t token = next_token.fetch_add(1);
+          const Response response =
+              Put(gateways[g].port(), "/race/obj", token,
+                  "token " + std::to_string(token) + " gateway " + std::to_string(g) + " writer " +
+                      std::to_string(w) + " write " + std::to_string(i));
+          if (response.result_int() == 200) {
+            ++acked;
+            std::uint64_t seen = max_acked.load();
+            while (seen < token && !max_acked.compare_exchange_weak(seen, token)) {
+            }
+          } else if (response.result_int() == 409 && Reason(response) == "stale_token") {
+            ++stale_gateway;
+          } else if (response.result_int() == 409 && Reason(response) == "backend_fence") {
+            ++stale_backend;
+          } else if (response.result_int() == 503) {
+            ++conflicts;
+          } else {
+            ++other;
+            ADD_FAILURE() << response.result_int() << " " << response.body();
+          }
+        }
+        --writers_left;
+      });
+    }
+  }
+  int lower_token_overwrites = 0;
+  int polls = 0;
+  std::uint64_t last_read = 0;
+  // GET (the test client has no HEAD support). Bounded by the writers' end (each request has a
+  // client deadline) and a poll count.
+  while (writers_left.load() > 0 && polls < 100000) {
+    const std::uint64_t floor = max_acked.load();
+    const Response read =
+        Send(gateways[polls % 2].port(), http::verb::get, "/race/obj", std::nullopt);
+    ++polls;
+    if (read.result_int() != 200) continue;
+    const std::string text(read["x-amz-meta-fencing-token"]);
+    if (text.empty()) {
+      ADD_FAILURE() << "the object has no token";
+      continue;
+    }
+    const std::uint64_t token = std::stoull(text);
+    if (token < floor || token < last_read) ++lower_token_overwrites;
+    last_read = std::max(last_read, token);
+  }
+  for (auto& writer : writers) writer.join();
+
+  const Response final_read = Send(gateways[0].port(), http::verb::get, "/race/obj", std::nullopt);
+  EXPECT_EQ(final_read["x-amz-meta-fencing-token"], std::to_string(max_acked.load()));
+  EXPECT_TRUE(final_read.body().starts_with("token " + std::to_string(max_acked.load()) + " "))
+      << final_read.body();
+  EXPECT_EQ(lower_token_overwrites, 0);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(acked + stale_gateway + stale_backend + conflicts,
+            2 * kWritersPerGateway * kWritesPerWriter);
+  EXPECT_GT(acked.load(), 0);
+  std::printf(
+      "2 gateways x %d writers x %d writes: %d lower-token overwrites (%d acknowledged, %d stale "
+      "at the gateway, %d stale at the backend (backend_fence), %d retries exhausted, %d reads)\n",
+      kWritersPerGateway, kWritesPerWriter, lower_token_overwrites, acked.load(),
+      stale_gateway.load(), stale_backend.load(), conflicts.load(), polls);
+}
+
+// awscli as a real client. It cannot send Fencing-Token, so it writes through the unfenced
+// "awscli" route (any client signature, or none, is accepted and replaced by the gateway's) and
+// is refused by the fenced ones; it reads fenced objects and their token metadata.
+TEST(S3Test, AwscliThroughTheGateway) {
+  S3Gateway gateway;
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "awscli");
+  CreateBucket(gateway.port(), "fenced");
+  ASSERT_EQ(Put(gateway.port(), "/fenced/by-token", 50, "fenced data").result_int(), 200);
+
+  TempDir dir;
+  const auto aws = [&](std::vector<std::string> args, std::vector<std::string>* out) {
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "AWS_ACCESS_KEY_ID=client-key-the-gateway-ignores",
+                                     "AWS_SECRET_ACCESS_KEY=client-secret",
+                                     "AWS_DEFAULT_REGION=us-east-1",
+                                     "AWS_CONFIG_FILE=" + dir.Join("none"),
+                                     "AWS_SHARED_CREDENTIALS_FILE=" + dir.Join("none"),
+                                     "AWS_EC2_METADATA_DISABLED=true",
+                                     "AWS_PAGER=",
+                                     "HOME=" + dir.path(),
+                                     "/usr/bin/aws",
+                                     "--endpoint-url",
+                                     "http://127.0.0.1:" + std::to_string(gateway.port())};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string error;
+    std::unique_ptr<Process> process = Process::Start(argv, &error);
+    if (!process) return -1;
+    const std::optional<int> status = process->Wait(std::chrono::seconds(60));
+    process->WaitForOutputEnd(std::chrono::seconds(5));
+    if (out) *out = process->StdoutLines();
+    if (status != 0) std::printf("aws %s: %s\n", args[1].c_str(), process->Stderr().c_str());
+    return status.value_or(-1);
+  };
+
+  const std::string small = dir.WriteFile("small.txt", "from awscli\n");
+  EXPECT_EQ(
+      aws({"s3api", "put-object", "--bucket", "awscli", "--key", "small.txt", "--body", small},
+          nullptr),
+      0);
+  // Above awscli's 8 MiB threshold: a multipart upload through the gateway.
+  const std::string big = dir.WriteFile("big.bin", std::string(9 << 20, 'x') + "end");
+  EXPECT_EQ(aws({"s3", "cp", big, "s3://awscli/big.bin"}, nullptr), 0);
+  EXPECT_EQ(aws({"s3", "cp", "s3://awscli/big.bin", dir.Join("big.copy")}, nullptr), 0);
+  EXPECT_EQ(ReadWholeFile(dir.Join("big.copy")), ReadWholeFile(big));
+
+  std::vector<std::string> out;
+  EXPECT_EQ(aws({"s3api", "list-objects-v2", "--bucket", "awscli"}, &out), 0);
+  std::string listing;
+  for (const auto& line : out) listing += line + "\n";
+  EXPECT_NE(listing.find("\"Key\": \"small.txt\""), std::string::npos) << listing;
+  EXPECT_NE(listing.find("\"Key\": \"big.bin\""), std::string::npos) << listing;
+
+  EXPECT_EQ(aws({"s3api", "get-object", "--bucket", "awscli", "--key", "small.txt",
+                 dir.Join("small.copy")},
+                nullptr),
+            0);
+  EXPECT_EQ(ReadWholeFile(dir.Join("small.copy")), "from awscli\n");
+
+  EXPECT_EQ(aws({"s3api", "head-object", "--bucket", "fenced", "--key", "by-token"}, &out), 0);
+  std::string head;
+  for (const auto& line : out) head += line + "\n";
+  EXPECT_NE(head.find("\"fencing-token\": \"50\""), std::string::npos) << head;
+
+  // Without a token, writes to a fenced bucket are refused (428) and change nothing.
+  EXPECT_NE(aws({"s3api", "put-object", "--bucket", "fenced", "--key", "by-token", "--body", small},
+                nullptr),
+            0);
+  EXPECT_EQ(Send(gateway.port(), http::verb::get, "/fenced/by-token", std::nullopt).body(),
+            "fenced data");
+}
+
+}  // namespace
+}  // namespace fencegate::integration
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new fencegate::integration::Radosgw);
+  return RUN_ALL_TESTS();
+}
