@@ -1,5 +1,7 @@
 #include "lockstore/idempotency_record.h"
 
+#include "lockstore/byte_codec.h"
+
 namespace fencegate::lockstore {
 namespace {
 
@@ -9,16 +11,6 @@ void PutFixed(std::uint64_t value, int bytes, std::string* out) {
   for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8) {
     out->push_back(static_cast<char>((value >> shift) & 0xff));
   }
-}
-
-void PutString(std::string_view text, std::string* out) {
-  auto length = static_cast<std::uint32_t>(text.size());
-  while (length >= 0x80) {
-    out->push_back(static_cast<char>((length & 0x7f) | 0x80));
-    length >>= 7;
-  }
-  out->push_back(static_cast<char>(length));
-  out->append(text);
 }
 
 class Cursor {
@@ -34,22 +26,7 @@ class Cursor {
     return true;
   }
 
-  bool String(std::string* out) {
-    std::uint32_t length = 0;
-    for (int shift = 0;; shift += 7) {
-      if (data_.empty() || shift > 28) return false;
-      const auto byte = static_cast<unsigned char>(data_.front());
-      data_.remove_prefix(1);
-      // One encoding per length: no overlong forms (a trailing zero byte), nothing past 32 bits.
-      if ((shift > 0 && byte == 0) || (shift == 28 && byte > 0x0f)) return false;
-      length |= static_cast<std::uint32_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) break;
-    }
-    if (data_.size() < length) return false;
-    out->assign(data_.substr(0, length));
-    data_.remove_prefix(length);
-    return true;
-  }
+  bool String(std::string* out) { return GetLengthPrefixed(&data_, out); }
 
   bool empty() const { return data_.empty(); }
 
@@ -69,9 +46,9 @@ std::string EncodeIdempotencyRecord(const IdempotencyRecord& record) {
   PutFixed(static_cast<std::uint64_t>(record.created_ms), 8, &out);
   PutFixed(static_cast<std::uint64_t>(record.expires_ms), 8, &out);
   PutFixed(record.upstream_status, 4, &out);
-  PutString(record.request_digest, &out);
-  PutString(record.body_digest, &out);
-  PutString(record.response, &out);
+  PutLengthPrefixed(&out, record.request_digest);
+  PutLengthPrefixed(&out, record.body_digest);
+  PutLengthPrefixed(&out, record.response);
   return out;
 }
 
