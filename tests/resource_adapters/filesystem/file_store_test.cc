@@ -132,7 +132,9 @@ TEST(SharedRootFileStoreTest, RacingCommitsFromTwoStoresNeverLeaveAnOlderToken) 
       std::vector<std::uint64_t> tokens{1, 2, 3, 4};
       std::shuffle(tokens.begin(), tokens.end(), random);
       std::barrier start(kWriters);
-      std::vector<bool> committed(kWriters, false);
+      // One byte per writer: std::vector<bool> packs the flags into one word, and writers setting
+      // their own flag at once would race on it.
+      std::vector<char> committed(kWriters, 0);
       std::vector<std::thread> writers;
       for (int w = 0; w < kWriters; ++w) {
         writers.emplace_back([&, w] {
