@@ -4,15 +4,15 @@
 # torture run (tests/torture). Prints the time each stage took. Then the same tests under
 # sanitizers, and the fuzzers (see "Sanitizer and fuzz stages" below).
 #
-# FENCEGATE_TEST_STAGES picks stages to run (default: all but asan and tsan, which are being
+# FENCEGATE_TEST_STAGES picks stages to run (default: all but asan, which is being
 # verified), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration faults webdav lock_services s3 torture asan tsan fuzz (all but the last
-# three need "build").
+# Stages: build unit integration faults webdav lock_services s3 torture asan tsan fuzz (all but
+# the last three need "build").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services s3 torture fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services s3 torture tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
