@@ -42,8 +42,7 @@ bool IsSuccess(unsigned status) { return status >= 200 && status < 300; }
 FencedWrite::FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
                          ResourceAdapter& passthrough, ForwardRequest request,
                          Downstream& downstream, ResourceAdapter::DoneHandler done)
-    : ioc_(ioc),
-      backend_(std::move(backend)),
+    : backend_(std::move(backend)),
       passthrough_(passthrough),
       request_(request),
       held_(ioc, downstream),

@@ -65,7 +65,6 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   std::string IfHeader() const;
   std::optional<Problem> TargetsFromRequest();
 
-  boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
   ResourceAdapter& passthrough_;
   ForwardRequest request_;
