@@ -264,10 +264,13 @@ void Session::WriteLastPieceDurably(net::const_buffer body) {
   }
   idem.captured = StoredResponse{};
   context_.idempotency->Finish(
-      idem.scope_key, std::move(record), [self = shared_from_this(), body](lockstore::Status) {
+      idem.scope_key, std::move(record),
+      [self = shared_from_this(), body](lockstore::Status) mutable {
         // A failed write leaves the marker in flight: retries get 409, then (after a restart)
-        // "outcome unknown"; never a second application.
-        net::post(self->stream_.get_executor(), [self, body] { self->WriteBodyPiece(body, true); });
+        // "outcome unknown"; never a second application. `self` moves into the posted handler:
+        // a copy left here could be the last one and destroy the session on the store's thread.
+        auto executor = self->stream_.get_executor();
+        net::post(executor, [self = std::move(self), body] { self->WriteBodyPiece(body, true); });
       });
 }
 
@@ -279,8 +282,13 @@ void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
   idem.claimed = false;
   idem.hashing = false;
   const bool never_reached = !outcome.backend_reached && !outcome.response_started;
-  auto resume = [self = shared_from_this(), outcome = std::move(outcome)](lockstore::Status) {
-    net::post(self->stream_.get_executor(), [self, outcome] { self->OnForwardDone(outcome); });
+  // As above: `self` and the outcome move on to the network thread, nothing stays behind.
+  auto resume = [self = shared_from_this(),
+                 outcome = std::move(outcome)](lockstore::Status) mutable {
+    auto executor = self->stream_.get_executor();
+    net::post(executor, [self = std::move(self), outcome = std::move(outcome)] {
+      self->OnForwardDone(outcome);
+    });
   };
   if (never_reached) {
     context_.idempotency->Abandon(idem.scope_key, std::move(resume));
