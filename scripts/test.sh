@@ -4,15 +4,14 @@
 # torture run (tests/torture). Prints the time each stage took. Then the same tests under
 # sanitizers, and the fuzzers (see "Sanitizer and fuzz stages" below).
 #
-# FENCEGATE_TEST_STAGES picks stages to run (default: all but asan, which is being
-# verified), e.g.
+# FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
 # Stages: build unit integration faults webdav lock_services s3 torture asan tsan fuzz (all but
 # the last three need "build").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services s3 torture tsan fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services s3 torture asan tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
