@@ -169,20 +169,21 @@ asio::awaitable<void> S3Exchange::Run() {
   }
   switch (request_.operation) {
     case Operation::kPutObject:
-      co_await ConditionalWrite(UpstreamHeader(http::verb::put), body_, false);
+      co_await ConditionalWrite(UpstreamHeader(http::verb::put), false);
       co_return;
     case Operation::kCompleteMultipart:
-      co_await ConditionalWrite(UpstreamHeader(http::verb::post), body_, false);
+      co_await ConditionalWrite(UpstreamHeader(http::verb::post), false);
       co_return;
     case Operation::kDeleteObject: {
       // radosgw ignores conditions on DELETE: a fenced delete is a conditional write of a
       // tombstone that keeps the token, so a stale writer can neither recreate nor overwrite.
+      streamed_length_.reset();  // a DELETE's own body, if any, is not forwarded
       http::request_header<> header = UpstreamHeader(http::verb::put);
       header.erase(http::field::content_type);
       header.set(kTombstoneMeta, "1");
       body_ = "fencegate tombstone, fencing token " + std::to_string(*token_) + "\n";
       header.set(http::field::content_length, std::to_string(body_.size()));
-      co_await ConditionalWrite(std::move(header), body_, true);
+      co_await ConditionalWrite(std::move(header), true);
       co_return;
     }
     case Operation::kCreateMultipart:
@@ -190,7 +191,7 @@ asio::awaitable<void> S3Exchange::Run() {
       // An upload begun under token N gets no more parts, and cannot start, once the object
       // carries a higher token.
       const std::optional<ObjectVersion> seen = co_await Head();
-      if (!seen || RefuseIfStale(*seen)) co_return;
+      if (!seen || co_await RefuseIfStale(*seen)) co_return;
       http::request_header<> header = UpstreamHeader(client_header_.method());
       if (request_.operation == Operation::kCreateMultipart) {
         header.set(kTokenMeta, std::to_string(*token_));
@@ -204,27 +205,43 @@ asio::awaitable<void> S3Exchange::Run() {
   }
 }
 
+namespace {
+
+// The body's length as the client announced it: Content-Length, or for a chunked body S3's
+// x-amz-decoded-content-length.
+std::optional<std::uint64_t> AnnouncedLength(const http::request_header<>& header) {
+  for (std::string_view name : {"Content-Length", "x-amz-decoded-content-length"}) {
+    const auto field = header.find(name);
+    if (field == header.end()) continue;
+    std::uint64_t length = 0;
+    const auto value = field->value();
+    if (std::from_chars(value.data(), value.data() + value.size(), length).ec == std::errc()) {
+      return length;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 asio::awaitable<bool> S3Exchange::SpoolBody() {
   const std::size_t limit = backend_->options.max_spool_bytes;
-  const auto length = client_header_.find(http::field::content_length);
-  std::uint64_t announced = 0;
-  if (length != client_header_.end() &&
-      std::from_chars(length->value().data(), length->value().data() + length->value().size(),
-                      announced)
-              .ec == std::errc() &&
-      announced > limit) {
-    Finish(Problem{413, "s3-body-too-large", "Content too large",
-                   "the s3 backend holds request bodies for replay; the limit is " +
-                       std::to_string(limit) +
-                       " bytes (max_spool_bytes): upload larger objects in parts"});
-    co_return false;
+  const std::optional<std::uint64_t> announced = AnnouncedLength(client_header_);
+  if (announced && *announced > limit && !downstream_.body_done()) {
+    // Too large to hold for replay: streamed in one attempt (SendBody).
+    streamed_length_ = announced;
+    co_return true;
   }
   bool done = downstream_.body_done();
   while (!done) {
     const std::size_t old_size = body_.size();
     if (old_size >= limit + 1) {
-      Finish(Problem{413, "s3-body-too-large", "Content too large",
-                     "the request body exceeds the s3 backend's max_spool_bytes"});
+      // S3 needs the length up front, and holding the whole body to learn it is what the limit
+      // forbids.
+      Finish(Problem{411, "s3-length-required", "Length required",
+                     "a chunked request body larger than the s3 backend's max_spool_bytes (" +
+                         std::to_string(limit) +
+                         " bytes) needs Content-Length or x-amz-decoded-content-length"});
       co_return false;
     }
     body_.resize(std::min(old_size + kRelayPiece, limit + 1));
@@ -244,6 +261,41 @@ asio::awaitable<bool> S3Exchange::SpoolBody() {
   co_return true;
 }
 
+asio::awaitable<error_code> S3Exchange::SendBody(UpstreamCall& call,
+                                                 http::request_header<> header) {
+  if (!streamed_length_) co_return co_await call.Send(std::move(header), body_);
+  const BodySource source = [this](asio::mutable_buffer buffer, std::size_t* bytes,
+                                   bool* done) -> asio::awaitable<error_code> {
+    const BodyRead read = co_await AsyncReadBody(downstream_, buffer, asio::use_awaitable);
+    *bytes = read.bytes;
+    *done = read.done;
+    streamed_bytes_ += read.bytes;
+    outcome_.request_body_bytes = streamed_bytes_;
+    if (read.ec) {
+      client_read_error_ = read.ec;
+    } else if (streamed_bytes_ > *streamed_length_ ||
+               (read.done && streamed_bytes_ != *streamed_length_)) {
+      // A chunked body that does not match its x-amz-decoded-content-length.
+      client_read_error_ = http::error::partial_message;
+    }
+    co_return client_read_error_;
+  };
+  co_return co_await call.SendStreamed(std::move(header), source, kRelayPiece);
+}
+
+void S3Exchange::FailSend(const UpstreamCall& call, error_code ec) {
+  if (!client_read_error_) {
+    FailUpstream(call, ec);
+  } else if (client_read_error_ == http::error::partial_message) {
+    Finish(Problem{400, "s3-body-length-mismatch", "Bad request",
+                   "the request body's length differs from its x-amz-decoded-content-length"});
+  } else {
+    outcome_.failure = Failure::kClient;
+    outcome_.error = client_read_error_;
+    Finish(std::nullopt);
+  }
+}
+
 http::request_header<> S3Exchange::UpstreamHeader(http::verb method) const {
   http::request_header<> header = client_header_;
   header.method(method);
@@ -258,7 +310,9 @@ http::request_header<> S3Exchange::UpstreamHeader(http::verb method) const {
   // Only the gateway writes the token metadata: a client cannot claim a token of its choosing.
   header.erase(kTokenMeta);
   header.erase(kTombstoneMeta);
-  if (!body_.empty() || method == http::verb::put || method == http::verb::post) {
+  if (streamed_length_) {
+    header.set(http::field::content_length, std::to_string(*streamed_length_));
+  } else if (!body_.empty() || method == http::verb::put || method == http::verb::post) {
     header.set(http::field::content_length, std::to_string(body_.size()));
   } else {
     header.erase(http::field::content_length);
@@ -273,13 +327,26 @@ std::string S3Exchange::IfMatchValue(const std::string& etag) const {
   return quoted ? "\"" + etag + "\"" : etag;
 }
 
-bool S3Exchange::RefuseIfStale(const ObjectVersion& seen) {
-  if (seen.token <= *token_) return false;
+asio::awaitable<bool> S3Exchange::RefuseIfStale(const ObjectVersion& seen) {
+  if (seen.token <= *token_) co_return false;
+  // Unless the client waits for "100 Continue", its large body is on the way: reading it keeps
+  // the connection and lets the client read the refusal instead of a reset.
+  const bool expects_continue = client_header_.count(http::field::expect) != 0;
+  if (streamed_length_ && streamed_bytes_ == 0 && !expects_continue) {
+    std::string piece(kRelayPiece, '\0');
+    bool done = downstream_.body_done();
+    while (!done) {
+      const BodyRead read =
+          co_await AsyncReadBody(downstream_, asio::buffer(piece), asio::use_awaitable);
+      if (read.ec) break;
+      done = read.done;
+    }
+  }
   outcome_.backend_stale_token = seen.token;
   Finish(Problem{409, "stale-token-at-backend", "Stale fencing token",
                  "the object already carries fencing token " + std::to_string(seen.token) +
                      ", higher than the presented " + std::to_string(*token_)});
-  return true;
+  co_return true;
 }
 
 asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
@@ -310,15 +377,16 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
   co_return version;
 }
 
-asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header,
-                                                   std::string_view body, bool is_delete) {
+asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header, bool is_delete) {
   const bool client_conditions = client_header_.count(http::field::if_match) != 0 ||
                                  client_header_.count(http::field::if_none_match) != 0;
   // CompleteMultipartUpload is only conditional on backends that honour it (not radosgw 16),
   // and client conditions need the current version: both start from a fresh HEAD.
   std::optional<ObjectVersion> seen;
   const ObjectVersion* cached = cache_->Find(cache_key_);
-  if (cached && !client_conditions && request_.operation == Operation::kPutObject) {
+  // A streamed body cannot be sent again after a stale cache entry: it starts from a HEAD.
+  if (cached && !client_conditions && !streamed_length_ &&
+      request_.operation == Operation::kPutObject) {
     seen = *cached;
   } else {
     seen = co_await Head();
@@ -329,7 +397,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
   header.set(kTokenMeta, std::to_string(*token_));
 
   for (unsigned attempt = 0; attempt <= backend_->options.max_retries; ++attempt) {
-    if (RefuseIfStale(*seen)) co_return;
+    if (co_await RefuseIfStale(*seen)) co_return;
     if (!ClientPreconditionsHold(client_header_, *seen)) {
       Finish(Problem{412, "precondition-failed", "Precondition failed",
                      "the client's If-Match/If-None-Match does not hold for the stored object"});
@@ -344,10 +412,10 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
     }
     UpstreamCall call(ioc_, backend_->endpoint);
     outcome_.backend_reached = true;
-    error_code ec = co_await call.Send(std::move(attempt_header), body);
+    error_code ec = co_await SendBody(call, std::move(attempt_header));
     if (ec) {
       cache_->Erase(cache_key_);
-      FailUpstream(call, ec);
+      FailSend(call, ec);
       co_return;
     }
     const unsigned status = call.response().result_int();
@@ -381,6 +449,19 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
     const ObjectVersion previous = *seen;
     seen = co_await Head();
     if (!seen) co_return;
+    if (streamed_length_) {
+      // The client's body is gone: only a stale token is a definite answer.
+      if (co_await RefuseIfStale(*seen)) co_return;
+      Finish(Problem{.status = 503,
+                     .type = "s3-write-conflict-unreplayable",
+                     .title = "Write conflict",
+                     .detail = "the object changed during the write, and the body (" +
+                               std::to_string(*streamed_length_) +
+                               " bytes) is larger than max_spool_bytes, so it cannot be "
+                               "replayed; send it again",
+                     .retry_after = true});
+      co_return;
+    }
     if (quoted_sent && backend_->options.etag_quoting == EtagQuoting::kAuto && seen->exists &&
         seen->etag == previous.etag && seen->token == previous.token) {
       backend_->unquoted_etags = true;
@@ -395,9 +476,9 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
 asio::awaitable<void> S3Exchange::Relay(http::request_header<> header) {
   UpstreamCall call(ioc_, backend_->endpoint);
   outcome_.backend_reached = true;
-  const error_code ec = co_await call.Send(std::move(header), body_);
+  const error_code ec = co_await SendBody(call, std::move(header));
   if (ec) {
-    FailUpstream(call, ec);
+    FailSend(call, ec);
     co_return;
   }
   outcome_.upstream_status = call.response().result_int();

@@ -50,18 +50,27 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
 
  private:
   boost::asio::awaitable<void> Run();
+  // Reads a body of up to max_spool_bytes into body_ (replayable); a larger one, whose length
+  // must be known, is left unread for one streamed attempt (streamed_length_).
   boost::asio::awaitable<bool> SpoolBody();
+  // Sends `header` with the spooled body, or streams the client's body when it was too large.
+  boost::asio::awaitable<boost::system::error_code> SendBody(UpstreamCall& call,
+                                                             http::request_header<> header);
+  // Fails the exchange after SendBody failed: the client's side (read error, wrong length) or
+  // the backend's.
+  void FailSend(const UpstreamCall& call, boost::system::error_code ec);
   // Sends one request and streams its response to the client (the pass-through path).
   boost::asio::awaitable<void> Relay(http::request_header<> header);
   // Streams the response of `call` to the client; a tombstone read becomes 404 NoSuchKey.
   boost::asio::awaitable<void> RelayResponse(UpstreamCall& call);
   // The fenced write: conditional on the version seen, retried after 412 (README).
-  boost::asio::awaitable<void> ConditionalWrite(http::request_header<> header,
-                                                std::string_view body, bool is_delete);
+  // A streamed body gets a single attempt: a conflict is refused, not retried.
+  boost::asio::awaitable<void> ConditionalWrite(http::request_header<> header, bool is_delete);
   // HEAD of the object; nullopt (and the exchange finished) when the backend failed.
   boost::asio::awaitable<std::optional<ObjectVersion>> Head();
-  // Refuses the write when the backend holds a higher token; true if it did.
-  bool RefuseIfStale(const ObjectVersion& seen);
+  // Refuses the write when the backend holds a higher token; true if it did. An unread streamed
+  // body is read and dropped first, so the client gets the answer rather than a reset.
+  boost::asio::awaitable<bool> RefuseIfStale(const ObjectVersion& seen);
   // `body` lives in the caller's frame, which stays suspended until this returns.
   boost::asio::awaitable<void> WriteSimpleResponse(unsigned status, std::string_view content_type,
                                                    const std::string& body);
@@ -81,6 +90,10 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   S3Request request_;
   std::string cache_key_;
   std::string body_;
+  // Set when the body is larger than max_spool_bytes and is streamed instead of spooled.
+  std::optional<std::uint64_t> streamed_length_;
+  std::uint64_t streamed_bytes_ = 0;
+  boost::system::error_code client_read_error_;
   ForwardOutcome outcome_;
   bool finished_ = false;
 };

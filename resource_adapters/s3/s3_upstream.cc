@@ -1,5 +1,7 @@
 #include "resource_adapters/s3/s3_upstream.h"
 
+#include <string>
+
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/read.hpp>
@@ -13,8 +15,7 @@ using boost::system::error_code;
 UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint)
     : endpoint_(endpoint), stream_(ioc) {}
 
-asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
-                                               std::string_view body) {
+asio::awaitable<error_code> UpstreamCall::Connect(http::request_header<>& header) {
   error_code ec;
   stream_.expires_after(endpoint_.connect_timeout);
   co_await stream_.async_connect(endpoint_.addresses,
@@ -28,6 +29,25 @@ asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
   header.version(11);
   header.set(http::field::host, endpoint_.host_header);
   SignV4(header, endpoint_.credentials, endpoint_.region, AmzDateNow(), kUnsignedPayload);
+  co_return error_code{};
+}
+
+asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) {
+  error_code ec;
+  parser_.emplace();
+  parser_->body_limit(boost::none);
+  // A HEAD response announces a length but carries no body.
+  parser_->skip(method == http::verb::head);
+  stream_.expires_after(endpoint_.response_timeout);
+  co_await http::async_read_header(stream_, read_buffer_, *parser_,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+  co_return ec;
+}
+
+asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
+                                               std::string_view body) {
+  error_code ec = co_await Connect(header);
+  if (ec) co_return ec;
   http::request<http::buffer_body> request(std::move(header));
   request.body().data = body.empty() ? nullptr : const_cast<char*>(body.data());
   request.body().size = body.size();
@@ -35,14 +55,39 @@ asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
   stream_.expires_after(endpoint_.response_timeout);
   co_await http::async_write(stream_, request, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return ec;
+  co_return co_await ReadResponseHeader(request.method());
+}
 
-  parser_.emplace();
-  parser_->body_limit(boost::none);
-  // A HEAD response announces a length but carries no body.
-  parser_->skip(request.method() == http::verb::head);
-  co_await http::async_read_header(stream_, read_buffer_, *parser_,
-                                   asio::redirect_error(asio::use_awaitable, ec));
-  co_return ec;
+asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> header,
+                                                       const BodySource& source,
+                                                       std::size_t piece_size) {
+  error_code ec = co_await Connect(header);
+  if (ec) co_return ec;
+  http::request<http::buffer_body> request(std::move(header));
+  request.body().data = nullptr;
+  request.body().more = true;
+  http::request_serializer<http::buffer_body> serializer(request);
+  stream_.expires_after(endpoint_.response_timeout);
+  co_await http::async_write_header(stream_, serializer,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return ec;
+  std::string piece(piece_size, '\0');
+  bool done = false;
+  while (!done) {
+    std::size_t bytes = 0;
+    ec = co_await source(asio::buffer(piece), &bytes, &done);
+    if (ec) co_return ec;
+    if (bytes == 0 && !done) continue;
+    request.body().data = bytes == 0 ? nullptr : piece.data();
+    request.body().size = bytes;
+    request.body().more = !done;
+    stream_.expires_after(endpoint_.response_timeout);
+    co_await http::async_write(stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
+    // need_buffer: the piece went out and the serializer wants the next one.
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) co_return ec;
+  }
+  co_return co_await ReadResponseHeader(request.method());
 }
 
 asio::awaitable<error_code> UpstreamCall::ReadBody(asio::mutable_buffer buffer, std::size_t* bytes,

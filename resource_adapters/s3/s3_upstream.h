@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,9 +32,14 @@ struct Endpoint {
   std::chrono::milliseconds response_timeout{60000};
 };
 
+// Produces the next piece of a streamed request body into `buffer`: `bytes` of it, `done` with
+// the last piece (possibly empty).
+using BodySource = std::function<boost::asio::awaitable<boost::system::error_code>(
+    boost::asio::mutable_buffer buffer, std::size_t* bytes, bool* done)>;
+
 // One request to the backend on a connection of its own: signed with SigV4 (UNSIGNED-PAYLOAD),
-// sent with a body held in memory, and its response read piece by piece. Errors are returned,
-// never thrown.
+// sent with a body held in memory or streamed from a source, and its response read piece by
+// piece. Errors are returned, never thrown.
 class UpstreamCall {
  public:
   UpstreamCall(boost::asio::io_context& ioc, const Endpoint& endpoint);
@@ -42,6 +48,12 @@ class UpstreamCall {
   // here), writes it with `body` and reads the response header.
   boost::asio::awaitable<boost::system::error_code> Send(http::request_header<> header,
                                                          std::string_view body);
+
+  // Like Send, but the body (of the Content-Length `header` announces) comes piece by piece
+  // from `source` through one buffer of `piece_size` bytes, so it is never held whole.
+  boost::asio::awaitable<boost::system::error_code> SendStreamed(http::request_header<> header,
+                                                                 const BodySource& source,
+                                                                 std::size_t piece_size);
 
   // The response; its header is valid after Send succeeded.
   const http::response_header<>& response() const { return parser_->get().base(); }
@@ -58,6 +70,10 @@ class UpstreamCall {
   bool connect_failed() const { return connect_failed_; }
 
  private:
+  // Connects and signs `header` (Host, X-Amz-Date, X-Amz-Content-Sha256, Authorization).
+  boost::asio::awaitable<boost::system::error_code> Connect(http::request_header<>& header);
+  boost::asio::awaitable<boost::system::error_code> ReadResponseHeader(http::verb method);
+
   const Endpoint& endpoint_;
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer read_buffer_;
