@@ -619,7 +619,7 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
       details.presented_token = exchange_.token;
       if (outcome.backend_stale_token) details.highest_token = exchange_.highest;
     }
-    RespondWithProblem(details, false, false);
+    RespondWithProblem(details, false, problem.retry_after);
     return;
   }
   switch (outcome.failure) {

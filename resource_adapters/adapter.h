@@ -68,6 +68,7 @@ struct Problem {
   std::string type;  // a short slug, e.g. "path-escapes-root"; the gateway makes the type URI
   std::string title;
   std::string detail;
+  bool retry_after = false;  // answer with "Retry-After: 1" (a transient refusal)
 };
 
 // The problem type of a write the backend itself refused because it holds a higher fencing token;

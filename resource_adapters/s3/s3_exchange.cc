@@ -449,8 +449,13 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
     const ObjectVersion previous = *seen;
     seen = co_await Head();
     if (!seen) co_return;
+    if (quoted_sent && backend_->options.etag_quoting == EtagQuoting::kAuto && seen->exists &&
+        seen->etag == previous.etag && seen->token == previous.token) {
+      backend_->unquoted_etags = true;
+    }
     if (streamed_length_) {
-      // The client's body is gone: only a stale token is a definite answer.
+      // The client's body is gone: only a stale token is a definite answer. (Under "auto" quoting
+      // the conflict may have taught unquoted ETags above, so the client's retry goes through.)
       if (co_await RefuseIfStale(*seen)) co_return;
       Finish(Problem{.status = 503,
                      .type = "s3-write-conflict-unreplayable",
@@ -461,10 +466,6 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
                                "replayed; send it again",
                      .retry_after = true});
       co_return;
-    }
-    if (quoted_sent && backend_->options.etag_quoting == EtagQuoting::kAuto && seen->exists &&
-        seen->etag == previous.etag && seen->token == previous.token) {
-      backend_->unquoted_etags = true;
     }
   }
   Finish(Problem{503, "s3-write-conflict", "Write conflict",

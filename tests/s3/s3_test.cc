@@ -78,6 +78,8 @@ struct S3Gateway {
         dir.WriteFile("secret", "fencegate-test-secret\n") +
         "\n"
         "    etag_quoting: auto\n"
+        // Small, so that the large-body tests stream without sending 64 MiB.
+        "    max_spool_bytes: 1048576\n"
         "routes:\n"
         "  - name: awscli\n"
         "    prefix: /awscli/\n"
@@ -177,6 +179,65 @@ TEST(S3Test, SecondGatewayStaleWriteIsRefusedAtTheBackend) {
                         "reason=\"backend_fence\",route=\"s3\""),
             1.0)
       << metrics;
+}
+
+// A body larger than max_spool_bytes (1 MiB here) is streamed to the backend in one conditional
+// attempt: stored intact with its token, and still refused at the backend when stale.
+TEST(S3Test, LargeBodyIsStreamedAndStillFenced) {
+  S3Gateway first;
+  S3Gateway second;
+  ASSERT_NE(first.instance, nullptr);
+  ASSERT_NE(second.instance, nullptr);
+  CreateBucket(first.port(), "large");
+  std::string body(5 * 1024 * 1024 + 123, '\0');
+  std::uint32_t state = 12345;
+  for (char& byte : body) {
+    state = state * 1664525u + 1013904223u;
+    byte = static_cast<char>(state >> 24);
+  }
+  const Response written = Put(first.port(), "/large/big.bin", 31, body);
+  ASSERT_EQ(written.result_int(), 200) << written.body();
+
+  const Response read = Send(first.port(), http::verb::get, "/large/big.bin", std::nullopt);
+  ASSERT_EQ(read.result_int(), 200);
+  EXPECT_EQ(read.body().size(), body.size());
+  EXPECT_TRUE(read.body() == body) << "the stored object differs from the body sent";
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "31");
+
+  // Overwriting a large object goes out with If-Match from a fresh HEAD. This gateway has not
+  // yet learnt (etag_quoting: auto) that radosgw matches only bare ETags, so its first If-Match
+  // fails; the body cannot be replayed, so the client is told to send it again.
+  body[0] = static_cast<char>(body[0] + 1);
+  const Response unreplayable = Put(first.port(), "/large/big.bin", 32, body);
+  EXPECT_EQ(unreplayable.result_int(), 503) << unreplayable.body();
+  EXPECT_EQ(unreplayable[http::field::retry_after], "1");
+  EXPECT_NE(unreplayable.body().find("s3-write-conflict-unreplayable"), std::string::npos)
+      << unreplayable.body();
+  ASSERT_EQ(Put(first.port(), "/large/big.bin", 32, body).result_int(), 200);
+  const Response reread = Send(first.port(), http::verb::get, "/large/big.bin", std::nullopt);
+  EXPECT_TRUE(reread.body() == body);
+  EXPECT_EQ(reread["x-amz-meta-fencing-token"], "32");
+
+  const Response stale = Put(second.port(), "/large/big.bin", 30, std::string(2 << 20, 'z'));
+  EXPECT_EQ(stale.result_int(), 409) << stale.body();
+  EXPECT_EQ(Reason(stale), "backend_fence") << stale.body();
+  EXPECT_NE(stale.body().find("\"highest_token\":32"), std::string::npos) << stale.body();
+  EXPECT_EQ(Send(first.port(), http::verb::get, "/large/big.bin", std::nullopt).body(), body);
+
+  // Chunked without a length cannot be forwarded once it outgrows the spool: 411.
+  // (Written raw: the test client's Fetch would add a Content-Length.)
+  HttpConnection connection;
+  ASSERT_TRUE(connection.Connect(first.port()));
+  std::string raw =
+      "PUT /large/chunked.bin HTTP/1.1\r\nHost: 127.0.0.1\r\nFencing-Token: 40\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
+  for (int chunk = 0; chunk < 17; ++chunk) raw += "10000\r\n" + std::string(0x10000, 'c') + "\r\n";
+  raw += "0\r\n\r\n";
+  ASSERT_TRUE(connection.WriteRaw(raw));
+  const std::optional<Response> refused = connection.ReadResponse();
+  ASSERT_TRUE(refused.has_value()) << connection.error();
+  EXPECT_EQ(refused->result_int(), 411) << refused->body();
+  EXPECT_EQ((*refused)[http::field::content_type], "application/problem+json");
 }
 
 TEST(S3Test, ClientConditionsAreCombinedWithTheGatewayCondition) {
