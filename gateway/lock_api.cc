@@ -67,8 +67,11 @@ bool Millis(const json::object& body, std::string_view key, milliseconds* out, s
   return true;
 }
 
-bool OwnerToken(const json::object& body, std::string* out, std::string* error) {
-  const json::value* value = body.if_contains("owner_token");
+// The owner token of a renew or release body ({"owner_token": "..."}, nothing else).
+bool OwnerTokenFromBody(std::string_view body, std::string* out, std::string* error) {
+  json::object fields;
+  if (!ParseBody(body, {"owner_token"}, &fields, error)) return false;
+  const json::value* value = fields.if_contains("owner_token");
   if (value == nullptr || !value->is_string()) {
     *error = "owner_token (the string the acquire returned) is required";
     return false;
@@ -215,10 +218,9 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
 
 void LockApi::Renew(const std::string& name, std::string_view path, std::string_view body,
                     std::string_view request_id, Done done) {
-  json::object fields;
   std::string error;
   std::string owner;
-  if (!ParseBody(body, {"owner_token"}, &fields, &error) || !OwnerToken(fields, &owner, &error)) {
+  if (!OwnerTokenFromBody(body, &owner, &error)) {
     done(LockProblem(400, "bad-request", "Bad lock request", error, path, request_id));
     return;
   }
@@ -236,10 +238,9 @@ void LockApi::Renew(const std::string& name, std::string_view path, std::string_
 
 void LockApi::Release(const std::string& name, std::string_view path, std::string_view body,
                       std::string_view request_id, Done done) {
-  json::object fields;
   std::string error;
   std::string owner;
-  if (!ParseBody(body, {"owner_token"}, &fields, &error) || !OwnerToken(fields, &owner, &error)) {
+  if (!OwnerTokenFromBody(body, &owner, &error)) {
     done(LockProblem(400, "bad-request", "Bad lock request", error, path, request_id));
     return;
   }
