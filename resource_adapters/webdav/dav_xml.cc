@@ -32,22 +32,22 @@ std::string LockRequestBody() {
          "<D:locktype><D:write/></D:locktype><D:owner>fencegate</D:owner></D:lockinfo>";
 }
 
-std::string PropfindTokenBody() {
+std::string PropfindTokenBody(std::string_view property) {
   return "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
          "<D:propfind xmlns:D=\"DAV:\"><D:prop><F:" +
-         std::string(kTokenProperty) + " xmlns:F=\"" + std::string(kTokenNamespace) +
+         std::string(property) + " xmlns:F=\"" + std::string(kTokenNamespace) +
          "\"/></D:prop></D:propfind>";
 }
 
-std::string ProppatchTokenBody(std::uint64_t token) {
+std::string ProppatchTokenBody(std::uint64_t token, std::string_view property) {
   return "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
          "<D:propertyupdate xmlns:D=\"DAV:\" xmlns:F=\"" +
-         std::string(kTokenNamespace) + "\"><D:set><D:prop><F:" + std::string(kTokenProperty) +
-         ">" + std::to_string(token) + "</F:" + std::string(kTokenProperty) +
+         std::string(kTokenNamespace) + "\"><D:set><D:prop><F:" + std::string(property) + ">" +
+         std::to_string(token) + "</F:" + std::string(property) +
          "></D:prop></D:set></D:propertyupdate>";
 }
 
-StoredToken ParseStoredToken(std::string_view multistatus) {
+StoredToken ParseStoredToken(std::string_view multistatus, std::string_view property) {
   std::size_t at = 0;
   while ((at = multistatus.find('<', at)) != std::string_view::npos) {
     const std::size_t close = multistatus.find('>', at);
@@ -60,7 +60,7 @@ StoredToken ParseStoredToken(std::string_view multistatus) {
     const std::string_view local = colon == std::string_view::npos ? name : name.substr(colon + 1);
     const std::string_view prefix =
         colon == std::string_view::npos ? std::string_view{} : name.substr(0, colon);
-    if (local != kTokenProperty || !InTokenNamespace(multistatus, tag, prefix)) continue;
+    if (local != property || !InTokenNamespace(multistatus, tag, prefix)) continue;
     if (tag.back() == '/') continue;  // <F:fencing-token/>: listed, without a value
     const std::size_t end = multistatus.find('<', at);
     if (end == std::string_view::npos) return {StoredToken::Kind::kMalformed, 0};

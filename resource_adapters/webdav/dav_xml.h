@@ -13,10 +13,11 @@ inline constexpr std::string_view kTokenProperty = "fencing-token";
 
 // The LOCK request body: an exclusive write lock owned by "fencegate".
 std::string LockRequestBody();
-// The PROPFIND (Depth 0) request body asking for the token property only.
-std::string PropfindTokenBody();
-// The PROPPATCH request body that sets the token property to `token`.
-std::string ProppatchTokenBody(std::uint64_t token);
+// The PROPFIND (Depth 0) request body asking for one token property only: the resource's own
+// (kTokenProperty) or a member's on its parent (see member_property.h), in kTokenNamespace.
+std::string PropfindTokenBody(std::string_view property = kTokenProperty);
+// The PROPPATCH request body that sets that property to `token`.
+std::string ProppatchTokenBody(std::uint64_t token, std::string_view property = kTokenProperty);
 
 // What a PROPFIND multistatus says about the token property.
 struct StoredToken {
@@ -25,10 +26,11 @@ struct StoredToken {
   std::uint64_t value = 0;
 };
 
-// Finds the token property in a PROPFIND response. A property listed without content (servers
-// list a missing property that way under a 404 propstat) is absent; content that is not a
+// Finds the token property `property` in a PROPFIND response. A property listed without content
+// (servers list a missing property that way under a 404 propstat) is absent; content that is not a
 // decimal number is malformed (someone else wrote the property, so nothing can be concluded).
-StoredToken ParseStoredToken(std::string_view multistatus);
+StoredToken ParseStoredToken(std::string_view multistatus,
+                             std::string_view property = kTokenProperty);
 
 // True when a PROPPATCH multistatus reports the property as set ("200 OK" propstat).
 bool ProppatchSucceeded(std::string_view multistatus);

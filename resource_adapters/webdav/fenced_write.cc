@@ -6,6 +6,7 @@
 #include <boost/beast/core/error.hpp>
 
 #include "resource_adapters/webdav/dav_xml.h"
+#include "resource_adapters/webdav/member_property.h"
 
 namespace fencegate::adapters::webdav {
 
@@ -78,6 +79,7 @@ std::optional<Problem> FencedWrite::TargetsFromRequest() {
     header.set(http::field::destination, Url(*path));
     if (*path != targets_.front().path) targets_.push_back({*path, {}});
   }
+  resource_count_ = targets_.size();
   return std::nullopt;
 }
 
@@ -96,6 +98,8 @@ void FencedWrite::Lock(std::size_t index) {
   auto request =
       connection_->MakeRequest(http::verb::lock, targets_[index].path, LockRequestBody());
   request.set("Timeout", LockTimeoutValue(backend_->options.lock_timeout));
+  // On a parent, the collection itself (with its membership), not everything below it.
+  if (targets_[index].parent) request.set("Depth", "0");
   request.prepare_payload();
   connection_->Send(std::move(request),
                     [self = shared_from_this(), index](error_code ec, Response response) {
@@ -106,7 +110,11 @@ void FencedWrite::Lock(std::size_t index) {
 void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& response) {
   if (ec) return FailUpstream(ec, "LOCK");
   const unsigned status = response.result_int();
-  if (status == 423) return OnLockConflict(index);
+  // 207 with 423 inside: a LOCK of a missing resource would add a member to a collection that
+  // another holder has locked (mod_dav answers so for the parent it checked).
+  if (status == 423 || (status == 207 && response.body().find(" 423 ") != std::string::npos)) {
+    return OnLockConflict(index);
+  }
   if (status != 200 && status != 201) {
     // A missing parent collection (409), a forbidden path (403) and the like: the write
     // would fail the same way, so the client learns it without the write being sent.
@@ -122,15 +130,23 @@ void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& res
                           "the backend's LOCK response has no valid Lock-Token header"});
   }
   targets_[index].lock_token = std::move(*lock_token);
+  AfterLocked(index);
+}
+
+// The resources are locked first, then (once their tokens tell which are needed) the parents.
+void FencedWrite::AfterLocked(std::size_t index) {
   if (index + 1 < targets_.size()) return Lock(index + 1);
-  CheckStoredToken(0);
+  if (index + 1 == resource_count_) return CheckStoredToken(0);
+  CheckMemberToken(0);
 }
 
 // Someone else holds a lock on the resource: usually another gateway's fenced write. If that
 // write already stored a higher token, this one is stale and waiting cannot help.
 void FencedWrite::OnLockConflict(std::size_t index) {
-  ReadToken(targets_[index], [self = shared_from_this(), index](std::optional<Problem> problem,
-                                                                std::optional<std::uint64_t>) {
+  // A parent's own token belongs to the parent's writes (another fence key): not read here.
+  const std::string_view property = targets_[index].parent ? "" : kTokenProperty;
+  auto retry = [self = shared_from_this(), index](std::optional<Problem> problem,
+                                                  std::optional<std::uint64_t>) {
     if (problem) return self->Refuse(std::move(*problem));
     if (++self->lock_attempts_ >= self->backend_->options.lock_attempts) {
       return self->Refuse(Problem{503, "webdav-resource-locked", "Service Unavailable",
@@ -143,26 +159,99 @@ void FencedWrite::OnLockConflict(std::size_t index) {
       if (ec) return self->FailUpstream(ec, "LOCK retry");
       self->Lock(index);
     });
-  });
+  };
+  if (property.empty()) return retry(std::nullopt, std::nullopt);
+  ReadToken(targets_[index].path, property, std::move(retry));
 }
 
 void FencedWrite::CheckStoredToken(std::size_t index) {
-  if (index == targets_.size()) return StoreTokenBeforeWrite();
-  ReadToken(targets_[index], [self = shared_from_this(), index](std::optional<Problem> problem,
-                                                                std::optional<std::uint64_t>) {
-    if (problem) return self->Refuse(std::move(*problem));
-    self->CheckStoredToken(index + 1);
-  });
+  if (index == resource_count_) {
+    if (PlanMembers()) return Lock(resource_count_);
+    return StoreTokenBeforeWrite();
+  }
+  ReadToken(targets_[index].path, kTokenProperty,
+            [self = shared_from_this(), index](std::optional<Problem> problem,
+                                               std::optional<std::uint64_t> stored) {
+              if (problem) return self->Refuse(std::move(*problem));
+              self->targets_[index].has_token = stored.has_value();
+              self->CheckStoredToken(index + 1);
+            });
+}
+
+// DELETE and MKCOL change their target's membership, MOVE both its source's and its
+// destination's, COPY its destination's. A PUT replaces a resource in place unless it creates
+// it; one without a token of its own (new, or written around the gateways) is checked against
+// its parent too, so a resource deleted under a higher token cannot come back with a lower one.
+bool FencedWrite::ChangesMembership(std::size_t index) const {
+  switch (request_.header->method()) {
+    case http::verb::delete_:
+    case http::verb::mkcol:
+    case http::verb::move:
+      return true;
+    case http::verb::copy:
+      return index == 1;
+    default:
+      return !targets_[index].has_token;
+  }
+}
+
+bool FencedWrite::PlanMembers() {
+  const auto same_path = [](std::string_view a, std::string_view b) {
+    while (a.size() > 1 && a.back() == '/') a.remove_suffix(1);
+    while (b.size() > 1 && b.back() == '/') b.remove_suffix(1);
+    return a == b;
+  };
+  for (std::size_t i = 0; i < resource_count_; ++i) {
+    if (!ChangesMembership(i)) continue;
+    auto member = MemberPropertyOf(targets_[i].path);
+    if (!member) continue;  // the server's root: no parent to keep it
+    // One lock per parent; a parent that is itself a target (MOVE into a sibling of itself)
+    // is already locked.
+    std::size_t parent = 0;
+    while (parent < targets_.size() && !same_path(targets_[parent].path, member->parent)) {
+      ++parent;
+    }
+    if (parent == targets_.size()) targets_.push_back({member->parent, {}, true, false});
+    members_.push_back({i, parent, std::move(member->property)});
+  }
+  return targets_.size() > resource_count_;
+}
+
+void FencedWrite::CheckMemberToken(std::size_t index) {
+  if (index == members_.size()) return StoreMemberToken(0);
+  const Member& member = members_[index];
+  ReadToken(targets_[member.parent].path, member.property,
+            [self = shared_from_this(), index](std::optional<Problem> problem,
+                                               std::optional<std::uint64_t>) {
+              if (problem) return self->Refuse(std::move(*problem));
+              self->CheckMemberToken(index + 1);
+            });
+}
+
+// Before the write, like the resource's own token: a crash in between leaves the parent
+// remembering a token that refuses more, never less.
+void FencedWrite::StoreMemberToken(std::size_t index) {
+  if (index == members_.size()) return StoreTokenBeforeWrite();
+  const Member& member = members_[index];
+  StoreToken(targets_[member.parent], member.property,
+             [self = shared_from_this(), index](unsigned status, bool stored) {
+               if (stored) return self->StoreMemberToken(index + 1);
+               if (status == 412 || status == 423) return self->Restart();
+               self->Refuse(Problem{502, "webdav-token-not-stored", "Bad Gateway",
+                                    "the backend answered PROPPATCH of a member token with " +
+                                        std::to_string(status) + " before the write"});
+             });
 }
 
 void FencedWrite::ReadToken(
-    const Target& target,
+    const std::string& path, std::string_view property,
     std::function<void(std::optional<Problem>, std::optional<std::uint64_t>)> on_done) {
-  auto request = connection_->MakeRequest(http::verb::propfind, target.path, PropfindTokenBody());
+  auto request = connection_->MakeRequest(http::verb::propfind, path, PropfindTokenBody(property));
   request.set("Depth", "0");
+  const bool member = property != kTokenProperty;
   connection_->Send(
-      std::move(request), [self = shared_from_this(), path = target.path,
-                           on_done = std::move(on_done)](error_code ec, Response response) {
+      std::move(request), [self = shared_from_this(), path, property = std::string(property),
+                           member, on_done = std::move(on_done)](error_code ec, Response response) {
         if (ec) return self->FailUpstream(ec, "PROPFIND");
         const unsigned status = response.result_int();
         if (status == 404) return on_done(std::nullopt, std::nullopt);
@@ -172,19 +261,20 @@ void FencedWrite::ReadToken(
                       "the backend answered PROPFIND " + path + " with " + std::to_string(status)},
               std::nullopt);
         }
-        const StoredToken stored = ParseStoredToken(response.body());
+        const StoredToken stored = ParseStoredToken(response.body(), property);
         if (stored.kind == StoredToken::Kind::kMalformed) {
           return on_done(Problem{502, "webdav-token-unreadable", "Bad Gateway",
-                                 "the fencing-token property of " + path + " is not a number"},
+                                 "the " + property + " property of " + path + " is not a number"},
                          std::nullopt);
         }
         if (stored.kind == StoredToken::Kind::kAbsent) return on_done(std::nullopt, std::nullopt);
         if (stored.value > self->token_) {
-          return on_done(
-              Problem{409, std::string(kStaleAtBackendProblemType), "Conflict",
-                      path + " was written with fencing token " + std::to_string(stored.value) +
-                          ", newer than " + std::to_string(self->token_)},
-              stored.value);
+          const std::string what =
+              member ? "a member of " + path + " was created or removed" : path + " was written";
+          return on_done(Problem{409, std::string(kStaleAtBackendProblemType), "Conflict",
+                                 what + " with fencing token " + std::to_string(stored.value) +
+                                     ", newer than " + std::to_string(self->token_)},
+                         stored.value);
         }
         on_done(std::nullopt, stored.value);
       });
@@ -196,23 +286,25 @@ void FencedWrite::ReadToken(
 // resource gets its token right after the write instead, still under the lock.
 void FencedWrite::StoreTokenBeforeWrite() {
   if (request_.header->method() != http::verb::put) return Write();
-  StoreToken(targets_.front(), [self = shared_from_this()](unsigned status, bool stored) {
-    if (stored) {
-      self->token_stored_ = true;
-    } else if (status == 412 || status == 423) {
-      return self->Restart();
-    } else if (status != 404) {
-      return self->Refuse(Problem{
-          502, "webdav-token-not-stored", "Bad Gateway",
-          "the backend answered PROPPATCH with " + std::to_string(status) + " before the write"});
-    }
-    self->Write();
-  });
+  StoreToken(targets_.front(), kTokenProperty,
+             [self = shared_from_this()](unsigned status, bool stored) {
+               if (stored) {
+                 self->token_stored_ = true;
+               } else if (status == 412 || status == 423) {
+                 return self->Restart();
+               } else if (status != 404) {
+                 return self->Refuse(Problem{502, "webdav-token-not-stored", "Bad Gateway",
+                                             "the backend answered PROPPATCH with " +
+                                                 std::to_string(status) + " before the write"});
+               }
+               self->Write();
+             });
 }
 
-void FencedWrite::StoreToken(const Target& target, std::function<void(unsigned, bool)> on_done) {
-  auto request =
-      connection_->MakeRequest(http::verb::proppatch, target.path, ProppatchTokenBody(token_));
+void FencedWrite::StoreToken(const Target& target, std::string_view property,
+                             std::function<void(unsigned, bool)> on_done) {
+  auto request = connection_->MakeRequest(http::verb::proppatch, target.path,
+                                          ProppatchTokenBody(token_, property));
   request.set("If", "(" + target.lock_token + ")");
   connection_->Send(std::move(request),
                     [on_done = std::move(on_done)](error_code ec, Response response) {
@@ -265,17 +357,19 @@ void FencedWrite::OnWritten(ForwardOutcome outcome) {
 // token, else 503.
 void FencedWrite::OnLockLost(ForwardOutcome outcome) {
   auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
-  ReadToken(targets_.front(), [self = shared_from_this(), shared_outcome](
-                                  std::optional<Problem> problem, std::optional<std::uint64_t>) {
-    ForwardOutcome& result = *shared_outcome;
-    result.response_started = false;
-    result.response_complete = false;
-    result.problem = problem ? std::move(*problem)
-                             : Problem{503, "webdav-lock-lost", "Service Unavailable",
-                                       "the lock lapsed before the write reached the backend "
-                                       "(lock_timeout too short for this write?)"};
-    self->UnlockFrom(0, std::move(result));
-  });
+  ReadToken(targets_.front().path, kTokenProperty,
+            [self = shared_from_this(), shared_outcome](std::optional<Problem> problem,
+                                                        std::optional<std::uint64_t>) {
+              ForwardOutcome& result = *shared_outcome;
+              result.response_started = false;
+              result.response_complete = false;
+              result.problem = problem
+                                   ? std::move(*problem)
+                                   : Problem{503, "webdav-lock-lost", "Service Unavailable",
+                                             "the lock lapsed before the write reached the backend "
+                                             "(lock_timeout too short for this write?)"};
+              self->UnlockFrom(0, std::move(result));
+            });
 }
 
 // The locks are still held, so the token is in place before any other gateway can write. A
@@ -283,9 +377,10 @@ void FencedWrite::OnLockLost(ForwardOutcome outcome) {
 // server-side check is weaker.
 void FencedWrite::StoreTokenAfterWrite(ForwardOutcome outcome) {
   auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
-  StoreToken(targets_.back(), [self = shared_from_this(), shared_outcome](unsigned, bool) {
-    self->UnlockFrom(0, std::move(*shared_outcome));
-  });
+  StoreToken(targets_[resource_count_ - 1], kTokenProperty,
+             [self = shared_from_this(), shared_outcome](unsigned, bool) {
+               self->UnlockFrom(0, std::move(*shared_outcome));
+             });
 }
 
 void FencedWrite::Refuse(Problem problem) {
@@ -327,6 +422,10 @@ void FencedWrite::ReleaseLocks(std::size_t index, std::function<void()> then) {
   if (index == targets_.size()) return then();
   auto request = connection_->MakeRequest(http::verb::unlock, targets_[index].path, {});
   request.set("Lock-Token", targets_[index].lock_token);
+  // Unlocking a resource that does not exist (a lock-null resource: a refused create) removes
+  // it from its parent, which mod_dav allows only with the parent's lock token while this
+  // write holds the parent: every lock still held goes along, as for the write.
+  request.set("If", IfHeader());
   targets_[index].lock_token.clear();
   connection_->Send(std::move(request), [self = shared_from_this(), index, then = std::move(then)](
                                             error_code, Response) mutable {
@@ -344,6 +443,9 @@ void FencedWrite::Restart() {
                           "the backend kept refusing this write's lock token after LOCK"});
   }
   ReleaseLocks(0, [self = shared_from_this()] {
+    // The parents are planned again from the tokens found after the new LOCKs.
+    self->targets_.resize(self->resource_count_);
+    self->members_.clear();
     self->retry_timer_.expires_after(self->backend_->options.lock_retry_delay);
     self->retry_timer_.async_wait([self](error_code ec) {
       if (ec) return self->FailUpstream(ec, "LOCK retry");
@@ -381,6 +483,7 @@ std::string FencedWrite::Url(const std::string& path) const {
 std::string FencedWrite::IfHeader() const {
   std::string value;
   for (const Target& target : targets_) {
+    if (target.lock_token.empty()) continue;
     if (!value.empty()) value += ' ';
     value += "<" + Url(target.path) + "> (" + target.lock_token + ")";
   }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -18,10 +19,13 @@
 namespace fencegate::adapters::webdav {
 
 // One fenced write: LOCK every resource it changes (the request target, and the Destination of
-// MOVE/COPY), PROPFIND the stored tokens and refuse if one is higher, PROPPATCH the new token,
-// send the write itself through the passthrough adapter with the lock tokens in the If header,
-// then UNLOCK, on every path, before `done` runs. While the locks are held no other gateway can
-// change these resources, so the token check and the write are one step at the server.
+// MOVE/COPY), PROPFIND the stored tokens and refuse if one is higher; where the write creates,
+// removes or replaces a member of a collection (or the resource carries no token), also LOCK
+// the parent collection (depth 0), check and store the member's token kept there (see
+// member_property.h); PROPPATCH the new token, send the write itself through the passthrough
+// adapter with the lock tokens in the If header, then UNLOCK, on every path, before `done`
+// runs. While the locks are held no other gateway can change these resources or the parents'
+// membership, so the token check and the write are one step at the server.
 class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
  public:
   FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
@@ -34,23 +38,39 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   struct Target {
     std::string path;
     std::string lock_token;  // "<opaquelocktoken:...>" once locked
+    bool parent = false;     // a parent collection, locked with Depth: 0
+    bool has_token = false;  // a resource whose own fencing-token property was found
+  };
+  // A resource target whose membership token is kept by a parent target.
+  struct Member {
+    std::size_t resource;
+    std::size_t parent;
+    std::string property;
   };
   using Response = DavConnection::Response;
 
   void Lock(std::size_t index);
   void OnLocked(std::size_t index, boost::system::error_code ec, const Response& response);
   void OnLockConflict(std::size_t index);
+  void AfterLocked(std::size_t index);
   void CheckStoredToken(std::size_t index);
+  // Adds the parents whose member tokens this write must check and store; false if none.
+  bool PlanMembers();
+  bool ChangesMembership(std::size_t index) const;
+  void CheckMemberToken(std::size_t index);
+  void StoreMemberToken(std::size_t index);
   void StoreTokenBeforeWrite();
   void Write();
   void OnWritten(ForwardOutcome outcome);
   void OnLockLost(ForwardOutcome outcome);
   void StoreTokenAfterWrite(ForwardOutcome outcome);
-  // Sends the PROPPATCH that stores the token on `target`; `on_done` gets the HTTP status
-  // (0 on a connection error) and whether the property was set.
-  void StoreToken(const Target& target, std::function<void(unsigned, bool)> on_done);
-  // Reads the token stored with `target`; `on_done` gets a problem when it cannot.
-  void ReadToken(const Target& target,
+  // Sends the PROPPATCH that stores the token as `property` of `target`; `on_done` gets the
+  // HTTP status (0 on a connection error) and whether the property was set.
+  void StoreToken(const Target& target, std::string_view property,
+                  std::function<void(unsigned, bool)> on_done);
+  // Reads the token property `property` of `path`: a problem when it cannot be read or is
+  // higher than this write's token, else the value (nullopt when absent).
+  void ReadToken(const std::string& path, std::string_view property,
                  std::function<void(std::optional<Problem>, std::optional<std::uint64_t>)> on_done);
 
   void Refuse(Problem problem);
@@ -74,7 +94,9 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   const std::uint64_t token_;
   std::shared_ptr<DavConnection> connection_;
   boost::asio::steady_timer retry_timer_;
-  std::vector<Target> targets_;
+  std::vector<Target> targets_;  // the resources first, then the parents
+  std::size_t resource_count_ = 0;
+  std::vector<Member> members_;
   unsigned lock_attempts_ = 0;  // LOCK attempts and restarts, bounded by lock_attempts
   bool token_stored_ = false;
 };
