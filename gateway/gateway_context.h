@@ -19,6 +19,7 @@
 #include "lockstore/idempotency_store.h"
 #include "lockstore/lock_persistence.h"
 #include "lockstore/lock_table.h"
+#include "lockstore/token_signer.h"
 
 namespace fencegate::gateway {
 
@@ -51,6 +52,8 @@ struct GatewayContext {
   lockstore::LockPersistence* lock_store = nullptr;  // the lock audit trail
   // Null unless a route keeps idempotency records (README "Idempotency keys").
   lockstore::IdempotencyStore* idempotency = nullptr;
+  // Null unless locks.signing is configured (README "Tokens").
+  const lockstore::TokenSigner* token_signer = nullptr;
 
   std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "gateway/problem.h"
+#include "gateway/time_format.h"
 #include "lockstore/lock_rules.h"
 
 namespace fencegate::gateway {
@@ -78,6 +79,16 @@ bool OwnerTokenFromBody(std::string_view body, std::string* out, std::string* er
   }
   *out = std::string(value->as_string());
   return true;
+}
+
+// The signature fields of a grant or renewal: the lease ends `ttl` from now (wall clock, so a
+// verifier can check it without the lock table), and the MAC covers that end.
+void AddSignature(const lockstore::TokenSigner* signer, const std::string& name,
+                  lockstore::Token token, milliseconds ttl, json::object* out) {
+  if (signer == nullptr) return;
+  const std::int64_t expires_ms = NowUnixMs() + ttl.count();
+  (*out)["fencing_token_signature"] = signer->Sign(name, token, expires_ms);
+  (*out)["signature_expires_at_ms"] = expires_ms;
 }
 
 json::array FencesJson(const std::vector<lockstore::FenceRaise>& fences) {
@@ -167,20 +178,23 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
   Wait pending{name, 0};
   pending.waiter = table_.Acquire(
       name, ttl, wait,
-      [name, instance = std::string(path), request_id, done](lockstore::AcquireResult result) {
+      [name, instance = std::string(path), request_id, done,
+       signer = signer_](lockstore::AcquireResult result) {
         using Kind = lockstore::AcquireResult::Kind;
         LockHttpResponse response;
         switch (result.kind) {
-          case Kind::kGranted:
-            response = JsonResponse(
-                200,
-                {{"lock", name},
-                 {"owner_token", result.owner_token},
-                 {"fencing_token", result.token},
-                 {"ttl_ms", result.ttl.count()},
-                 {"waited_ms", std::chrono::duration_cast<milliseconds>(result.waited).count()},
-                 {"fences", FencesJson(result.fences)}});
+          case Kind::kGranted: {
+            json::object granted{
+                {"lock", name},
+                {"owner_token", result.owner_token},
+                {"fencing_token", result.token},
+                {"ttl_ms", result.ttl.count()},
+                {"waited_ms", std::chrono::duration_cast<milliseconds>(result.waited).count()},
+                {"fences", FencesJson(result.fences)}};
+            AddSignature(signer, name, result.token, result.ttl, &granted);
+            response = JsonResponse(200, granted);
             break;
+          }
           case Kind::kHeld:
             response =
                 LockProblem(409, "lock-held", "Lock held", result.detail, instance, request_id);
@@ -232,8 +246,10 @@ void LockApi::Renew(const std::string& name, std::string_view path, std::string_
                      path, request_id));
     return;
   }
-  done(JsonResponse(
-      200, {{"lock", name}, {"fencing_token", renewed.token}, {"ttl_ms", renewed.ttl.count()}}));
+  json::object out{
+      {"lock", name}, {"fencing_token", renewed.token}, {"ttl_ms", renewed.ttl.count()}};
+  AddSignature(signer_, name, renewed.token, renewed.ttl, &out);
+  done(JsonResponse(200, out));
 }
 
 void LockApi::Release(const std::string& name, std::string_view path, std::string_view body,

@@ -10,6 +10,7 @@
 
 #include "gateway/config/config.h"
 #include "lockstore/lock_table.h"
+#include "lockstore/token_signer.h"
 
 namespace fencegate::gateway {
 
@@ -31,8 +32,10 @@ class LockApi {
  public:
   using Done = std::function<void(LockHttpResponse)>;
 
-  LockApi(lockstore::LockTable& table, const LocksConfig& config)
-      : table_(table), config_(config) {}
+  // `signer` (may be null) adds fencing_token_signature to grants and renewals.
+  LockApi(lockstore::LockTable& table, const LocksConfig& config,
+          const lockstore::TokenSigner* signer)
+      : table_(table), config_(config), signer_(signer) {}
 
   bool Matches(std::string_view path) const {
     return config_.enabled && path.starts_with(config_.prefix);
@@ -61,6 +64,7 @@ class LockApi {
 
   lockstore::LockTable& table_;
   const LocksConfig& config_;
+  const lockstore::TokenSigner* signer_;
 };
 
 // A problem+json response (the lock API's and the admin lock endpoints' errors).

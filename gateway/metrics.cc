@@ -57,6 +57,16 @@ std::string_view RejectionReasonName(RejectionReason reason) {
       return "barrier_timeout";
     case RejectionReason::kBackendFence:
       return "backend_fence";
+    case RejectionReason::kUnsignedToken:
+      return "unsigned_token";
+    case RejectionReason::kForgedToken:
+      return "forged_token";
+    case RejectionReason::kExpiredToken:
+      return "expired_token";
+    case RejectionReason::kTokenScope:
+      return "token_scope";
+    case RejectionReason::kTokenAdvance:
+      return "token_advance";
   }
   return "unknown";
 }

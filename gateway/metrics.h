@@ -23,8 +23,14 @@ enum class RejectionReason {
   kStoreError,
   kBarrierTimeout,
   kBackendFence,  // the backend refused: it holds a higher token (conditional write failed)
+  // README "Tokens": refused before the fence was touched.
+  kUnsignedToken,  // no Fencing-Token-Signature on a route with require_signed_tokens
+  kForgedToken,    // the signature does not verify (unknown key id, wrong MAC)
+  kExpiredToken,   // the signature's lease has ended
+  kTokenScope,     // signed for a lock not bound to this fence key
+  kTokenAdvance,   // more than max_token_advance above the highest, unsigned
 };
-inline constexpr std::size_t kRejectionReasonCount = 6;
+inline constexpr std::size_t kRejectionReasonCount = 11;
 std::string_view RejectionReasonName(RejectionReason reason);
 
 // What went wrong upstream; the `kind` label of fencegate_upstream_errors_total.

@@ -171,7 +171,12 @@ bool Server::StartLocks(std::string* error) {
     *error = "cannot load the lock table: " + loaded.ToString();
     return false;
   }
-  lock_api_ = std::make_unique<LockApi>(*lock_table_, config_.locks);
+  if (!config_.locks.signing.empty()) {
+    token_signer_ = std::make_unique<lockstore::TokenSigner>(
+        config_.locks.signing, lockstore::LockRules(config_.locks.rules));
+    context_.token_signer = token_signer_.get();
+  }
+  lock_api_ = std::make_unique<LockApi>(*lock_table_, config_.locks, token_signer_.get());
   context_.locks = lock_api_.get();
   context_.lock_table = lock_table_.get();
   context_.lock_store = persistence;

@@ -76,6 +76,7 @@ class Server {
   std::unique_ptr<LockMetrics> lock_metrics_;
   std::unique_ptr<lockstore::AdmissionLockFencer> lock_fencer_;
   std::unique_ptr<lockstore::LockTable> lock_table_;
+  std::unique_ptr<lockstore::TokenSigner> token_signer_;  // locks.signing (README "Tokens")
   std::unique_ptr<LockApi> lock_api_;
   // Destroyed before the threads: its drained callbacks post to their (stopped) io_contexts.
   std::unique_ptr<lockstore::IdempotencyStore> idempotency_;

@@ -340,6 +340,7 @@ void Session::HandleRequest() {
             .audit_reason = "no_fence_key"});
     return;
   }
+  if (!CheckTokenSignature()) return;
   Admit();
 }
 
@@ -350,7 +351,8 @@ void Session::Admit() {
       [this](const lockstore::AdmissionDecision& late) {
         // On a store thread or another network thread: hop back to this session's thread.
         net::post(stream_.get_executor(), [this, late] { OnLateAdmissionDecision(late); });
-      });
+      },
+      exchange_.token_signed ? 0 : exchange_.route->config->max_token_advance);
   if (decision) {
     self_hold_.reset();
     OnAdmissionDecision(*decision);
@@ -412,6 +414,16 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
               .detail = "a higher fencing token has already been seen for this fence key",
               .outcome = "stale_token",
               .rejection = RejectionReason::kStaleToken,
+              .fence_fields = true});
+      return;
+    case lockstore::AdmissionDecision::Kind::kTooFarAhead:
+      Refuse({.status = 403,
+              .slug = "token-advance-too-large",
+              .title = "Fencing token too far ahead",
+              .detail = "the token is more than the route's max_token_advance above the highest "
+                        "seen; only a signed token may jump further",
+              .outcome = "token_advance",
+              .rejection = RejectionReason::kTokenAdvance,
               .fence_fields = true});
       return;
     case lockstore::AdmissionDecision::Kind::kStoreError:

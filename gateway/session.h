@@ -81,6 +81,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     const RouteRuntime* route = nullptr;
     bool fenced = false;
     std::optional<lockstore::Token> token;
+    bool token_signed = false;  // a valid Fencing-Token-Signature came with it
     std::optional<lockstore::Token> highest;
     bool admitted = false;   // Complete() is owed
     bool abandoned = false;  // the barrier wait timed out; the decision is still awaited
@@ -120,6 +121,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void BeginExchange();
   void OnHeaderBlock(std::size_t length);
   void HandleRequest();
+  // README "Tokens" (session_tokens.cc): false after refusing an unsigned, forged, expired or
+  // out-of-scope token.
+  bool CheckTokenSignature();
   void Admit();
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);

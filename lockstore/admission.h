@@ -29,9 +29,10 @@ struct AdmissionOptions {
 // The outcome of one admission.
 struct AdmissionDecision {
   enum class Kind {
-    kAdmitted,    // forward the write; call Complete() when it is done
-    kStale,       // token < highest: refuse with 409, never forward
-    kStoreError,  // the durable advance failed: refuse with 503, nothing admitted
+    kAdmitted,     // forward the write; call Complete() when it is done
+    kStale,        // token < highest: refuse with 409, never forward
+    kStoreError,   // the durable advance failed: refuse with 503, nothing admitted
+    kTooFarAhead,  // token > highest + max_advance: refuse, the fence is left as it was
   };
   Kind kind = Kind::kAdmitted;
   // The fence's highest token as of the decision. For kAdmitted it equals the presented token.
@@ -76,8 +77,11 @@ class AdmissionController {
   // (the common case: token at the current highest, nothing older in flight), and then never
   // calls `callback`. Otherwise returns nullopt and calls `callback` exactly once later.
   // Every kAdmitted decision must be followed by exactly one Complete(key, token).
+  // `max_advance` > 0 refuses (kTooFarAhead) a token more than that above the highest seen,
+  // which counts a pending advance and is 0 for a key never fenced: a token-inflation guard.
   std::optional<AdmissionDecision> Admit(std::string_view key, Token token,
-                                         std::string_view request_id, Callback callback);
+                                         std::string_view request_id, Callback callback,
+                                         Token max_advance = 0);
 
   // Reports that an admitted write finished at the backend (or failed, or was abandoned).
   void Complete(std::string_view key, Token token);

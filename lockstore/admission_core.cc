@@ -35,6 +35,13 @@ AdmissionDecision Stale(Token highest) {
   return decision;
 }
 
+AdmissionDecision TooFarAhead(Token highest) {
+  AdmissionDecision decision;
+  decision.kind = AdmissionDecision::Kind::kTooFarAhead;
+  decision.highest = highest;
+  return decision;
+}
+
 AdmissionDecision StoreError(Token highest, const Status& status) {
   AdmissionDecision decision;
   decision.kind = AdmissionDecision::Kind::kStoreError;
@@ -68,7 +75,8 @@ AdmissionCore::Shard& AdmissionCore::ShardFor(const HashedKey& key) {
 
 std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Token token,
                                                       std::string_view request_id,
-                                                      AdmissionController::Callback callback) {
+                                                      AdmissionController::Callback callback,
+                                                      Token max_advance) {
   const HashedKey hashed = Hash(key);
   Shard& shard = ShardFor(hashed);
   std::shared_ptr<Delivery> delivery;
@@ -82,7 +90,7 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
     std::lock_guard lock(shard.mu);
     auto it = shard.keys.find(hashed);
     if (it != shard.keys.end() && it->second.loaded) {
-      auto decision = Decide(key, it->second, token, request_id, make_waiter, effects);
+      auto decision = Decide(key, it->second, token, max_advance, request_id, make_waiter, effects);
       if (decision) return decision;  // the hot path: nothing allocated, nothing to run
     } else {
       if (it == shard.keys.end()) {
@@ -90,7 +98,7 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
         load = true;
         EvictIdle(shard);
       }
-      it->second.loading.push_back({token, make_waiter()});
+      it->second.loading.push_back({token, max_advance, make_waiter()});
     }
   }
   if (load) {
@@ -105,9 +113,13 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
 
 template <typename MakeWaiter>
 std::optional<AdmissionDecision> AdmissionCore::Decide(std::string_view key, KeyState& state,
-                                                       Token token, std::string_view request_id,
+                                                       Token token, Token max_advance,
+                                                       std::string_view request_id,
                                                        MakeWaiter&& make_waiter, Effects& effects) {
   if (token < state.target) return Stale(state.target);
+  // Decided here, under the shard mutex, so the bound is measured against the same highest
+  // the advance would raise.
+  if (max_advance != 0 && token - state.target > max_advance) return TooFarAhead(state.target);
   if (token == state.target) {
     if (state.groups.empty()) {
       assert(state.inflight_count == 0 || state.inflight_token == token);
@@ -194,7 +206,7 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
       state.target = state.durable.highest;
       for (LoadingRequest& request : loading) {
         auto decision = Decide(
-            key, state, request.token, request.waiter.request_id,
+            key, state, request.token, request.max_advance, request.waiter.request_id,
             [&] { return std::move(request.waiter); }, effects);
         if (decision) {
           effects.decisions.emplace_back(std::move(request.waiter.delivery), *decision);

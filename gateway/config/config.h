@@ -10,6 +10,7 @@
 
 #include "lockstore/fence_key_template.h"
 #include "lockstore/lock_rules.h"
+#include "lockstore/token_signer.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
@@ -85,6 +86,10 @@ struct RouteConfig {
   std::vector<std::string> fenced_methods{"PUT", "POST", "PATCH", "DELETE"};
   bool fence_reads = false;
   std::optional<IdempotencyConfig> idempotency;
+  // README "Tokens": fenced writes must carry a valid Fencing-Token-Signature from the lock API.
+  bool require_signed_tokens = false;
+  // A token more than this above the fence's highest is refused unless validly signed; 0: off.
+  std::uint64_t max_token_advance = 0;
 };
 
 // The built-in lock API (README "Built-in locks").
@@ -98,6 +103,7 @@ struct LocksConfig {
   std::size_t max_waiters = 1000;          // per lock
   std::size_t cached_locks = 100000;       // idle locks kept in memory
   std::vector<lockstore::LockRule> rules;  // first match wins
+  lockstore::TokenKeyring signing;         // empty: tokens are not signed
 };
 
 struct Config {

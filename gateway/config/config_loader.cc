@@ -538,15 +538,16 @@ void ReadFilesystemBackend(Reader& reader, const YAML::Node& node, const std::st
 
 // A credential given inline (KEY), in a file (KEY_file, trailing newline dropped) or in an
 // environment variable (KEY_env): exactly one of the three.
-void ReadS3Secret(Reader& reader, const YAML::Node& node, const std::string& path,
-                  const std::string& key, std::string* out) {
+// A secret given inline (`key`), in a file (`key_file`) or in the environment (`key_env`).
+void ReadSecret(Reader& reader, const YAML::Node& node, const std::string& path,
+                const std::string& key, std::string_view required_for, std::string* out) {
   const std::string file_key = key + "_file";
   const std::string env_key = key + "_env";
   const int given = (node[key] ? 1 : 0) + (node[file_key] ? 1 : 0) + (node[env_key] ? 1 : 0);
   if (given != 1) {
-    reader.sink()->Add(
-        node, Child(path, key),
-        "required for an s3 backend: exactly one of " + key + ", " + file_key + " or " + env_key);
+    reader.sink()->Add(node, Child(path, key),
+                       "required for " + std::string(required_for) + ": exactly one of " + key +
+                           ", " + file_key + " or " + env_key);
     return;
   }
   if (node[key]) {
@@ -591,8 +592,8 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
     out->port = parsed.port;
   }
   if (node["region"]) reader.String(node["region"], Child(path, "region"), &out->region);
-  ReadS3Secret(reader, node, path, "access_key", &out->access_key);
-  ReadS3Secret(reader, node, path, "secret_key", &out->secret_key);
+  ReadSecret(reader, node, path, "access_key", "an s3 backend", &out->access_key);
+  ReadSecret(reader, node, path, "secret_key", "an s3 backend", &out->secret_key);
   if (node["etag_quoting"]) {
     std::string quoting;
     reader.String(node["etag_quoting"], Child(path, "etag_quoting"), &quoting);
@@ -829,9 +830,10 @@ void ReadIdempotency(Reader& reader, const YAML::Node& node, const std::string& 
 }
 
 void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
-  if (!reader.ExpectMapping(node, path,
-                            {"name", "prefix", "host", "backend", "fence_key", "fenced_methods",
-                             "fence_reads", "idempotency"}))
+  if (!reader.ExpectMapping(
+          node, path,
+          {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads",
+           "idempotency", "require_signed_tokens", "max_token_advance"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
@@ -883,6 +885,14 @@ void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, 
   if (node["idempotency"]) {
     ReadIdempotency(reader, node["idempotency"], Child(path, "idempotency"),
                     &out->idempotency.emplace());
+  }
+  if (node["require_signed_tokens"]) {
+    reader.Bool(node["require_signed_tokens"], Child(path, "require_signed_tokens"),
+                &out->require_signed_tokens);
+  }
+  if (node["max_token_advance"]) {
+    reader.Count(node["max_token_advance"], Child(path, "max_token_advance"), 0,
+                 lockstore::kMaxToken, &out->max_token_advance);
   }
 }
 
@@ -953,12 +963,63 @@ void ReadLockRule(Reader& reader, const YAML::Node& node, const std::string& pat
   }
 }
 
+// locks.signing (README "Tokens"): {key_id: ID, keys: [{id: ID, secret|secret_file|secret_env}]}
+void ReadTokenSigning(Reader& reader, const YAML::Node& node, const std::string& path,
+                      lockstore::TokenKeyring* out) {
+  if (!reader.ExpectMapping(node, path, {"key_id", "keys"})) return;
+  for (std::string_view required : {"key_id", "keys"}) {
+    if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
+  }
+  const YAML::Node& keys = node["keys"];
+  if (keys && (!keys.IsSequence() || keys.size() == 0)) {
+    reader.sink()->Add(keys, Child(path, "keys"), "expected a non-empty list of keys");
+  } else if (keys) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const std::string item = Child(path, "keys") + "[" + std::to_string(i) + "]";
+      if (!reader.ExpectMapping(keys[i], item, {"id", "secret", "secret_file", "secret_env"})) {
+        continue;
+      }
+      lockstore::TokenKey key;
+      if (!keys[i]["id"]) reader.sink()->Add(keys[i], Child(item, "id"), "required");
+      if (keys[i]["id"]) {
+        reader.String(keys[i]["id"], Child(item, "id"), &key.id);
+        if (!lockstore::IsValidTokenKeyId(key.id)) {
+          reader.sink()->Add(keys[i]["id"], Child(item, "id"),
+                             "a key id is 1 to 64 of A-Z a-z 0-9 . _ -, got " + Quote(key.id));
+        }
+      }
+      ReadSecret(reader, keys[i], item, "secret", "a signing key", &key.secret);
+      if (!key.secret.empty() && key.secret.size() < lockstore::kMinTokenSecretBytes) {
+        reader.sink()->Add(keys[i], Child(item, "secret"),
+                           "must be at least 32 bytes (e.g. openssl rand -base64 48)");
+      }
+      for (const lockstore::TokenKey& other : out->keys) {
+        if (!key.id.empty() && other.id == key.id) {
+          reader.sink()->Add(keys[i]["id"], Child(item, "id"), "key id used twice");
+        }
+      }
+      out->keys.push_back(std::move(key));
+    }
+  }
+  if (node["key_id"]) {
+    reader.String(node["key_id"], Child(path, "key_id"), &out->signing_key_id);
+    const bool listed = std::any_of(out->keys.begin(), out->keys.end(),
+                                    [&](const auto& key) { return key.id == out->signing_key_id; });
+    if (!listed && !out->keys.empty()) {  // an empty list was reported already
+      reader.sink()->Add(node["key_id"], Child(path, "key_id"),
+                         "names no key in " + Child(path, "keys"));
+    }
+  }
+}
+
 void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out) {
   const std::string path = "locks";
   if (!reader.ExpectMapping(node, path,
                             {"enabled", "prefix", "default_ttl", "min_ttl", "max_ttl", "max_wait",
-                             "max_waiters", "cached_locks", "rules"}))
+                             "max_waiters", "cached_locks", "rules", "signing"}))
     return;
+  if (node["signing"])
+    ReadTokenSigning(reader, node["signing"], Child(path, "signing"), &out->signing);
   if (node["enabled"]) reader.Bool(node["enabled"], Child(path, "enabled"), &out->enabled);
   if (node["prefix"]) {
     reader.String(node["prefix"], Child(path, "prefix"), &out->prefix);
@@ -1037,6 +1098,22 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
     ReadRoutes(reader, root["routes"], config->backends, &config->routes);
   } else {
     reader.sink()->Add(root, "routes", "required: at least one route");
+  }
+  // Signed tokens come from the lock API's keyring: a route cannot require what nobody issues.
+  if (root["routes"] && root["routes"].IsSequence()) {
+    const YAML::Node& routes = root["routes"];
+    for (std::size_t i = 0; i < routes.size(); ++i) {
+      const YAML::Node flag = routes[i].IsMap() ? routes[i]["require_signed_tokens"] : YAML::Node();
+      const bool issued = config->locks.enabled && !config->locks.signing.empty();
+      const bool set =
+          flag && flag.IsScalar() &&
+          (flag.Scalar() == "true" || flag.Scalar() == "True" || flag.Scalar() == "TRUE");
+      if (set && !issued) {
+        reader.sink()->Add(flag, "routes[" + std::to_string(i) + "].require_signed_tokens",
+                           "needs locks.signing (and locks enabled): nothing would issue signed "
+                           "tokens");
+      }
+    }
   }
   // The lock API is matched before the routes: a route under its prefix would never be reached.
   if (config->locks.enabled && root["routes"] && root["routes"].IsSequence()) {

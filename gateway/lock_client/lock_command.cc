@@ -166,6 +166,10 @@ pid_t Spawn(const Options& options, const json::object& grant) {
            std::to_string(grant.at("fencing_token").to_number<std::uint64_t>()).c_str(), 1);
   ::setenv("FENCEGATE_LOCK_OWNER_TOKEN", std::string(grant.at("owner_token").as_string()).c_str(),
            1);
+  // README "Tokens": the Fencing-Token-Signature value for routes that require signed tokens.
+  if (const auto* signature = grant.if_contains("fencing_token_signature")) {
+    ::setenv("FENCING_TOKEN_SIGNATURE", std::string(signature->as_string()).c_str(), 1);
+  }
   ::setenv("FENCEGATE_LOCK_NAME", options.name.c_str(), 1);
   ::setenv("FENCEGATE_LOCK_TTL_MS", std::to_string(options.ttl.count()).c_str(), 1);
   std::vector<char*> argv;
@@ -282,8 +286,9 @@ std::string LockUsageText() {
          "(--ttl default 30s, --wait default 0 = fail at once, --kill-grace default 5s);\n"
          "TOKEN defaults to $FENCEGATE_LOCK_OWNER_TOKEN. acquire/renew/release print the JSON "
          "answer.\n"
-         "run acquires, runs CMD with FENCING_TOKEN, FENCEGATE_LOCK_OWNER_TOKEN and\n"
-         "FENCEGATE_LOCK_NAME set, renews every TTL/3, stops CMD (SIGTERM, then SIGKILL after the\n"
+         "run acquires, runs CMD with FENCING_TOKEN, FENCING_TOKEN_SIGNATURE (when the gateway\n"
+         "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every "
+         "TTL/3, stops CMD (SIGTERM, then SIGKILL after the\n"
          "grace) if the lease is lost, releases when CMD exits, and exits with CMD's status.\n"
          "\n"
          "Exit codes: 0 ok, 1 lock held or lost, 2 usage error, 3 failure; run: CMD's status.\n";
