@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <boost/json/serialize.hpp>
 
 #include "tests/integration/admin_client.h"
 #include "tests/integration/lock_test_support.h"
@@ -174,10 +175,13 @@ TEST_F(SignedTokenTest, BadTokensAreRefusedBeforeTheFence) {
   EXPECT_EQ(Rejected("kv", "token_scope"), 1);
   EXPECT_EQ(Rejected("kv", "invalid_token"), 1);
 
-  // The refusals are in the audit trail with their reasons.
-  auto trail = FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=10");
-  ASSERT_TRUE(trail.has_value());
-  ASSERT_EQ(trail->as_array().size(), 6u);
+  // The refusals are in the audit trail with their reasons (written by the store's writer
+  // thread after the answer, so wait for them).
+  std::optional<boost::json::value> trail;
+  ASSERT_TRUE(Eventually([&] {
+    trail = FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=10");
+    return trail && trail->as_array().size() == 6u;
+  })) << (trail ? boost::json::serialize(*trail) : "no trail");
   EXPECT_EQ(trail->as_array()[0].at("reason").as_string(), "invalid_token");
   EXPECT_EQ(trail->as_array()[5].at("reason").as_string(), "unsigned_token");
 
