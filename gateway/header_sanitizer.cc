@@ -33,36 +33,47 @@ bool IsProtectedFromConnection(http::field f, bool is_request) {
   }
 }
 
+// The fields RemoveConnectionOptions drops whatever Connection says.
+constexpr http::field kHopByHop[] = {http::field::connection,       http::field::keep_alive,
+                                     http::field::proxy_connection, http::field::te,
+                                     http::field::trailer,          http::field::upgrade};
+
 template <bool isRequest>
 void RemoveConnectionOptions(http::header<isRequest, http::fields>& header) {
-  // Beast's equal_range spans list order, not just same-name fields, and erasing while walking
-  // it invalidates the walk: copy the option names out first.
-  thread_local std::string options;
-  options.clear();
+  // One walk over the list finds what is there: erasing by name is a lookup in the field set
+  // each, and most headers carry none of these fields.
+  bool hop_by_hop = false;
+  bool connection = false;
   for (const auto& field : header) {
-    if (field.name() != http::field::connection) continue;
-    options.append(field.value());
-    options.push_back(',');
+    for (const http::field f : kHopByHop) hop_by_hop = hop_by_hop || field.name() == f;
+    connection = connection || field.name() == http::field::connection;
   }
-  std::string_view list = options;
-  while (!list.empty()) {
-    const auto comma = list.find(',');
-    const std::string_view name = TrimOws(list.substr(0, comma));
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    if (name.empty()) continue;
-    const http::field known = http::string_to_field(name);
-    if (known != http::field::unknown) {
-      if (!IsProtectedFromConnection(known, isRequest)) header.erase(known);
-    } else {
-      header.erase(name);
+  if (!hop_by_hop) return;
+  if (connection) {
+    // Beast's equal_range spans list order, not just same-name fields, and erasing while
+    // walking it invalidates the walk: copy the option names out first.
+    thread_local std::string options;
+    options.clear();
+    for (const auto& field : header) {
+      if (field.name() != http::field::connection) continue;
+      options.append(field.value());
+      options.push_back(',');
+    }
+    std::string_view list = options;
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      const std::string_view name = TrimOws(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+      if (name.empty()) continue;
+      const http::field known = http::string_to_field(name);
+      if (known != http::field::unknown) {
+        if (!IsProtectedFromConnection(known, isRequest)) header.erase(known);
+      } else {
+        header.erase(name);
+      }
     }
   }
-  header.erase(http::field::connection);
-  header.erase(http::field::keep_alive);
-  header.erase(http::field::proxy_connection);
-  header.erase(http::field::te);
-  header.erase(http::field::trailer);
-  header.erase(http::field::upgrade);
+  for (const http::field f : kHopByHop) header.erase(f);
 }
 
 // Starts a new value of the comma-separated list field `name` in `scratch`: the values of all
@@ -125,16 +136,55 @@ void AppendForwardedValue(std::string_view value, std::string* out) {
 void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts& facts,
                            std::string* scratch) {
   RemoveConnectionOptions(header);
-  header.erase(http::field::proxy_authorization);
-  header.erase(http::field::expect);
+  // One walk records which of the fields below the client sent, so that absent ones cost
+  // neither an erase nor a set (each a lookup in the field set) but a plain insert.
+  bool proxy_authorization = false;
+  bool expect = false;
+  bool x_forwarded_for = false;
+  bool forwarded = false;
+  bool x_request_id = false;
+  std::string_view host;
+  bool host_seen = false;
+  for (const auto& field : header) {
+    switch (field.name()) {
+      case http::field::proxy_authorization:
+        proxy_authorization = true;
+        break;
+      case http::field::expect:
+        expect = true;
+        break;
+      case http::field::forwarded:
+        forwarded = true;
+        break;
+      case http::field::host:
+        if (!host_seen) host = field.value();  // the first, as header[field::host] would give
+        host_seen = true;
+        break;
+      case http::field::unknown:
+        x_forwarded_for =
+            x_forwarded_for || boost::beast::iequals(field.name_string(), kXForwardedFor);
+        x_request_id = x_request_id || boost::beast::iequals(field.name_string(), kXRequestId);
+        break;
+      default:
+        break;
+    }
+  }
+  if (proxy_authorization) header.erase(http::field::proxy_authorization);
+  if (expect) header.erase(http::field::expect);
 
   header.insert(http::field::via, kViaValue);
 
-  BeginListAppend(header, kXForwardedFor, scratch);
+  scratch->clear();
+  if (x_forwarded_for) BeginListAppend(header, kXForwardedFor, scratch);
   scratch->append(facts.client_ip);
-  header.set(kXForwardedFor, *scratch);
+  if (x_forwarded_for) {
+    header.set(kXForwardedFor, *scratch);
+  } else {
+    header.insert(http::field::unknown, kXForwardedFor, *scratch);
+  }
 
-  BeginListAppend(header, "Forwarded", scratch);
+  scratch->clear();
+  if (forwarded) BeginListAppend(header, "Forwarded", scratch);
   scratch->append("for=");
   if (facts.client_ip.find(':') != std::string_view::npos) {
     scratch->append("\"[").append(facts.client_ip).append("]\"");
@@ -142,14 +192,21 @@ void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts
     AppendForwardedValue(facts.client_ip, scratch);
   }
   scratch->append(";proto=http");
-  const std::string_view host = header[http::field::host];
   if (!host.empty()) {
     scratch->append(";host=");
     AppendForwardedValue(host, scratch);
   }
-  header.set(http::field::forwarded, *scratch);
+  if (forwarded) {
+    header.set(http::field::forwarded, *scratch);
+  } else {
+    header.insert(http::field::forwarded, *scratch);
+  }
 
-  header.set(kXRequestId, facts.request_id);
+  if (x_request_id) {
+    header.set(kXRequestId, facts.request_id);
+  } else {
+    header.insert(http::field::unknown, kXRequestId, facts.request_id);
+  }
 }
 
 void SanitizeResponseHeader(http::response_header<>& header) {

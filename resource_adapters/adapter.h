@@ -50,7 +50,8 @@ class Downstream {
 // What the gateway tells an adapter about one request, beyond its header.
 struct ForwardRequest {
   // The request header, already stripped of hop-by-hop fields and carrying Via,
-  // X-Forwarded-For, Forwarded and X-Request-Id. The adapter may modify it.
+  // X-Forwarded-For, Forwarded and X-Request-Id. The adapter may modify it or move its fields
+  // out, but must leave the request line (method, target, version): the gateway reads it after.
   http::request_header<>* header = nullptr;
   // The route's path prefix (e.g. "/files/"); adapters that map paths (filesystem) strip it.
   std::string_view route_prefix;

@@ -5,6 +5,7 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
@@ -30,6 +31,17 @@ bool ExpectsBody(http::verb method) {
   return method == http::verb::post || method == http::verb::put || method == http::verb::patch;
 }
 
+// The client's header becomes the upstream one by a move, not a field-by-field copy (an
+// allocation and a tree insert per field). The gateway still reads the request line of its
+// own copy afterwards (metrics, access log, problem instance), so that is put back.
+http::request_header<> TakeHeader(http::request_header<>& client) {
+  http::request_header<> taken = std::move(client);
+  client.method_string(taken.method_string());
+  client.target(taken.target());
+  client.version(taken.version());
+  return taken;
+}
+
 std::string BackendName(const HttpAdapterOptions& options) {
   return options.host + ":" + std::to_string(options.port);
 }
@@ -46,7 +58,7 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
       pool_(std::move(pool)),
       downstream_(downstream),
       done_(std::move(done)),
-      upstream_request_(*request.header),
+      upstream_request_(TakeHeader(*request.header)),
       request_has_body_(!downstream.body_done()),
       idempotent_method_(IsIdempotentWithoutSideEffects(request.header->method())),
       body_write_timeout_(ioc.get_executor()),
@@ -65,36 +77,71 @@ void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
   const HttpAdapterOptions& options = backend_->options;
   auto& req = upstream_request_;
   req.version(11);
-  req.erase(http::field::connection);
+
+  // One walk over the list finds the fields below; erasing or finding each by name would be a
+  // lookup in the field set per name, for fields a request rarely carries.
+  bool connection = false;
+  bool expect = false;
+  bool client_token = false;
+  bool forward_token = false;
+  bool host = false;
+  bool content_length = false;
+  bool transfer_encoding = false;
+  for (const auto& field : req) {
+    switch (field.name()) {
+      case http::field::connection:
+        connection = true;
+        break;
+      case http::field::expect:
+        expect = true;
+        break;
+      case http::field::host:
+        host = true;
+        break;
+      case http::field::content_length:
+        content_length = true;
+        break;
+      case http::field::transfer_encoding:
+        transfer_encoding = true;
+        break;
+      default:
+        client_token = client_token || beast::iequals(field.name_string(), kClientTokenField);
+        forward_token =
+            forward_token || (!options.forward_token_header.empty() &&
+                              beast::iequals(field.name_string(), options.forward_token_header));
+        break;
+    }
+  }
+
+  if (connection) req.erase(http::field::connection);
   // The gateway answers "Expect: 100-continue" itself before it reads the body for us.
-  req.erase(http::field::expect);
+  if (expect) req.erase(http::field::expect);
 
   // A client must not be able to hand the backend a token of its own choosing: only the
   // admitted token is forwarded, and only when the backend is configured to check it.
-  req.erase(kClientTokenField);
+  if (client_token) req.erase(kClientTokenField);
   if (!options.forward_token_header.empty()) {
-    req.erase(options.forward_token_header);
+    if (forward_token) req.erase(options.forward_token_header);
     if (request.fencing_token) {
-      req.set(options.forward_token_header, std::to_string(*request.fencing_token));
+      req.insert(options.forward_token_header, std::to_string(*request.fencing_token));
     }
   }
 
   if (!options.host_header.empty()) {
     req.set(http::field::host, options.host_header);
-  } else if (req.find(http::field::host) == req.end()) {
+  } else if (!host) {
     req.set(http::field::host, BackendName(options));
   }
 
-  const bool has_content_length = req.find(http::field::content_length) != req.end();
   if (request_has_body_) {
-    if (has_content_length) {
-      req.erase(http::field::transfer_encoding);
+    if (content_length) {
+      if (transfer_encoding) req.erase(http::field::transfer_encoding);
     } else {
       req.chunked(true);
     }
   } else {
-    req.erase(http::field::transfer_encoding);
-    if (!has_content_length && ExpectsBody(req.method())) {
+    if (transfer_encoding) req.erase(http::field::transfer_encoding);
+    if (!content_length && ExpectsBody(req.method())) {
       req.content_length(0);
     }
   }

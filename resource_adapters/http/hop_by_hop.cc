@@ -34,8 +34,10 @@ void StripHopByHopFields(http::fields& fields) {
   // Beast's equal_range spans list order, so with two Connection fields it would also cover the
   // fields between them.
   boost::container::small_vector<std::string_view, 8> named;
+  bool connection = false;
   for (const auto& field : fields) {
     if (field.name() != http::field::connection) continue;
+    connection = true;
     for (auto token : http::token_list(field.value())) {
       named.emplace_back(token);
     }
@@ -53,7 +55,7 @@ void StripHopByHopFields(http::fields& fields) {
     }
     it = strip ? fields.erase(it) : std::next(it);
   }
-  fields.erase(http::field::connection);
+  if (connection) fields.erase(http::field::connection);
 }
 
 }  // namespace fencegate::adapters
