@@ -327,6 +327,13 @@ bool RocksDbFenceStore::Enqueue(WriteOp& op) {
 
 std::vector<RejectionRecord> RocksDbFenceStore::RecentRejections(std::size_t limit) {
   std::vector<RejectionRecord> out;
+  {
+    // Rejections are written by the writer thread: wait for those recorded before this call,
+    // so that a refusal the client has already seen is in the trail. No fsync is involved.
+    std::unique_lock lock(mu_);
+    const std::uint64_t target = enqueued_;
+    drained_cv_.wait(lock, [&] { return closing_ || completed_ >= target; });
+  }
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), rejections_cf_));

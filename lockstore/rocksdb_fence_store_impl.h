@@ -36,7 +36,8 @@ namespace fencegate::lockstore {
 // sequence -> EncodeLockAuditValue() (forced releases; kept, never trimmed).
 //
 // Threads: Get() and RecentRejections() read on the caller's thread (reads never fsync, so they
-// are cheap enough for that). Advance() and RecordRejection() go to one writer thread, which
+// are cheap enough for that; RecentRejections() first waits for the writes queued before it).
+// Advance() and RecordRejection() go to one writer thread, which
 // folds everything queued into one synced WriteBatch per round (group commit), so the fsync
 // cost is shared by all advances that arrived while the previous one was in progress.
 class RocksDbFenceStore final : public FenceStore, public LockPersistence {
