@@ -61,7 +61,7 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
       upstream_request_(TakeHeader(*request.header)),
       request_has_body_(!downstream.body_done()),
       idempotent_method_(IsIdempotentWithoutSideEffects(request.header->method())),
-      body_write_timeout_(ioc.get_executor()),
+      upstream_timeout_(ioc.get_executor()),
       buffers_(std::move(buffers)),
       relay_buffer_(buffers_->Take()),
       relay_buffer_size_(buffers_->buffer_bytes()) {
@@ -206,6 +206,23 @@ void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint
   });
 }
 
+// Every operation on a connected upstream socket goes to the socket directly, not through the
+// stream, whose per-operation timer costs a timer arm, a cancel and a completion per
+// operation (and timer syscalls): one IdleTimeout keeps response_timeout as the idle timeout of
+// each operation, armed about once per exchange.
+void ForwardExchange::StartUpstreamTimeout() {
+  upstream_timeout_.Begin(backend_->options.response_timeout, shared_from_this(), [this] {
+    error_code ignored;
+    stream_->socket().cancel(ignored);
+  });
+}
+
+void ForwardExchange::EndUpstreamTimeout(error_code& ec) {
+  if (upstream_timeout_.End() && ec == boost::asio::error::operation_aborted) {
+    ec = beast::error::timeout;
+  }
+}
+
 void ForwardExchange::WriteRequestHeader() {
   outcome_.backend_reached = true;
   serializer_.emplace(upstream_request_);
@@ -213,8 +230,9 @@ void ForwardExchange::WriteRequestHeader() {
   body.data = nullptr;
   body.size = 0;
   body.more = request_has_body_;
-  stream_->expires_after(backend_->options.response_timeout);
+  StartUpstreamTimeout();
   auto on_written = [self = shared_from_this()](error_code ec, std::size_t) {
+    self->EndUpstreamTimeout(ec);
     if (ec == http::error::need_buffer) {
       ec = {};
     }
@@ -230,9 +248,9 @@ void ForwardExchange::WriteRequestHeader() {
     }
   };
   if (request_has_body_) {
-    AsyncWriteHeaderGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
+    AsyncWriteHeaderGathered(stream_->socket(), *serializer_, write_gather_, std::move(on_written));
   } else {
-    AsyncWriteGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
+    AsyncWriteGathered(stream_->socket(), *serializer_, write_gather_, std::move(on_written));
   }
 }
 
@@ -285,9 +303,6 @@ void ForwardExchange::OnRequestBodyChunk(error_code ec, std::size_t bytes, bool 
   PumpRequestBody();
 }
 
-// The socket is written directly, not through the stream, whose per-operation timer would
-// cost two timer syscalls per piece: body_write_timeout_ keeps response_timeout as the idle
-// timeout of each write.
 void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   auto& body = upstream_request_.body();
   body.data = RelayBuffer(piece.buffer);
@@ -295,10 +310,7 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   body.more = !piece.last;
   body_write_buffer_ = piece.buffer;
   body_write_outstanding_ = true;
-  body_write_timeout_.Begin(backend_->options.response_timeout, shared_from_this(), [this] {
-    error_code ignored;
-    stream_->socket().cancel(ignored);
-  });
+  StartUpstreamTimeout();
   AsyncWriteGathered(stream_->socket(), *serializer_, write_gather_,
                      [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
                        self->OnRequestBodyWritten(ec, last);
@@ -307,9 +319,7 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
 
 void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
   body_write_outstanding_ = false;
-  if (body_write_timeout_.End() && ec == boost::asio::error::operation_aborted) {
-    ec = beast::error::timeout;
-  }
+  EndUpstreamTimeout(ec);
   // The exchange already failed on the client side and closed the upstream connection.
   if (finished_) return;
   // need_buffer: the serializer consumed the piece and wants the next one.
@@ -324,7 +334,6 @@ void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
   }
   body_buffer_busy_[body_write_buffer_] = false;
   if (last) {
-    body_write_timeout_.Stop();
     request_sent_ = true;
     ReadResponseHeader();
     return;
@@ -338,9 +347,10 @@ void ForwardExchange::ReadResponseHeader() {
   if (upstream_request_.method() == http::verb::head) {
     parser_->skip(true);
   }
-  stream_->expires_after(backend_->options.response_timeout);
-  http::async_read_header(*stream_, upstream_read_buffer_, *parser_,
+  StartUpstreamTimeout();
+  http::async_read_header(stream_->socket(), upstream_read_buffer_, *parser_,
                           [self = shared_from_this()](error_code ec, std::size_t) {
+                            self->EndUpstreamTimeout(ec);
                             if (ec) {
                               self->OnUpstreamError(ec);
                               return;
@@ -390,9 +400,10 @@ void ForwardExchange::ReadResponseBodyChunk() {
   auto& body = parser_->get().body();
   body.data = relay_buffer_.get();
   body.size = relay_buffer_size_;
-  stream_->expires_after(backend_->options.response_timeout);
-  http::async_read(*stream_, upstream_read_buffer_, *parser_,
+  StartUpstreamTimeout();
+  http::async_read(stream_->socket(), upstream_read_buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, std::size_t) {
+                     self->EndUpstreamTimeout(ec);
                      // need_buffer: the relay buffer is full, which is the normal case.
                      if (ec == http::error::need_buffer) {
                        ec = {};
@@ -495,7 +506,7 @@ void ForwardExchange::Finish(Failure failure, error_code ec, std::optional<Probl
 }
 
 void ForwardExchange::CloseUpstream() {
-  body_write_timeout_.Stop();
+  upstream_timeout_.Stop();
   if (stream_) {
     error_code ignored;
     stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);

@@ -48,6 +48,9 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   using UpstreamRequest = http::request<http::buffer_body>;
 
   void PrepareUpstreamRequest(const ForwardRequest& request);
+  void StartUpstreamTimeout();
+  // Ends the operation the timeout covered; turns its cancellation by the timeout into timeout.
+  void EndUpstreamTimeout(boost::system::error_code& ec);
   void Connect();
   void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
   void WriteRequestHeader();
@@ -90,8 +93,9 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   std::optional<http::request_serializer<http::buffer_body>> serializer_;
   WriteGather write_gather_;  // scratch of AsyncWriteGathered
   bool request_sent_ = false;
-  // options.response_timeout while the request body is written (see WriteRequestBodyChunk).
-  IdleTimeout body_write_timeout_;
+  // options.response_timeout as the idle timeout of every operation on the upstream connection
+  // after it is connected (see StartUpstreamTimeout).
+  IdleTimeout upstream_timeout_;
   bool body_buffer_busy_[2] = {false, false};  // being read into, waiting, or being written
   std::optional<BodyPiece> body_piece_ready_;  // read, waiting for the write in progress
   int body_read_buffer_ = 0;
