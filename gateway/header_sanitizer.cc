@@ -1,5 +1,7 @@
 #include "gateway/header_sanitizer.h"
 
+#include <algorithm>
+
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
 
@@ -115,18 +117,21 @@ bool IsTokenChar(char c) {
   }
 }
 
-// Appends `value` as an RFC 7239 value: a token as is, anything else as a quoted-string.
+// Appends `value` as an RFC 7239 value: a token as is, anything else as a quoted-string. Runs
+// without a quote or backslash are appended whole, not a character at a time.
 void AppendForwardedValue(std::string_view value, std::string* out) {
-  bool token = !value.empty();
-  for (const char c : value) token = token && IsTokenChar(c);
-  if (token) {
+  if (!value.empty() && std::all_of(value.begin(), value.end(), IsTokenChar)) {
     out->append(value);
     return;
   }
   out->push_back('"');
-  for (const char c : value) {
-    if (c == '"' || c == '\\') out->push_back('\\');
-    out->push_back(c);
+  while (!value.empty()) {
+    const std::size_t special = value.find_first_of("\"\\");
+    out->append(value.substr(0, special));
+    if (special == std::string_view::npos) break;
+    out->push_back('\\');
+    out->push_back(value[special]);
+    value.remove_prefix(special + 1);
   }
   out->push_back('"');
 }

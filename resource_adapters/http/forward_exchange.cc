@@ -78,22 +78,21 @@ void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
   auto& req = upstream_request_;
   req.version(11);
 
-  // One walk over the list finds the fields below; erasing or finding each by name would be a
-  // lookup in the field set per name, for fields a request rarely carries.
-  bool connection = false;
-  bool expect = false;
-  bool client_token = false;
-  bool forward_token = false;
+  // One walk over the list finds the fields below and erases in place those that must not go
+  // upstream: erasing or finding each by name would be a lookup in the field set per name.
+  // Connection (the gateway's sanitizer has normally removed it) and Expect (the gateway answers
+  // "100-continue" itself before it reads the body for us) go. A client must not be able to hand
+  // the backend a token of its own choosing: only the admitted token is forwarded, and only when
+  // the backend is configured to check it.
   bool host = false;
   bool content_length = false;
   bool transfer_encoding = false;
-  for (const auto& field : req) {
-    switch (field.name()) {
+  for (auto it = req.begin(); it != req.end();) {
+    bool erase = false;
+    switch (it->name()) {
       case http::field::connection:
-        connection = true;
-        break;
       case http::field::expect:
-        expect = true;
+        erase = true;
         break;
       case http::field::host:
         host = true;
@@ -105,26 +104,16 @@ void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
         transfer_encoding = true;
         break;
       default:
-        client_token = client_token || beast::iequals(field.name_string(), kClientTokenField);
-        forward_token =
-            forward_token || (!options.forward_token_header.empty() &&
-                              beast::iequals(field.name_string(), options.forward_token_header));
+        erase = beast::iequals(it->name_string(), kClientTokenField) ||
+                (!options.forward_token_header.empty() &&
+                 beast::iequals(it->name_string(), options.forward_token_header));
         break;
     }
+    it = erase ? req.erase(it) : std::next(it);
   }
 
-  if (connection) req.erase(http::field::connection);
-  // The gateway answers "Expect: 100-continue" itself before it reads the body for us.
-  if (expect) req.erase(http::field::expect);
-
-  // A client must not be able to hand the backend a token of its own choosing: only the
-  // admitted token is forwarded, and only when the backend is configured to check it.
-  if (client_token) req.erase(kClientTokenField);
-  if (!options.forward_token_header.empty()) {
-    if (forward_token) req.erase(options.forward_token_header);
-    if (request.fencing_token) {
-      req.insert(options.forward_token_header, std::to_string(*request.fencing_token));
-    }
+  if (!options.forward_token_header.empty() && request.fencing_token) {
+    req.insert(options.forward_token_header, std::to_string(*request.fencing_token));
   }
 
   if (!options.host_header.empty()) {
