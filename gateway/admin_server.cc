@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <optional>
+#include <type_traits>
 
 #include <boost/asio/post.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -10,6 +11,9 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include "gateway/tls/handshake.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -24,21 +28,47 @@ constexpr auto kAdminTimeout = std::chrono::seconds(30);
 constexpr std::uint32_t kAdminHeaderLimit = 16 * 1024;
 constexpr std::uint64_t kAdminBodyLimit = 64 * 1024;
 
-// One operator connection: read a request, answer it, repeat while keep-alive.
-class AdminSession : public std::enable_shared_from_this<AdminSession> {
+// One operator connection: read a request, answer it, repeat while keep-alive. `Stream` is a
+// beast::tcp_stream or TLS over one.
+template <class Stream>
+class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
  public:
-  AdminSession(tcp::socket socket, AdminApi& api) : stream_(std::move(socket)), api_(api) {}
+  // `context` is null for a plain session; a TLS session keeps it for its whole life (a
+  // reload swaps the listener's context, not this one).
+  AdminSession(tcp::socket socket, AdminApi& api, std::shared_ptr<net::ssl::context> context)
+      : context_(std::move(context)),
+        stream_(MakeStream(std::move(socket), context_.get())),
+        api_(api) {}
 
+  // Plain: straight to the first request.
+  void Start() { Read(); }
+
+  // TLS: the handshake first, bounded by `timeout`; failures are counted by reason.
+  void StartTls(const tls::ListenerTls& listener) {
+    beast::get_lowest_layer(stream_).expires_after(listener.settings().handshake_timeout);
+    stream_.async_handshake(net::ssl::stream_base::server, [self = this->shared_from_this(),
+                                                            &listener](error_code ec) {
+      if (ec) {
+        listener.CountHandshake(tls::ClassifyHandshakeFailure(ec, self->stream_.native_handle()));
+        self->Close();
+        return;
+      }
+      listener.CountHandshake(tls::HandshakeResult::kOk);
+      self->Read();
+    });
+  }
+
+ private:
   void Read() {
     parser_.emplace();
     parser_->header_limit(kAdminHeaderLimit);
     parser_->body_limit(kAdminBodyLimit);
-    stream_.expires_after(kAdminTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](error_code ec, std::size_t) { self->OnRead(ec); });
+    beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](error_code ec, std::size_t) { self->OnRead(ec); });
   }
 
- private:
   void OnRead(error_code ec) {
     if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
         ec == net::error::operation_aborted) {
@@ -55,9 +85,9 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     const bool head = !ec && parser_->get().method() == http::verb::head;
     response_.prepare_payload();
     if (head) response_.body().clear();
-    stream_.expires_after(kAdminTimeout);
+    beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
     http::async_write(stream_, response_,
-                      [self = shared_from_this()](error_code write_ec, std::size_t) {
+                      [self = this->shared_from_this()](error_code write_ec, std::size_t) {
                         if (write_ec || !self->response_.keep_alive()) {
                           self->Close();
                           return;
@@ -68,10 +98,19 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
   void Close() {
     error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
-  beast::tcp_stream stream_;
+  static Stream MakeStream(tcp::socket socket, net::ssl::context* context) {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      return beast::tcp_stream(std::move(socket));
+    } else {
+      return Stream(beast::tcp_stream(std::move(socket)), *context);
+    }
+  }
+
+  std::shared_ptr<net::ssl::context> context_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   AdminApi::Response response_;
@@ -80,7 +119,8 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 
 }  // namespace
 
-AdminServer::AdminServer(GatewayContext& context) : api_(context), acceptor_(ioc_) {}
+AdminServer::AdminServer(GatewayContext& context, const tls::ListenerTls& tls)
+    : api_(context), tls_(tls), acceptor_(ioc_) {}
 
 AdminServer::~AdminServer() {
   Stop();
@@ -106,7 +146,16 @@ void AdminServer::Stop() { ioc_.stop(); }
 void AdminServer::Accept() {
   acceptor_.async_accept([this](error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted) return;
-    if (!ec) std::make_shared<AdminSession>(std::move(socket), api_)->Read();
+    if (!ec) {
+      if (auto context = tls_.Current()) {
+        std::make_shared<AdminSession<beast::ssl_stream<beast::tcp_stream>>>(
+            std::move(socket), api_, std::move(context))
+            ->StartTls(tls_);
+      } else {
+        std::make_shared<AdminSession<beast::tcp_stream>>(std::move(socket), api_, nullptr)
+            ->Start();
+      }
+    }
     Accept();
   });
 }

@@ -9,14 +9,15 @@
 
 #include "gateway/admin_api.h"
 #include "gateway/gateway_context.h"
+#include "gateway/tls/listener_tls.h"
 
 namespace fencegate::gateway {
 
 // The operator listener: one thread with its own io_context, so a slow store read behind
-// /admin/... never stalls traffic.
+// /admin/... never stalls traffic. TLS when `tls` is enabled (config `tls.admin`).
 class AdminServer {
  public:
-  explicit AdminServer(GatewayContext& context);
+  AdminServer(GatewayContext& context, const tls::ListenerTls& tls);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -31,6 +32,7 @@ class AdminServer {
   void Accept();
 
   AdminApi api_;
+  const tls::ListenerTls& tls_;
   boost::asio::io_context ioc_{1};
   boost::asio::ip::tcp::acceptor acceptor_;
   std::thread thread_;

@@ -24,6 +24,9 @@
 namespace fencegate::gateway {
 
 class LockApi;
+namespace tls {
+class ListenerTls;
+}
 
 // A route as the request path uses it: configuration plus what was resolved at start-up.
 struct RouteRuntime {
@@ -54,6 +57,7 @@ struct GatewayContext {
   lockstore::IdempotencyStore* idempotency = nullptr;
   // Null unless locks.signing is configured (README "Tokens").
   const lockstore::TokenSigner* token_signer = nullptr;
+  const tls::ListenerTls* traffic_tls = nullptr;  // the traffic listener's TLS and counters
 
   std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

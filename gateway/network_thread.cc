@@ -7,6 +7,7 @@
 #include <boost/asio/socket_base.hpp>
 
 #include "gateway/session.h"
+#include "gateway/tls/listener_tls.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -83,7 +84,9 @@ void NetworkThread::OnAccept(boost::system::error_code ec, ClientSocket socket) 
   if (!ec) {
     boost::system::error_code ignored;  // Nagle only costs latency
     socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<Session>(std::move(socket), *this)->Start();
+    // A TLS listener's current context: a reload affects only connections accepted after it.
+    auto tls = context_.traffic_tls != nullptr ? context_.traffic_tls->Current() : nullptr;
+    std::make_shared<Session>(std::move(socket), *this, std::move(tls))->Start();
   }
   const bool over_limit = context_.open_connections.load(std::memory_order_relaxed) >=
                           static_cast<std::int64_t>(context_.config->limits.max_connections);

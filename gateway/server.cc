@@ -87,6 +87,7 @@ bool Server::Start(std::string* error) {
   if (!StartLocks(error)) return false;
   if (!OpenIdempotencyStore(error)) return false;
 
+  if (!LoadTls(error)) return false;
   if (!BuildAdapters(error)) return false;
   if (!Listen(error)) return false;
   for (auto& thread : threads_) thread->Start();
@@ -183,6 +184,14 @@ bool Server::StartLocks(std::string* error) {
   return true;
 }
 
+bool Server::LoadTls(std::string* error) {
+  traffic_tls_ =
+      std::make_unique<tls::ListenerTls>("traffic", config_.tls.traffic, metrics_->registry());
+  admin_tls_ = std::make_unique<tls::ListenerTls>("admin", config_.tls.admin, metrics_->registry());
+  context_.traffic_tls = traffic_tls_.get();
+  return traffic_tls_->Load(error) && admin_tls_->Load(error);
+}
+
 bool Server::BuildAdapters(std::string* error) {
   std::vector<std::string> backend_names;
   std::vector<adapters::AdapterFactory*> factories;
@@ -212,7 +221,7 @@ bool Server::BuildAdapters(std::string* error) {
   for (unsigned i = 0; i < count; ++i) {
     threads_.push_back(std::make_unique<NetworkThread>(context_, factories));
   }
-  admin_ = std::make_unique<AdminServer>(context_);
+  admin_ = std::make_unique<AdminServer>(context_, *admin_tls_);
   return true;
 }
 
@@ -241,6 +250,7 @@ std::string Server::admin_address() const { return FormatEndpoint(admin_->local_
 int Server::RunUntilSignal() {
   net::io_context ioc{1};
   net::signal_set signals(ioc, SIGTERM, SIGINT);
+  net::signal_set reload_signal(ioc, SIGHUP);
   net::steady_timer poll(ioc);
   int exit_code = kExitOk;
   std::chrono::steady_clock::time_point deadline;
@@ -259,8 +269,19 @@ int Server::RunUntilSignal() {
     });
   };
 
+  std::function<void()> await_reload = [&] {
+    reload_signal.async_wait([&](boost::system::error_code ec, int) {
+      if (ec) return;
+      traffic_tls_->Reload();
+      admin_tls_->Reload();
+      await_reload();
+    });
+  };
+  await_reload();
+
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (ec) return;
+    reload_signal.cancel();  // lets ioc run out of work once drained
     context_.accepting = false;
     context_.draining = true;
     // Long-poll acquires answer 503 at once instead of holding the drain up.

@@ -13,6 +13,7 @@
 #include "gateway/metrics.h"
 #include "gateway/network_thread.h"
 #include "gateway/router.h"
+#include "gateway/tls/listener_tls.h"
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
 #include "lockstore/idempotency_store.h"
@@ -50,7 +51,8 @@ class Server {
 
   // Blocks until SIGTERM or SIGINT, then drains: stops accepting, closes idle connections, lets
   // requests in flight finish for up to timeouts.shutdown_drain, flushes the store. Returns
-  // kExitOk, or kExitDrainCut if requests were still in flight at the deadline.
+  // kExitOk, or kExitDrainCut if requests were still in flight at the deadline. SIGHUP reloads
+  // the TLS certificates.
   int RunUntilSignal();
 
  private:
@@ -58,6 +60,7 @@ class Server {
   bool StartLocks(std::string* error);
   bool OpenIdempotencyStore(std::string* error);
   bool BuildAdapters(std::string* error);
+  bool LoadTls(std::string* error);
   bool Listen(std::string* error);
   void StopThreads();
 
@@ -69,6 +72,8 @@ class Server {
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
   std::unique_ptr<Router> router_;
+  std::unique_ptr<tls::ListenerTls> traffic_tls_;
+  std::unique_ptr<tls::ListenerTls> admin_tls_;
   GatewayContext context_;
   std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;

@@ -18,6 +18,8 @@
 #include "gateway/path_canonical.h"
 #include "gateway/request_framing.h"
 #include "gateway/time_format.h"
+#include "gateway/tls/handshake.h"
+#include "gateway/tls/listener_tls.h"
 #include "lockstore/token.h"
 
 namespace fencegate::gateway {
@@ -49,10 +51,11 @@ bool StatusHasNoBody(unsigned status) { return status < 200 || status == 204 || 
 
 }  // namespace
 
-Session::Session(ClientSocket socket, NetworkThread& thread)
+Session::Session(ClientSocket socket, NetworkThread& thread,
+                 std::shared_ptr<net::ssl::context> tls_context)
     : thread_(thread),
       context_(thread.context()),
-      stream_(std::move(socket)),
+      stream_(std::move(socket), std::move(tls_context)),
       barrier_timer_(stream_.get_executor()),
       body_read_timeout_(stream_.get_executor()) {
   error_code ec;
@@ -68,7 +71,13 @@ Session::~Session() {
   thread_.Unregister(this);
 }
 
-void Session::Start() { StartRequest(); }
+void Session::Start() {
+  if (stream_.is_tls()) {
+    StartTls();
+    return;
+  }
+  StartRequest();
+}
 
 void Session::CloseIfIdle() {
   if (phase_ == Phase::kReadingHeader) {
@@ -122,6 +131,19 @@ void Session::ContinueHeaderRead() {
   }
   const std::string_view data(static_cast<const char*>(buffer_.data().data()), buffer_.size());
   const std::size_t max_header = context_.config->limits.max_header_bytes;
+  // No request line starts with this byte; a ClientHello does, and would otherwise wait out
+  // the header timeout for a header end that never comes.
+  if (header_scanned_ == 0 && !data.empty() && !stream_.is_tls() &&
+      static_cast<unsigned char>(data[0]) == tls::kTlsHandshakeRecord) {
+    if (context_.traffic_tls != nullptr) context_.traffic_tls->CountTlsOnPlainPort();
+    Refuse({.status = 400,
+            .slug = "tls-on-plain-port",
+            .title = "TLS sent to a plain HTTP port",
+            .detail = "this listener speaks plain HTTP, not TLS",
+            .outcome = "bad_request",
+            .close = true});
+    return;
+  }
   if (const auto end = FindHeaderBlockEnd(data, header_scanned_)) {
     if (*end > max_header) {
       Refuse({.status = 431,
@@ -853,7 +875,7 @@ void Session::ContinueBodyRead(bool initiating) {
     error_code ignored;
     stream_.socket().cancel(ignored);
   });
-  stream_.socket().async_read_some(
+  stream_.async_read_some_untimed(
       target, [self = shared_from_this(), in_place](error_code ec, std::size_t bytes) {
         if (self->body_read_timeout_.End() && ec == net::error::operation_aborted) {
           ec = beast::error::timeout;
@@ -1014,6 +1036,10 @@ void Session::FinishRequest() {
 void Session::Close() {
   if (socket_closed_) return;
   phase_ = Phase::kClosed;
+  if (tls_established_) {
+    ShutdownTls();
+    return;
+  }
   if (parser_ && parser_->is_header_done() && !parser_->is_done()) {
     LingeringClose();
     return;

@@ -21,6 +21,8 @@
 #include "gateway/lock_api.h"
 #include "gateway/problem.h"
 #include "gateway/relay_body.h"
+#include "gateway/tls/client_transport.h"
+#include "gateway/tls/peer_identity.h"
 #include "lockstore/admission.h"
 #include "lockstore/idempotency_store.h"
 #include "resource_adapters/adapter.h"
@@ -37,7 +39,9 @@ class NetworkThread;
 // limits. Lives on one network thread; kept alive by its pending operations (Beast style).
 class Session : public std::enable_shared_from_this<Session>, public adapters::Downstream {
  public:
-  Session(ClientSocket socket, NetworkThread& thread);
+  // TLS when `tls_context` is set (the listener's current context; see gateway/tls/).
+  Session(ClientSocket socket, NetworkThread& thread,
+          std::shared_ptr<boost::asio::ssl::context> tls_context = nullptr);
   ~Session() override;
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -45,6 +49,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void Start();
   // Shutdown drain: closes the connection if no request is in progress on it.
   void CloseIfIdle();
+
+  // Who the client proved to be with its certificate; empty on plain connections.
+  const PeerIdentity& peer_identity() const { return peer_identity_; }
 
   // Downstream.
   bool body_done() const override;
@@ -115,6 +122,14 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool fence_fields = false;  // add fence_key/presented/highest to the problem
   };
 
+  // TLS connections (session_tls.cc): tell a ClientHello from plain HTTP, handshake, and
+  // send close_notify at the end.
+  void StartTls();
+  void OnTlsFirstBytes(boost::system::error_code ec, std::size_t bytes);
+  void RefusePlainHttp();
+  void OnTlsHandshake(boost::system::error_code ec);
+  void ShutdownTls();
+
   void StartRequest();
   void ContinueHeaderRead();
   void OnHeaderBytes(boost::system::error_code ec, std::size_t bytes);
@@ -174,7 +189,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
 
   NetworkThread& thread_;
   GatewayContext& context_;
-  ClientStream stream_;
+  tls::ClientTransport stream_;
+  PeerIdentity peer_identity_;
+  bool tls_established_ = false;  // handshake done: close with close_notify
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<RelayBody>> parser_;
   boost::beast::http::response<boost::beast::http::buffer_body> response_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gateway/tls/tls_settings.h"
 #include "lockstore/fence_key_template.h"
 #include "lockstore/lock_rules.h"
 #include "lockstore/token_signer.h"
@@ -119,6 +120,7 @@ struct Config {
   std::map<std::string, BackendConfig> backends;
   std::vector<RouteConfig> routes;
   LocksConfig locks;
+  tls::TlsConfig tls;  // README "Transport (TLS)"
 };
 
 }  // namespace fencegate::gateway

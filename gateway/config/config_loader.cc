@@ -477,6 +477,71 @@ void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out)
   if (node["path"]) reader.String(node["path"], "access_log.path", &out->path);
 }
 
+// One listener's TLS termination (tls.traffic / tls.admin): files are checked when the
+// gateway starts (a missing file is a startup failure naming it), not here.
+void ReadServerTls(Reader& reader, const YAML::Node& node, const std::string& path,
+                   tls::ServerTlsSettings* out) {
+  if (!reader.ExpectMapping(node, path,
+                            {"cert_file", "key_file", "client_ca_file", "client_auth",
+                             "min_version", "ciphers", "handshake_timeout", "shutdown_timeout"}))
+    return;
+  out->enabled = true;
+  for (const auto& [key, member] : {std::pair{"cert_file", &tls::ServerTlsSettings::cert_file},
+                                    std::pair{"key_file", &tls::ServerTlsSettings::key_file}}) {
+    if (!node[key]) {
+      reader.sink()->Add(node, Child(path, key), "required when TLS is configured");
+    } else {
+      reader.String(node[key], Child(path, key), &(out->*member));
+    }
+  }
+  if (node["client_ca_file"])
+    reader.String(node["client_ca_file"], Child(path, "client_ca_file"), &out->client_ca_file);
+  if (node["client_auth"]) {
+    std::string mode;
+    reader.String(node["client_auth"], Child(path, "client_auth"), &mode);
+    if (mode == "off") {
+      out->client_auth = tls::ClientAuth::kOff;
+    } else if (mode == "optional") {
+      out->client_auth = tls::ClientAuth::kOptional;
+    } else if (mode == "required") {
+      out->client_auth = tls::ClientAuth::kRequired;
+    } else if (node["client_auth"].IsScalar()) {
+      reader.sink()->Add(node["client_auth"], Child(path, "client_auth"),
+                         "expected off, optional or required; got " + Quote(mode));
+    }
+  }
+  if (out->client_auth != tls::ClientAuth::kOff && out->client_ca_file.empty()) {
+    reader.sink()->Add(node["client_auth"], Child(path, "client_ca_file"),
+                       "required when client_auth is optional or required");
+  }
+  if (node["min_version"]) {
+    std::string version;
+    reader.String(node["min_version"], Child(path, "min_version"), &version);
+    if (version == "1.2" || version == "1.3") {
+      out->tls13_only = version == "1.3";
+    } else if (node["min_version"].IsScalar()) {
+      reader.sink()->Add(
+          node["min_version"], Child(path, "min_version"),
+          "expected \"1.2\" or \"1.3\" (older versions are not offered); got " + Quote(version));
+    }
+  }
+  if (node["ciphers"]) reader.String(node["ciphers"], Child(path, "ciphers"), &out->ciphers);
+  if (node["handshake_timeout"]) {
+    reader.Duration(node["handshake_timeout"], Child(path, "handshake_timeout"), false,
+                    &out->handshake_timeout);
+  }
+  if (node["shutdown_timeout"]) {
+    reader.Duration(node["shutdown_timeout"], Child(path, "shutdown_timeout"), false,
+                    &out->shutdown_timeout);
+  }
+}
+
+void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out) {
+  if (!reader.ExpectMapping(node, "tls", {"traffic", "admin"})) return;
+  if (node["traffic"]) ReadServerTls(reader, node["traffic"], "tls.traffic", &out->traffic);
+  if (node["admin"]) ReadServerTls(reader, node["admin"], "tls.admin", &out->admin);
+}
+
 void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& path,
                      adapters::HttpAdapterOptions* out) {
   if (!node["url"]) {
@@ -1076,7 +1141,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   }
   if (!reader.ExpectMapping(root, "",
                             {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts",
-                             "store", "access_log", "backends", "routes", "locks"}))
+                             "store", "access_log", "backends", "routes", "locks", "tls"}))
     return;
   if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
   if (root["admin_listen"])
@@ -1094,6 +1159,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (root["access_log"]) ReadAccessLog(reader, root["access_log"], &config->access_log);
   if (root["backends"]) ReadBackends(reader, root["backends"], &config->backends);
   if (root["locks"]) ReadLocks(reader, root["locks"], &config->locks);
+  if (root["tls"]) ReadTls(reader, root["tls"], &config->tls);
   if (root["routes"]) {
     ReadRoutes(reader, root["routes"], config->backends, &config->routes);
   } else {

@@ -1,0 +1,75 @@
+#include "gateway/tls/listener_tls.h"
+
+#include <cstdio>
+
+#include <prometheus/family.h>
+
+#include "gateway/tls/server_context.h"
+
+namespace fencegate::gateway::tls {
+
+ListenerTls::ListenerTls(std::string listener, ServerTlsSettings settings,
+                         prometheus::Registry& registry)
+    : listener_(std::move(listener)), settings_(std::move(settings)) {
+  // Families are shared by both listeners: Build returns the existing one for the same name.
+  auto& handshakes = prometheus::BuildCounter()
+                         .Name("fencegate_tls_handshakes_total")
+                         .Help("TLS handshakes on a listener by result (ok or why they failed)")
+                         .Register(registry);
+  for (std::size_t i = 0; i < kHandshakeResultCount; ++i) {
+    const auto result = static_cast<HandshakeResult>(i);
+    handshakes_[i] = &handshakes.Add(
+        {{"listener", listener_}, {"result", std::string(HandshakeResultName(result))}});
+  }
+  tls_on_plain_port_ = &prometheus::BuildCounter()
+                            .Name("fencegate_tls_on_plain_port_total")
+                            .Help("Connections that began a TLS handshake on a plain HTTP listener")
+                            .Register(registry)
+                            .Add({{"listener", listener_}});
+  auto& reloads = prometheus::BuildCounter()
+                      .Name("fencegate_tls_reloads_total")
+                      .Help("Certificate reloads (SIGHUP) by result; a failed one keeps the old")
+                      .Register(registry);
+  reloads_ok_ = &reloads.Add({{"listener", listener_}, {"result", "ok"}});
+  reloads_failed_ = &reloads.Add({{"listener", listener_}, {"result", "error"}});
+}
+
+bool ListenerTls::Load(std::string* error) {
+  if (!settings_.enabled) return true;
+  auto context = BuildServerContext(settings_, error);
+  if (!context) {
+    *error = "tls." + listener_ + ": " + *error;
+    return false;
+  }
+  std::lock_guard lock(mutex_);
+  current_ = std::move(context);
+  return true;
+}
+
+bool ListenerTls::Reload() {
+  if (!settings_.enabled) return true;
+  std::string error;
+  auto context = BuildServerContext(settings_, &error);
+  if (!context) {
+    reloads_failed_->Increment();
+    std::fprintf(stderr,
+                 "fencegate: tls.%s: certificate reload failed, keeping the current one: %s\n",
+                 listener_.c_str(), error.c_str());
+    return false;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    current_ = std::move(context);
+  }
+  reloads_ok_->Increment();
+  std::fprintf(stderr, "fencegate: tls.%s: certificate reloaded from %s\n", listener_.c_str(),
+               settings_.cert_file.c_str());
+  return true;
+}
+
+std::shared_ptr<boost::asio::ssl::context> ListenerTls::Current() const {
+  std::lock_guard lock(mutex_);
+  return current_;
+}
+
+}  // namespace fencegate::gateway::tls
