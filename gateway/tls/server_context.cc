@@ -11,7 +11,8 @@ namespace {
 // Sessions resumed from a ticket skip client certificate verification; OpenSSL refuses to
 // resume a verified session without a context id, so one is set (any fixed bytes do).
 constexpr unsigned char kSessionIdContext[] = "fencegate";
-constexpr unsigned char kHttp11[] = "http/1.1";
+// ALPN wire format: length-prefixed protocol names.
+constexpr unsigned char kHttp11[] = "\x08http/1.1";
 
 // The newest error on OpenSSL's queue, or `fallback`.
 std::string OpenSslReason(std::string_view fallback) {
