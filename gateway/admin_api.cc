@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "gateway/admin_fence_repair.h"
 #include "gateway/admin_lock_api.h"
 #include "gateway/problem.h"
 #include "gateway/time_format.h"
@@ -77,6 +78,10 @@ void AdminApi::Handle(const Request& request, Response* response) {
 
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
                      path == "/admin/rejections" || path.starts_with(kFencesPrefix);
+  if (IsFenceRepairRequest(request, path)) {
+    HandleFenceRepair(context_, request, path, query, response);
+    return;
+  }
   const bool lock_path = context_.lock_table != nullptr && IsAdminLockPath(path);
   if (!known && !lock_path) {
     SetProblem(404, "not-found", "Not found", "no such admin resource", path, response);

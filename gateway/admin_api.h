@@ -13,6 +13,8 @@ namespace fencegate::gateway {
 //   GET /readyz                   200 while the store is ready and listeners accept, else 503
 //   GET /admin/fences/{key}       one fence key (percent-encoded in the path)
 //   GET /admin/rejections?limit=N the most recent refused writes, newest first
+//   POST /admin/fences/{key}/repair, GET /admin/fence-repairs: audited fence repair
+//                                 (gateway/admin_fence_repair.h)
 //   /admin/locks, /admin/locks/{name}[/force-release], /admin/lock-audit: the built-in locks
 //                                 (gateway/admin_lock_api.h)
 // Runs on the admin thread: it may block on the store, which network threads never do.

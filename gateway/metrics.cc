@@ -67,6 +67,8 @@ std::string_view RejectionReasonName(RejectionReason reason) {
       return "token_scope";
     case RejectionReason::kTokenAdvance:
       return "token_advance";
+    case RejectionReason::kFenceRepair:
+      return "fence_repair";
   }
   return "unknown";
 }
@@ -122,6 +124,12 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
                       .Help("1 while the fence store accepts operations.")
                       .Register(*registry_)
                       .Add({});
+
+  fence_repairs_ = &prometheus::BuildCounter()
+                        .Name("fencegate_fence_repairs_total")
+                        .Help("Fences lowered by an operator (POST /admin/fences/{key}/repair).")
+                        .Register(*registry_)
+                        .Add({});
 
   std::vector<std::string> labels = route_names;
   labels.emplace_back(kUnroutedLabel);

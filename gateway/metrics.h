@@ -29,8 +29,9 @@ enum class RejectionReason {
   kExpiredToken,   // the signature's lease has ended
   kTokenScope,     // signed for a lock not bound to this fence key
   kTokenAdvance,   // more than max_token_advance above the highest, unsigned
+  kFenceRepair,    // an operator repair of the fence was being made durable
 };
-inline constexpr std::size_t kRejectionReasonCount = 11;
+inline constexpr std::size_t kRejectionReasonCount = 12;
 std::string_view RejectionReasonName(RejectionReason reason);
 
 // What went wrong upstream; the `kind` label of fencegate_upstream_errors_total.
@@ -73,6 +74,7 @@ class GatewayMetrics {
   prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }
   prometheus::Gauge& connections_open() const { return *connections_open_; }
   prometheus::Gauge& store_ready() const { return *store_ready_; }
+  prometheus::Counter& fence_repairs() const { return *fence_repairs_; }  // README "Tokens"
   // For metrics defined elsewhere (gateway/lock_metrics.h) to join the same exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
@@ -87,6 +89,7 @@ class GatewayMetrics {
   prometheus::Gauge* requests_in_flight_ = nullptr;
   prometheus::Gauge* connections_open_ = nullptr;
   prometheus::Gauge* store_ready_ = nullptr;
+  prometheus::Counter* fence_repairs_ = nullptr;
 };
 
 }  // namespace fencegate::gateway

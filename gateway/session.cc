@@ -448,6 +448,16 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
               .rejection = RejectionReason::kTokenAdvance,
               .fence_fields = true});
       return;
+    case lockstore::AdmissionDecision::Kind::kRepairing:
+      Refuse({.status = 503,
+              .slug = "fence-repair-in-progress",
+              .title = "Fence being repaired",
+              .detail = "an operator is lowering this fence (POST /admin/fences/{key}/repair)",
+              .outcome = "fence_repair",
+              .rejection = RejectionReason::kFenceRepair,
+              .retry_after = true,
+              .fence_fields = true});
+      return;
     case lockstore::AdmissionDecision::Kind::kStoreError:
       scratch_ = decision.status.ToString();
       Refuse({.status = 503,

@@ -28,6 +28,10 @@ void AdmissionController::Complete(std::string_view key, Token token) {
   impl_->core->Complete(key, token);
 }
 
+void AdmissionController::Repair(FenceRepairRecord record, RepairCallback callback) {
+  impl_->core->Repair(std::move(record), std::move(callback));
+}
+
 std::optional<FenceView> AdmissionController::Inspect(std::string_view key) {
   return impl_->core->Inspect(key);
 }

@@ -33,6 +33,7 @@ struct AdmissionDecision {
     kStale,        // token < highest: refuse with 409, never forward
     kStoreError,   // the durable advance failed: refuse with 503, nothing admitted
     kTooFarAhead,  // token > highest + max_advance: refuse, the fence is left as it was
+    kRepairing,    // an operator repair of this fence is being made durable: retry shortly
   };
   Kind kind = Kind::kAdmitted;
   // The fence's highest token as of the decision. For kAdmitted it equals the presented token.
@@ -54,6 +55,22 @@ struct FenceView {
   std::int64_t last_admitted_at_ms = 0;
   std::string last_admitted_request_id;
   bool cached = false;  // false: read from the store, no in-memory state
+};
+
+// The outcome of an operator repair (AdmissionController::Repair).
+struct RepairOutcome {
+  enum class Kind {
+    kRepaired,    // durable; `record` has previous_highest and sequence
+    kBusy,        // writes in flight or waiting on the key (or a repair already running)
+    kNotFound,    // the key was never fenced
+    kNotLower,    // new_highest is not below the current highest: nothing to repair
+    kStoreError,  // nothing changed
+  };
+  Kind kind = Kind::kRepaired;
+  FenceRepairRecord record;
+  std::uint64_t writes_in_flight = 0;  // for kBusy
+  std::uint64_t writes_waiting = 0;
+  Status status;
 };
 
 // The admission rules for fenced writes:
@@ -88,6 +105,13 @@ class AdmissionController {
 
   // For the admin API. May read the store synchronously: not for network threads.
   std::optional<FenceView> Inspect(std::string_view key);
+
+  // Lowers a fence (README "Tokens", audited by the store). Refused (kBusy) while any write is
+  // in flight or waiting on the key, so no admitted write ever runs beside a lower fence; while
+  // the repair is being made durable, writes on the key are refused with kRepairing. Calls
+  // `callback` exactly once, inline or from a store thread.
+  using RepairCallback = std::function<void(const RepairOutcome&)>;
+  void Repair(FenceRepairRecord record, RepairCallback callback);
 
  private:
   class Impl;

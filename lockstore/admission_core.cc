@@ -35,6 +35,13 @@ AdmissionDecision Stale(Token highest) {
   return decision;
 }
 
+AdmissionDecision Repairing(Token highest) {
+  AdmissionDecision decision;
+  decision.kind = AdmissionDecision::Kind::kRepairing;
+  decision.highest = highest;
+  return decision;
+}
+
 AdmissionDecision TooFarAhead(Token highest) {
   AdmissionDecision decision;
   decision.kind = AdmissionDecision::Kind::kTooFarAhead;
@@ -116,6 +123,7 @@ std::optional<AdmissionDecision> AdmissionCore::Decide(std::string_view key, Key
                                                        Token token, Token max_advance,
                                                        std::string_view request_id,
                                                        MakeWaiter&& make_waiter, Effects& effects) {
+  if (state.repairing) return Repairing(state.target);
   if (token < state.target) return Stale(state.target);
   // Decided here, under the shard mutex, so the bound is measured against the same highest
   // the advance would raise.
@@ -310,6 +318,65 @@ std::optional<FenceView> AdmissionCore::Inspect(std::string_view key) {
   FenceView view;
   view.durable = *record;
   return view;
+}
+
+void AdmissionCore::Repair(FenceRepairRecord record, AdmissionController::RepairCallback callback) {
+  const HashedKey hashed = Hash(record.fence_key);
+  Shard& shard = ShardFor(hashed);
+  std::optional<RepairOutcome> busy;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    if (it == shard.keys.end()) {
+      // Not cached: a state that refuses writes until the repair is durable; the store itself
+      // knows whether the key exists.
+      it = shard.keys.try_emplace(record.fence_key).first;
+      it->second.loaded = true;
+    } else if (!it->second.Idle()) {
+      const KeyState& state = it->second;
+      busy.emplace();
+      busy->kind = RepairOutcome::Kind::kBusy;
+      busy->writes_in_flight = state.inflight_count;
+      for (const WaitGroup& group : state.groups) busy->writes_waiting += group.waiters.size();
+      busy->writes_waiting += state.loading.size();
+    }
+    if (!busy) it->second.repairing = true;
+  }
+  if (busy) {
+    busy->record = std::move(record);
+    callback(*busy);
+    return;
+  }
+  const std::string key = record.fence_key;
+  store_.Repair(std::move(record), [weak = weak_from_this(), key, callback = std::move(callback)](
+                                       Status status, FenceRepairRecord stored) {
+    if (auto self = weak.lock()) self->OnRepaired(key);
+    RepairOutcome outcome;
+    outcome.record = std::move(stored);
+    outcome.status = status;
+    if (status.ok()) {
+      outcome.kind = RepairOutcome::Kind::kRepaired;
+    } else if (status.code() == Status::Code::kNotFound) {
+      outcome.kind = RepairOutcome::Kind::kNotFound;
+    } else if (status.code() == Status::Code::kInvalidArgument) {
+      outcome.kind = RepairOutcome::Kind::kNotLower;
+    } else {
+      outcome.kind = RepairOutcome::Kind::kStoreError;
+    }
+    callback(outcome);
+  });
+}
+
+void AdmissionCore::OnRepaired(const std::string& key) {
+  const HashedKey hashed = Hash(key);
+  Shard& shard = ShardFor(hashed);
+  std::lock_guard lock(shard.mu);
+  auto it = shard.keys.find(hashed);
+  if (it == shard.keys.end()) return;
+  // Nothing was admitted while repairing, so the state is idle: drop it, and the next write
+  // reads the store's record, repaired or not.
+  it->second.repairing = false;
+  shard.keys.erase(it);
 }
 
 void AdmissionCore::Run(Effects& effects) {

@@ -30,6 +30,7 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
                                          AdmissionController::Callback callback, Token max_advance);
   void Complete(std::string_view key, Token token);
   std::optional<FenceView> Inspect(std::string_view key);
+  void Repair(FenceRepairRecord record, AdmissionController::RepairCallback callback);
 
  private:
   struct Shard {
@@ -65,6 +66,7 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
                 const std::optional<FenceRecord>& record);
   void OnAdvanced(const std::string& key, std::uint64_t group_id, const Status& status,
                   const FenceRecord& record);
+  void OnRepaired(const std::string& key);
   void Run(Effects& effects);
 
   FenceStore& store_;

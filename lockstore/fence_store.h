@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lockstore/fence_record.h"
+#include "lockstore/fence_repair.h"
 #include "lockstore/status.h"
 #include "lockstore/token.h"
 
@@ -21,6 +22,7 @@ class FenceStore {
  public:
   using GetCallback = std::function<void(Status, std::optional<FenceRecord>)>;
   using AdvanceCallback = std::function<void(Status, FenceRecord)>;
+  using RepairCallback = std::function<void(Status, FenceRepairRecord)>;
 
   virtual ~FenceStore() = default;
 
@@ -33,6 +35,16 @@ class FenceStore {
   // Advances from many callers are group-committed. Calls back from a store thread.
   virtual void Advance(std::string_view key, Token token, std::int64_t now_ms,
                        AdvanceCallback callback) = 0;
+
+  // Sets highest(record.fence_key) to record.new_highest and appends `record` (with
+  // previous_highest and sequence filled in) to the repair audit, in one synced write; calls
+  // back from a store thread. NotFound for a key never fenced; InvalidArgument (nothing
+  // written) unless new_highest is below the stored highest. The only operation that lowers a
+  // fence: the caller (AdmissionController::Repair) makes sure no write is in flight on it.
+  virtual void Repair(FenceRepairRecord record, RepairCallback callback) = 0;
+
+  // The most recent repairs, newest first. Synchronous: for the admin listener.
+  virtual std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) = 0;
 
   // Appends a refused write to the audit trail. Asynchronous and not individually synced; the
   // store keeps a bounded number of the most recent records. Assigns `sequence`.

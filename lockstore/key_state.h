@@ -93,6 +93,7 @@ struct KeyState {
   std::vector<WaitGroup> groups;
   std::uint32_t advances_outstanding = 0;  // store callbacks that will look this state up
   std::uint64_t next_group_id = 1;
+  bool repairing = false;  // an operator repair is being made durable: every write is refused
 
   Token last_admitted_token = 0;
   std::int64_t last_admitted_at_ms = 0;
@@ -100,7 +101,8 @@ struct KeyState {
 
   // Nothing refers to the state but the cache: it may be dropped and re-read from the store.
   bool Idle() const {
-    return loaded && inflight_count == 0 && groups.empty() && advances_outstanding == 0;
+    return loaded && inflight_count == 0 && groups.empty() && advances_outstanding == 0 &&
+           !repairing;
   }
 };
 

@@ -38,6 +38,10 @@ void AdmissionLockFencer::Raise(std::string_view lock, const std::vector<std::st
         raise.highest = decision.highest;
         if (decision.kind == AdmissionDecision::Kind::kStoreError) {
           pending->outcome.status = decision.status;
+        } else if (decision.kind == AdmissionDecision::Kind::kRepairing) {
+          // The fence cannot be raised right now: fail the grant rather than hand out a token
+          // whose fence was not raised.
+          pending->outcome.status = Status::Unavailable("a repair of this fence is in progress");
         }
         last = --pending->remaining == 0;
       }

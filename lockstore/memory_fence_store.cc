@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace fencegate::lockstore {
 namespace {
@@ -59,6 +60,32 @@ class MemoryFenceStore::Impl {
     return {rejections_.rbegin(), rejections_.rbegin() + static_cast<std::ptrdiff_t>(n)};
   }
 
+  // Inline, like Get: the tests that need a repair to wait hold writes in flight instead.
+  void Repair(FenceRepairRecord record, RepairCallback callback) {
+    Status status;
+    {
+      std::lock_guard lock(mu_);
+      auto it = fences_.find(record.fence_key);
+      if (it == fences_.end()) {
+        status = Status::NotFound("fence key was never fenced");
+      } else if (record.new_highest >= it->second.highest) {
+        status = Status::InvalidArgument("a repair only lowers a fence");
+      } else {
+        record.previous_highest = it->second.highest;
+        record.sequence = repairs_.size() + 1;
+        it->second = {record.new_highest, record.at_ms};
+        repairs_.push_back(record);
+      }
+    }
+    callback(status, std::move(record));
+  }
+
+  std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) {
+    std::lock_guard lock(mu_);
+    const std::size_t n = std::min(limit, repairs_.size());
+    return {repairs_.rbegin(), repairs_.rbegin() + static_cast<std::ptrdiff_t>(n)};
+  }
+
   void SetDeferred(bool deferred) {
     std::lock_guard lock(mu_);
     deferred_ = deferred;
@@ -104,6 +131,7 @@ class MemoryFenceStore::Impl {
   mutable std::mutex mu_;
   std::map<std::string, FenceRecord, std::less<>> fences_;
   std::deque<RejectionRecord> rejections_;
+  std::vector<FenceRepairRecord> repairs_;
   std::uint64_t next_sequence_ = 1;
   std::deque<QueuedAdvance> queue_;
   bool deferred_ = false;
@@ -129,6 +157,14 @@ void MemoryFenceStore::RecordRejection(RejectionRecord record) {
 
 std::vector<RejectionRecord> MemoryFenceStore::RecentRejections(std::size_t limit) {
   return impl_->RecentRejections(limit);
+}
+
+void MemoryFenceStore::Repair(FenceRepairRecord record, RepairCallback callback) {
+  impl_->Repair(std::move(record), std::move(callback));
+}
+
+std::vector<FenceRepairRecord> MemoryFenceStore::RecentRepairs(std::size_t limit) {
+  return impl_->RecentRepairs(limit);
 }
 
 Status MemoryFenceStore::Flush() { return Status::Ok(); }

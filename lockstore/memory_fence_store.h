@@ -18,6 +18,8 @@ class MemoryFenceStore : public FenceStore {
                AdvanceCallback callback) override;
   void RecordRejection(RejectionRecord record) override;
   std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  void Repair(FenceRepairRecord record, RepairCallback callback) override;
+  std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   Status Flush() override;
   bool Ready() const override;
 

@@ -23,6 +23,7 @@ constexpr char kFencesFamily[] = "fences";
 constexpr char kRejectionsFamily[] = "rejections";
 constexpr char kLocksFamily[] = "locks";
 constexpr char kLockAuditFamily[] = "lock_audit";
+constexpr char kRepairsFamily[] = "fence_repairs";
 constexpr char kFormatKey[] = "fencegate.format";
 constexpr char kFormatValue[] = "fences-v1";
 
@@ -155,6 +156,7 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
       {kRejectionsFamily, MakeFamilyOptions(cache, 4u << 20)},
       {kLocksFamily, MakeFamilyOptions(cache, 1u << 20)},
       {kLockAuditFamily, MakeFamilyOptions(cache, 1u << 20)},
+      {kRepairsFamily, MakeFamilyOptions(cache, 1u << 20)},
   };
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -216,6 +218,21 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
     }
     if (it->Valid()) ++next_audit_sequence;
   }
+  // Repair sequences continue the same way.
+  std::uint64_t next_repair_sequence = 1;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), handles[5]));
+    it->SeekToLast();
+    Status decoded = it->Valid()
+                         ? DecodeSequenceKey(it->key().ToStringView(), &next_repair_sequence)
+                         : FromRocksDb(it->status());
+    if (!decoded.ok()) {
+      it.reset();
+      close_db();
+      return decoded;
+    }
+    if (it->Valid()) ++next_repair_sequence;
+  }
   // Trim what a smaller retention than last run's leaves behind; afterwards each new record
   // deletes the one that falls out of the window.
   if (next_sequence > options.rejection_retention + 1) {
@@ -228,15 +245,16 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
     }
   }
 
-  store->reset(
-      new RocksDbFenceStore(options, db, std::move(handles), next_sequence, next_audit_sequence));
+  store->reset(new RocksDbFenceStore(options, db, std::move(handles), next_sequence,
+                                     next_audit_sequence, next_repair_sequence));
   return Status::Ok();
 }
 
 RocksDbFenceStore::RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
                                      std::vector<rocksdb::ColumnFamilyHandle*> handles,
                                      std::uint64_t next_rejection_sequence,
-                                     std::uint64_t next_audit_sequence)
+                                     std::uint64_t next_audit_sequence,
+                                     std::uint64_t next_repair_sequence)
     : options_(options),
       db_(db),
       default_cf_(handles[0]),
@@ -244,8 +262,10 @@ RocksDbFenceStore::RocksDbFenceStore(const RocksDbFenceStoreOptions& options, ro
       rejections_cf_(handles[2]),
       locks_cf_(handles[3]),
       lock_audit_cf_(handles[4]),
+      repairs_cf_(handles[5]),
       next_rejection_sequence_(next_rejection_sequence),
       next_audit_sequence_(next_audit_sequence),
+      next_repair_sequence_(next_repair_sequence),
       writer_([this] { WriterLoop(); }) {}
 
 RocksDbFenceStore::~RocksDbFenceStore() { Close(); }
@@ -263,7 +283,8 @@ void RocksDbFenceStore::Close() {
   std::unique_lock lock(db_mu_);
   // Rejections were written unsynced; make them durable too before letting go.
   db_->FlushWAL(true).PermitUncheckedError();
-  for (auto* handle : {default_cf_, fences_cf_, rejections_cf_, locks_cf_, lock_audit_cf_}) {
+  for (auto* handle :
+       {default_cf_, fences_cf_, rejections_cf_, locks_cf_, lock_audit_cf_, repairs_cf_}) {
     db_->DestroyColumnFamilyHandle(handle);
   }
   db_->Close().PermitUncheckedError();
@@ -311,6 +332,28 @@ void RocksDbFenceStore::Advance(std::string_view key, Token token, std::int64_t 
 void RocksDbFenceStore::RecordRejection(RejectionRecord record) {
   WriteOp op = std::move(record);
   Enqueue(op);
+}
+
+void RocksDbFenceStore::Repair(FenceRepairRecord record, RepairCallback callback) {
+  WriteOp op = RepairOp{std::move(record), std::move(callback)};
+  if (!Enqueue(op)) {
+    RepairOp& repair = std::get<RepairOp>(op);
+    repair.callback(Status::Unavailable("fence store is closed"), std::move(repair.record));
+  }
+}
+
+std::vector<FenceRepairRecord> RocksDbFenceStore::RecentRepairs(std::size_t limit) {
+  std::vector<FenceRepairRecord> out;
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), repairs_cf_));
+  for (it->SeekToLast(); it->Valid() && out.size() < limit; it->Prev()) {
+    FenceRepairRecord record;
+    if (!DecodeSequenceKey(it->key().ToStringView(), &record.sequence).ok()) continue;
+    if (!DecodeFenceRepairValue(it->value().ToStringView(), &record).ok()) continue;
+    out.push_back(std::move(record));
+  }
+  return out;
 }
 
 bool RocksDbFenceStore::Enqueue(WriteOp& op) {
@@ -398,6 +441,10 @@ void RocksDbFenceStore::WriterLoop() {
     if (!locks.empty()) CommitLocks(locks);
     if (!advances.empty()) CommitAdvances(advances);
     if (!rejections.empty()) WriteRejections(rejections);
+    // Repairs last: the controller lets none start while an advance of its key is outstanding.
+    for (WriteOp& op : round) {
+      if (auto* repair = std::get_if<RepairOp>(&op)) CommitRepair(*repair);
+    }
     {
       std::lock_guard lock(mu_);
       completed_ += round.size();
@@ -485,6 +532,38 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
     const Fold& fold = folds[fold_of[i]];
     advances[i]->callback(fold.status, fold.result);
   }
+}
+
+void RocksDbFenceStore::CommitRepair(RepairOp& repair) {
+  FenceRepairRecord& record = repair.record;
+  Status status;
+  rocksdb::PinnableSlice value;
+  const rocksdb::Status read =
+      db_->Get(rocksdb::ReadOptions(), fences_cf_, ToSlice(record.fence_key), &value);
+  FenceRecord current;
+  if (read.IsNotFound()) {
+    status = Status::NotFound("fence key was never fenced");
+  } else if (!read.ok()) {
+    status = FromRocksDb(read);
+  } else {
+    status = DecodeFenceValue(value.ToStringView(), &current);
+  }
+  if (status.ok() && record.new_highest >= current.highest) {
+    status = Status::InvalidArgument("a repair only lowers a fence");
+  }
+  if (status.ok()) {
+    record.previous_highest = current.highest;
+    record.sequence = next_repair_sequence_;
+    rocksdb::WriteBatch batch;
+    batch.Put(fences_cf_, ToSlice(record.fence_key),
+              EncodeFenceValue({record.new_highest, record.at_ms}));
+    batch.Put(repairs_cf_, EncodeSequenceKey(record.sequence), EncodeFenceRepairValue(record));
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    status = FromRocksDb(Write(sync, &batch));
+    if (status.ok()) ++next_repair_sequence_;
+  }
+  repair.callback(status, std::move(record));
 }
 
 void RocksDbFenceStore::WriteRejections(std::vector<RejectionRecord*>& rejections) {

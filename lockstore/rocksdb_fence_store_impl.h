@@ -33,7 +33,8 @@ namespace fencegate::lockstore {
 // big-endian sequence -> EncodeRejectionValue(); the default column family holds metadata.
 // The lock table's state lives in the same database (so one synced batch orders it with the
 // fences): "locks" maps lock name -> EncodeLockValue(), "lock_audit" maps the big-endian
-// sequence -> EncodeLockAuditValue() (forced releases; kept, never trimmed).
+// sequence -> EncodeLockAuditValue() (forced releases; kept, never trimmed); "fence_repairs"
+// maps the big-endian sequence -> EncodeFenceRepairValue() (operator repairs; never trimmed).
 //
 // Threads: Get() and RecentRejections() read on the caller's thread (reads never fsync, so they
 // are cheap enough for that; RecentRejections() first waits for the writes queued before it).
@@ -61,6 +62,8 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
                AdvanceCallback callback) override;
   void RecordRejection(RejectionRecord record) override;
   std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  void Repair(FenceRepairRecord record, RepairCallback callback) override;
+  std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   Status Flush() override;
   bool Ready() const override;
 
@@ -85,11 +88,16 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
     LockWrite write;
     WriteCallback callback;
   };
-  using WriteOp = std::variant<AdvanceOp, RejectionRecord, LockOp>;
+  struct RepairOp {
+    FenceRepairRecord record;
+    RepairCallback callback;
+  };
+  using WriteOp = std::variant<AdvanceOp, RejectionRecord, LockOp, RepairOp>;
 
   RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
                     std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                    std::uint64_t next_rejection_sequence, std::uint64_t next_audit_sequence);
+                    std::uint64_t next_rejection_sequence, std::uint64_t next_audit_sequence,
+                    std::uint64_t next_repair_sequence);
 
   // Moves `op` into the queue; leaves it untouched and returns false once closing.
   bool Enqueue(WriteOp& op);
@@ -97,6 +105,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   void CommitAdvances(std::vector<AdvanceOp*>& advances);
   void WriteRejections(std::vector<RejectionRecord*>& rejections);
   void CommitLocks(std::vector<LockOp*>& locks);
+  void CommitRepair(RepairOp& repair);
   // Writes `batch` (leaving RocksDB's error state first if a write failed before) and tracks
   // the store's health from the outcome.
   rocksdb::Status Write(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch);
@@ -114,6 +123,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   rocksdb::ColumnFamilyHandle* rejections_cf_;
   rocksdb::ColumnFamilyHandle* locks_cf_;
   rocksdb::ColumnFamilyHandle* lock_audit_cf_;
+  rocksdb::ColumnFamilyHandle* repairs_cf_;
   std::atomic<bool> open_{true};
   // False from a failed write until RocksDB accepts writes again (Ready() and /readyz).
   std::atomic<bool> healthy_{true};
@@ -131,6 +141,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   // Owned by the writer thread.
   std::uint64_t next_rejection_sequence_;
   std::uint64_t next_audit_sequence_;
+  std::uint64_t next_repair_sequence_;
   bool needs_resume_ = false;  // a write failed: RocksDB must leave its error state first
 
   std::thread writer_;

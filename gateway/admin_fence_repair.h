@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string_view>
+
+#include "gateway/admin_api.h"
+#include "gateway/gateway_context.h"
+
+namespace fencegate::gateway {
+
+// Audited fence repair on the admin listener (README "Tokens"):
+//   POST /admin/fences/{key}/repair   {"highest_token": N, "reason": "...", "operator": "..."}
+//                                     lowers the fence to N; reason required, operator optional
+//   GET  /admin/fence-repairs?limit=N the repairs, newest first
+// The only way a fence goes backwards; GET /admin/fences/{key} stays read-only. Runs on the
+// admin thread, which may block on the store.
+bool IsFenceRepairRequest(const AdminApi::Request& request, std::string_view path);
+void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request,
+                       std::string_view path, std::string_view query, AdminApi::Response* response);
+
+}  // namespace fencegate::gateway
