@@ -228,6 +228,26 @@ TEST_F(SignedTokenTest, MaxTokenAdvanceBoundsUnsignedTokens) {
   EXPECT_EQ(Highest("orders-1"), base + 200);
 }
 
+TEST_F(SignedTokenTest, ASignedTokenMayJumpPastMaxTokenAdvance) {
+  // 150 grants take the lock's counter (and its fence) to 150; a repair sets the fence back to
+  // 0, so the current holder's token is 150 above it, past route "open"'s bound of 100.
+  Grant grant;
+  for (int i = 0; i < 150; ++i) {
+    grant = Take("orders-1");
+    ASSERT_EQ(Release("orders-1", grant.owner).result_int(), 200);
+  }
+  grant = Take("orders-1");
+  ASSERT_EQ(grant.token, 151u);
+  const Response repaired = Post(gateway_->admin_port(), "/admin/fences/kv:orders-1/repair",
+                                 R"({"highest_token": 0, "reason": "test", "operator": "t"})");
+  ASSERT_EQ(repaired.result_int(), 200) << repaired.body();
+
+  ExpectProblem(Put("open", "orders-1", grant.token, ""), 403, "token-advance-too-large");
+  EXPECT_EQ(Highest("orders-1"), 0u);
+  EXPECT_EQ(Put("open", "orders-1", grant.token, grant.signature).result_int(), 200);
+  EXPECT_EQ(Highest("orders-1"), grant.token);
+}
+
 TEST_F(SignedTokenTest, RotatedOutKeysStopVerifyingListedOnesKeepVerifying) {
   const Grant old_grant = Take("orders-1");
   ASSERT_EQ(old_grant.signature.rfind("kid=k1;", 0), 0u);
