@@ -31,6 +31,16 @@ class FenceRepairTest : public LockGatewayTest {
     return Post(gateway_->admin_port(), "/admin/fences/" + encoded_key + "/repair", body);
   }
 
+  // The gateway completes a write just after its response is sent, so a client can see the
+  // answer while the write still counts as in flight for a moment: wait until it no longer does.
+  void WaitIdle(const std::string& item) {
+    ASSERT_TRUE(Eventually([&] {
+      auto view = FetchAdminJson(gateway_->admin_port(), "/admin/fences/kv:" + item);
+      return view && view->at("writes_in_flight").to_number<std::uint64_t>() == 0 &&
+             view->at("writes_waiting").to_number<std::uint64_t>() == 0;
+    }));
+  }
+
   std::uint64_t Highest(const std::string& item) {
     auto view = FetchAdminJson(gateway_->admin_port(), "/admin/fences/kv:" + item);
     EXPECT_TRUE(view.has_value()) << item;
@@ -46,6 +56,7 @@ TEST_F(FenceRepairTest, InflatedFenceIsRepairedAuditedAndStaysRepairedAfterResta
   ASSERT_EQ(Put("a", 5).result_int(), 200);
   ASSERT_EQ(Put("a", kInflated).result_int(), 200);  // the inflation attack
   EXPECT_EQ(Put("a", 6).result_int(), 409);          // every holder is locked out
+  WaitIdle("a");
 
   const Response repaired =
       RepairFence("kv%3Aa", R"({"highest_token": 5, "reason": "token inflated by a broken client",
@@ -65,6 +76,7 @@ TEST_F(FenceRepairTest, InflatedFenceIsRepairedAuditedAndStaysRepairedAfterResta
       1.0);
 
   // Without an operator the audit says "unknown".
+  WaitIdle("a");
   ASSERT_EQ(RepairFence("kv:a", R"({"highest_token": 0, "reason": "reset"})").result_int(), 200);
 
   StartGateway();  // the repair and its audit are durable
@@ -90,12 +102,14 @@ TEST_F(FenceRepairTest, RefusedWhileAWriteIsInFlight) {
   EXPECT_EQ(Highest("b"), 100u);
 
   EXPECT_EQ(slow.get().result_int(), 200);
+  WaitIdle("b");
   ASSERT_EQ(RepairFence("kv:b", R"({"highest_token": 1, "reason": "x"})").result_int(), 200);
   EXPECT_EQ(Highest("b"), 1u);
 }
 
 TEST_F(FenceRepairTest, BadRepairsChangeNothing) {
   ASSERT_EQ(Put("c", 50).result_int(), 200);
+  WaitIdle("c");
   struct Case {
     std::string key;
     std::string body;
