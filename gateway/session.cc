@@ -16,6 +16,7 @@
 #include "gateway/header_sanitizer.h"
 #include "gateway/network_thread.h"
 #include "gateway/path_canonical.h"
+#include "gateway/request_fields.h"
 #include "gateway/request_framing.h"
 #include "gateway/time_format.h"
 #include "gateway/tls/handshake.h"
@@ -43,7 +44,6 @@ constexpr std::uint64_t kMaxDrainBytes = 64 * 1024;
 // (and discarding) this long so the kernel does not reset the connection over the response.
 constexpr auto kLingerTime = std::chrono::seconds(2);
 constexpr std::string_view kContinueResponse = "HTTP/1.1 100 Continue\r\n\r\n";
-constexpr std::string_view kFencingToken = "Fencing-Token";
 // Lock API requests carry a few small JSON fields.
 constexpr std::size_t kMaxLockBody = 4096;
 
@@ -273,16 +273,16 @@ void Session::HandleRequest() {
   auto& request = parser_->get();
   exchange_.keep_alive = parser_->keep_alive();
   exchange_.head = request.method() == http::verb::head;
-  exchange_.expect_continue = beast::iequals(request[http::field::expect], "100-continue");
+  const RequestFields fields = ScanRequestFields(request);
+  exchange_.expect_continue = beast::iequals(fields.expect, "100-continue");
 
-  const std::string_view client_id = request["X-Request-Id"];
-  if (request.count("X-Request-Id") == 1 && IsAcceptableRequestId(client_id)) {
-    exchange_.request_id.assign(client_id);
+  if (fields.request_id_count == 1 && IsAcceptableRequestId(fields.request_id)) {
+    exchange_.request_id.assign(fields.request_id);
   } else {
     thread_.request_ids().Generate(&exchange_.request_id);
   }
 
-  const std::string_view host = request[http::field::host];
+  const std::string_view host = fields.host;
   const std::string_view path = RequestPath();
   const PathViolation path_violation = CheckCanonicalPath(path);
   if (path_violation != PathViolation::kNone) {
@@ -316,7 +316,7 @@ void Session::HandleRequest() {
     return;
   }
 
-  const std::size_t token_fields = request.count(kFencingToken);
+  const std::size_t token_fields = fields.fencing_token_count;
   if (token_fields == 0) {
     Refuse({.status = 428,
             .slug = "missing-token",
@@ -335,7 +335,7 @@ void Session::HandleRequest() {
             .rejection = RejectionReason::kInvalidToken});
     return;
   }
-  exchange_.token = lockstore::ParseToken(request.find(kFencingToken)->value());
+  exchange_.token = lockstore::ParseToken(fields.fencing_token);
   if (!exchange_.token) {
     Refuse({.status = 400,
             .slug = "invalid-token",

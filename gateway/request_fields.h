@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include <boost/beast/http/message.hpp>
+
+namespace fencegate::gateway {
+
+inline constexpr std::string_view kFencingTokenField = "Fencing-Token";
+
+// The request fields the gateway itself reads, found in one walk over the header: Beast's
+// operator[], count and find are each a case-insensitive lookup in the field set, and a request
+// needs half a dozen of them. Values are the first field of each name (what operator[] gives),
+// as views into the header: valid while it is not modified.
+struct RequestFields {
+  std::string_view host;
+  std::string_view expect;
+  std::string_view request_id;  // X-Request-Id
+  std::size_t request_id_count = 0;
+  std::string_view fencing_token;
+  std::size_t fencing_token_count = 0;
+};
+
+RequestFields ScanRequestFields(const boost::beast::http::request_header<>& header);
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,52 @@
+#include "gateway/request_fields.h"
+
+#include <gtest/gtest.h>
+
+namespace fencegate::gateway {
+namespace {
+
+namespace http = boost::beast::http;
+
+TEST(RequestFieldsTest, FindsTheFirstOfEachNameAndCountsRepeats) {
+  http::request_header<> header;
+  header.method(http::verb::put);
+  header.target("/kv/a");
+  header.insert(http::field::host, "files.example");
+  header.insert("fencing-token", "7");  // names compare case-insensitively
+  header.insert(http::field::content_type, "text/plain");
+  header.insert("X-Request-Id", "abc");
+  header.insert(http::field::expect, "100-continue");
+  header.insert("Fencing-Token", "8");
+  header.insert(http::field::host, "other.example");
+
+  const RequestFields fields = ScanRequestFields(header);
+
+  // The same values Beast's operator[] and count() give, from one walk.
+  EXPECT_EQ(fields.host, header[http::field::host]);
+  EXPECT_EQ(fields.host, "files.example");
+  EXPECT_EQ(fields.expect, "100-continue");
+  EXPECT_EQ(fields.request_id, "abc");
+  EXPECT_EQ(fields.request_id_count, header.count("X-Request-Id"));
+  EXPECT_EQ(fields.fencing_token, header[kFencingTokenField]);
+  EXPECT_EQ(fields.fencing_token, "7");
+  EXPECT_EQ(fields.fencing_token_count, 2u);
+}
+
+TEST(RequestFieldsTest, AbsentFieldsAreEmptyWithCountZero) {
+  http::request_header<> header;
+  header.method(http::verb::get);
+  header.target("/");
+  header.insert(http::field::accept, "*/*");
+
+  const RequestFields fields = ScanRequestFields(header);
+
+  EXPECT_TRUE(fields.host.empty());
+  EXPECT_TRUE(fields.expect.empty());
+  EXPECT_TRUE(fields.request_id.empty());
+  EXPECT_EQ(fields.request_id_count, 0u);
+  EXPECT_TRUE(fields.fencing_token.empty());
+  EXPECT_EQ(fields.fencing_token_count, 0u);
+}
+
+}  // namespace
+}  // namespace fencegate::gateway
