@@ -751,6 +751,8 @@ void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string
   webdav.host_header = out->http.host_header;
   webdav.connect_timeout = out->http.connect_timeout;
   webdav.response_timeout = out->http.response_timeout;
+  webdav.max_idle_connections = out->http.max_idle_connections;
+  webdav.idle_timeout = out->http.idle_timeout;
   if (node["lock_timeout"]) {
     reader.Duration(node["lock_timeout"], Child(path, "lock_timeout"), false, &webdav.lock_timeout);
   }

@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include <boost/asio/error.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -41,14 +43,17 @@ DavConnection::Request DavConnection::MakeRequest(http::verb method, const std::
 void DavConnection::Send(Request request, Handler handler) {
   request_ = std::move(request);
   handler_ = std::move(handler);
-  // A connection the server closed while idle (keep-alive timeout) is replaced up front; a
-  // request is never sent twice, since LOCK and PROPPATCH are not safe to repeat blindly.
-  if (stream_ && stream_->socket().is_open()) {
+  busy_ = true;
+  resent_ = false;
+  reused_ = stream_ && stream_->socket().is_open();
+  if (reused_) {
     Write();
   } else {
     Connect();
   }
 }
+
+bool DavConnection::Reusable() const { return !busy_ && stream_ && stream_->socket().is_open(); }
 
 void DavConnection::Connect() {
   Close();
@@ -58,7 +63,7 @@ void DavConnection::Connect() {
         self->stream_->expires_after(self->backend_->options.connect_timeout);
         self->stream_->async_connect(endpoints,
                                      [self](error_code ec, const boost::asio::ip::tcp::endpoint&) {
-                                       if (ec) return self->Fail(ec);
+                                       if (ec) return self->Fail(ec, false);
                                        self->Write();
                                      });
       };
@@ -71,7 +76,7 @@ void DavConnection::Connect() {
   resolver_->async_resolve(options.host, std::to_string(options.port),
                            [self = shared_from_this(), connect](
                                error_code ec, boost::asio::ip::tcp::resolver::results_type found) {
-                             if (ec) return self->Fail(ec);
+                             if (ec) return self->Fail(ec, false);
                              std::vector<boost::asio::ip::tcp::endpoint> endpoints;
                              for (const auto& entry : found) endpoints.push_back(entry.endpoint());
                              connect(endpoints);
@@ -81,22 +86,39 @@ void DavConnection::Connect() {
 void DavConnection::Write() {
   stream_->expires_after(backend_->options.response_timeout);
   http::async_write(*stream_, request_, [self = shared_from_this()](error_code ec, std::size_t) {
-    if (ec) return self->Fail(ec);
+    if (ec) return self->Fail(ec, false);
     auto parser = std::make_shared<http::response_parser<http::string_body>>();
     parser->body_limit(kMaxResponseBytes);
     http::async_read(*self->stream_, self->buffer_, *parser,
                      [self, parser](error_code read_ec, std::size_t) {
-                       if (read_ec) return self->Fail(read_ec);
+                       if (read_ec) return self->Fail(read_ec, parser->got_some());
                        Response response = parser->release();
-                       if (!response.keep_alive()) self->Close();
+                       if (response.keep_alive()) {
+                         self->stream_->expires_never();  // idle now: no deadline
+                       } else {
+                         self->Close();
+                       }
+                       self->busy_ = false;
                        auto handler = std::move(self->handler_);
                        handler({}, std::move(response));
                      });
   });
 }
 
-void DavConnection::Fail(error_code ec) {
+// A server closes an idle keep-alive connection without reading what arrives after; when that
+// crosses our request (end of stream or a reset, not one byte of an answer, on a connection
+// that was idle before), the request was not processed, and it is sent once more on a new
+// connection, as HTTP clients do. Anything else fails the request.
+void DavConnection::Fail(error_code ec, bool got_some) {
+  const bool closed_while_idle =
+      ec == http::error::end_of_stream || ec == boost::asio::error::eof ||
+      ec == boost::asio::error::connection_reset || ec == boost::asio::error::broken_pipe;
+  if (reused_ && !resent_ && !got_some && closed_while_idle) {
+    resent_ = true;
+    return Connect();
+  }
   Close();
+  busy_ = false;
   auto handler = std::move(handler_);
   handler(ec, Response{});
 }

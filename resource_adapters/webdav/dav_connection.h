@@ -27,8 +27,9 @@ struct WebdavBackend {
 };
 
 // One keep-alive connection for the adapter's own small requests (LOCK, PROPFIND, PROPPATCH,
-// UNLOCK) of one fenced write, sent one after another; bodies are small, so they are held whole.
-// Reconnects when the server closed the connection between requests.
+// UNLOCK), sent one after another by one fenced write at a time and kept between writes by
+// DavConnectionPool; bodies are small, so they are held whole. Reconnects when the server
+// closed the connection between requests.
 class DavConnection : public std::enable_shared_from_this<DavConnection> {
  public:
   using Request = http::request<http::string_body>;
@@ -46,10 +47,16 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
 
   void Close();
 
+  // True when the last response was read whole, the server keeps the connection open, and no
+  // request is outstanding: only then may another write use it.
+  bool Reusable() const;
+  // The raw socket, for the pool's check that nothing (not even end-of-stream) is waiting.
+  boost::asio::ip::tcp::socket& socket() { return stream_->socket(); }
+
  private:
   void Connect();
   void Write();
-  void Fail(boost::system::error_code ec);
+  void Fail(boost::system::error_code ec, bool got_some);
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
@@ -59,6 +66,11 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   Request request_;
   Response response_;
   Handler handler_;
+  bool busy_ = false;
+  // This request went out on a connection an earlier request had used; `resent_` once it was
+  // sent again on a new connection (see Fail).
+  bool reused_ = false;
+  bool resent_ = false;
 };
 
 }  // namespace fencegate::adapters::webdav

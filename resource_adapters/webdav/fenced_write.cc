@@ -41,15 +41,17 @@ bool IsSuccess(unsigned status) { return status >= 200 && status < 300; }
 }  // namespace
 
 FencedWrite::FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
-                         ResourceAdapter& passthrough, ForwardRequest request,
-                         Downstream& downstream, ResourceAdapter::DoneHandler done)
+                         std::shared_ptr<DavConnectionPool> pool, ResourceAdapter& passthrough,
+                         ForwardRequest request, Downstream& downstream,
+                         ResourceAdapter::DoneHandler done)
     : backend_(std::move(backend)),
       passthrough_(passthrough),
       request_(request),
       held_(ioc, downstream),
       done_(std::move(done)),
       token_(request.fencing_token.value_or(0)),
-      connection_(std::make_shared<DavConnection>(ioc, backend_)),
+      pool_(std::move(pool)),
+      connection_(pool_->Take()),
       retry_timer_(ioc) {}
 
 std::optional<Problem> FencedWrite::TargetsFromRequest() {
@@ -412,7 +414,7 @@ void FencedWrite::FailUpstream(error_code ec, const std::string& step) {
 void FencedWrite::UnlockFrom(std::size_t index, ForwardOutcome outcome) {
   auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
   ReleaseLocks(index, [self = shared_from_this(), shared_outcome] {
-    self->connection_->Close();
+    self->pool_->Give(std::move(self->connection_));
     self->Finish(std::move(*shared_outcome));
   });
 }

@@ -14,6 +14,7 @@
 
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/webdav/dav_connection.h"
+#include "resource_adapters/webdav/dav_connection_pool.h"
 #include "resource_adapters/webdav/held_response.h"
 
 namespace fencegate::adapters::webdav {
@@ -29,8 +30,8 @@ namespace fencegate::adapters::webdav {
 class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
  public:
   FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
-              ResourceAdapter& passthrough, ForwardRequest request, Downstream& downstream,
-              ResourceAdapter::DoneHandler done);
+              std::shared_ptr<DavConnectionPool> pool, ResourceAdapter& passthrough,
+              ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done);
 
   void Start();
 
@@ -92,7 +93,8 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   HeldResponse held_;
   ResourceAdapter::DoneHandler done_;
   const std::uint64_t token_;
-  std::shared_ptr<DavConnection> connection_;
+  std::shared_ptr<DavConnectionPool> pool_;
+  std::shared_ptr<DavConnection> connection_;  // taken from pool_, given back at the end
   boost::asio::steady_timer retry_timer_;
   std::vector<Target> targets_;  // the resources first, then the parents
   std::size_t resource_count_ = 0;

@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "resource_adapters/webdav/dav_connection.h"
+#include "resource_adapters/webdav/dav_connection_pool.h"
 #include "resource_adapters/webdav/fenced_write.h"
 
 namespace fencegate::adapters {
 
 namespace {
 
+using webdav::DavConnectionPool;
 using webdav::FencedWrite;
 using webdav::WebdavBackend;
 
@@ -31,7 +33,10 @@ class WebdavAdapter : public ResourceAdapter {
  public:
   WebdavAdapter(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
                 std::unique_ptr<ResourceAdapter> passthrough)
-      : ioc_(ioc), backend_(std::move(backend)), passthrough_(std::move(passthrough)) {}
+      : ioc_(ioc),
+        backend_(std::move(backend)),
+        pool_(std::make_shared<DavConnectionPool>(ioc, backend_)),
+        passthrough_(std::move(passthrough)) {}
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
     const http::verb method = request.header->method();
@@ -46,7 +51,7 @@ class WebdavAdapter : public ResourceAdapter {
       return;
     }
     if (request.fencing_token && ChangesResources(method)) {
-      std::make_shared<FencedWrite>(ioc_, backend_, *passthrough_, request, downstream,
+      std::make_shared<FencedWrite>(ioc_, backend_, pool_, *passthrough_, request, downstream,
                                     std::move(done))
           ->Start();
       return;
@@ -54,11 +59,16 @@ class WebdavAdapter : public ResourceAdapter {
     passthrough_->Forward(request, downstream, std::move(done));
   }
 
-  void Shutdown() override { passthrough_->Shutdown(); }
+  void Shutdown() override {
+    pool_->CloseAll();
+    passthrough_->Shutdown();
+  }
 
  private:
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
+  // Shared with the fenced writes in flight, which give their connection back when done.
+  std::shared_ptr<DavConnectionPool> pool_;
   std::unique_ptr<ResourceAdapter> passthrough_;
 };
 

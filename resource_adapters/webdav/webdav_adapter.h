@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +27,11 @@ struct WebdavAdapterOptions {
   // the pause between them; then the write fails with 503.
   unsigned lock_attempts = 100;
   std::chrono::milliseconds lock_retry_delay{10};
+  // The adapter's own connections (LOCK, PROPFIND, PROPPATCH, UNLOCK) kept open between fenced
+  // writes, per network thread (the http backend keys of the same names), and how long one may
+  // stay idle before it is closed instead of reused.
+  std::size_t max_idle_connections = 64;
+  std::chrono::milliseconds idle_timeout{30000};
 };
 
 // Fenced writes (PUT, DELETE, MOVE, COPY, MKCOL that carry an admitted token) take an exclusive

@@ -53,7 +53,7 @@ bool GiveToWwwData(const std::string& path) {
   return user != nullptr && chown(path.c_str(), user->pw_uid, user->pw_gid) == 0;
 }
 
-std::string Config(const std::string& root, std::uint16_t port) {
+std::string Config(const std::string& root, std::uint16_t port, const std::string& extra) {
   std::string config;
   config += "ServerRoot " + root + "\n";
   config += "ServerName 127.0.0.1\n";
@@ -69,11 +69,11 @@ std::string Config(const std::string& root, std::uint16_t port) {
   // Enough workers for the race tests' concurrent clients, whatever the gateways hold open.
   config += "StartServers 2\nThreadsPerChild 64\nMaxRequestWorkers 256\n";
   config += "DAVLockDB " + root + "/lock/DAVLock\n";
-  config += "LogFormat \"%m %U %>s %{X-Write-Token}i %{begin:usec}t\" dav\n";
+  config += "LogFormat \"%m %U %>s %{X-Write-Token}i %{begin:usec}t %{remote}p %k\" dav\n";
   config += "CustomLog " + root + "/access.log dav\n";
   config += "Alias /dav " + root + "/data\n";
   config += "<Directory " + root + "/data>\n  Dav On\n  Require all granted\n</Directory>\n";
-  return config;
+  return config + extra;
 }
 
 }  // namespace
@@ -83,7 +83,7 @@ bool ApacheAvailable() {
          std::filesystem::exists(std::string(kModules) + "/mod_dav_fs.so");
 }
 
-std::unique_ptr<ApacheDav> ApacheDav::Start(std::string* error) {
+std::unique_ptr<ApacheDav> ApacheDav::Start(std::string* error, const std::string& extra_config) {
   std::unique_ptr<ApacheDav> apache(new ApacheDav());
   const std::string root = apache->dir_.path();
   // www-data must reach the data and lock directories inside the (0700) temp dir.
@@ -102,7 +102,7 @@ std::unique_ptr<ApacheDav> ApacheDav::Start(std::string* error) {
   apache->error_log_ = root + "/error.log";
   for (int attempt = 0; attempt < 3; ++attempt) {
     const std::uint16_t port = PickFreePort();
-    { std::ofstream(root + "/httpd.conf") << Config(root, port); }
+    { std::ofstream(root + "/httpd.conf") << Config(root, port, extra_config); }
     apache->process_ =
         integration::Process::Start({kApache, "-f", root + "/httpd.conf", "-DFOREGROUND"}, error);
     if (!apache->process_) return nullptr;

@@ -14,11 +14,13 @@ namespace fencegate::webdav_test {
 // /etc/apache2 is read), DAVLockDB and data owned by www-data when run as root. Started with
 // `apache2 -f CONF -DFOREGROUND` and stopped (SIGTERM, then SIGKILL) by its PID on destruction.
 // The access log has one line per request: method, path, status, the request's X-Write-Token
-// header and the time the request was received (microseconds since the epoch).
+// header, the time the request was received (microseconds since the epoch), the client's port
+// and how many requests the connection carried before this one (%k: 0 on a new connection).
 class ApacheDav {
  public:
-  // nullptr and `error` (with Apache's error log) if it did not come up.
-  static std::unique_ptr<ApacheDav> Start(std::string* error);
+  // nullptr and `error` (with Apache's error log) if it did not come up. `extra_config` is
+  // appended to the config (e.g. "KeepAliveTimeout 1\n").
+  static std::unique_ptr<ApacheDav> Start(std::string* error, const std::string& extra_config = "");
   ~ApacheDav();
 
   std::uint16_t port() const { return port_; }

@@ -88,6 +88,7 @@ std::vector<LogLine> ReadAccessLog(const std::string& path) {
     std::string token;
     fields >> line.method >> line.path >> line.status >> token >> line.begin_usec;
     if (!fields) continue;
+    fields >> line.remote_port >> line.earlier_requests;
     std::uint64_t value = 0;
     const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
     if (ec == std::errc{} && ptr == token.data() + token.size()) line.write_token = value;

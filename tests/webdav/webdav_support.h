@@ -41,6 +41,8 @@ struct LogLine {
   unsigned status = 0;
   std::optional<std::uint64_t> write_token;  // the X-Write-Token header
   std::uint64_t begin_usec = 0;
+  unsigned remote_port = 0;       // the client's port: one connection each, at a time
+  unsigned earlier_requests = 0;  // requests the connection carried before this one
 };
 std::vector<LogLine> ReadAccessLog(const std::string& path);
 
