@@ -9,7 +9,8 @@ and any refused write applied.
 
 Modes: http (the http adapter in front of the recording backend), filesystem (the filesystem
 adapter), two-gateways (two fencegate processes with separate fence stores in front of one
-filesystem root). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
+filesystem root), webdav (two such gateways, webdav adapter, in front of one real Apache
+mod_dav_fs; see dav_mode.py). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
 history), 2 the run could not be made or tortured nothing (no acknowledged write or no zombie
 refused).
 """
@@ -25,7 +26,9 @@ import time
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import apache_dav  # noqa: E402
 import checker  # noqa: E402
+import dav_mode  # noqa: E402
 from gateway import FILESYSTEM_CONFIG, HTTP_CONFIG, Gateway  # noqa: E402
 from file_snapshots import SnapshotTaker  # noqa: E402
 from lock_issuer import LockIssuer  # noqa: E402
@@ -33,7 +36,7 @@ from recording_backend import RecordingBackend  # noqa: E402
 from relays import BackendRelay, ClientRelay  # noqa: E402
 from workers import Workload  # noqa: E402
 
-MODES = ("http", "filesystem", "two-gateways")
+MODES = ("http", "filesystem", "two-gateways", "webdav")
 # Two gateways with separate fence stores in front of one http backend that does not check
 # tokens: nothing can order their writes (that needs a shared fence store or a backend that
 # checks tokens). Run only as a control, with --expect-violations: it shows the checker catches
@@ -45,7 +48,7 @@ async def run_mode(args, mode, run_dir):
     seed = f"{args.seed}/{mode}"
     answers = {}
     resources = [f"r{i}" for i in range(args.resources)]
-    backend = backend_relay = snapshots = None
+    backend = backend_relay = snapshots = apache = None
     gateways = []
     relays = []
     try:
@@ -61,6 +64,19 @@ async def run_mode(args, mode, run_dir):
                     backend_port=backend_relay.port)
                 gateways.append(Gateway(args.fencegate, run_dir, name, config))
             path_prefix = "/kv/"
+        elif mode in ("webdav", dav_mode.UNSAFE_MODE):
+            apache = apache_dav.ApacheDav(run_dir)
+            await apache.start()
+            backend_relay = BackendRelay(apache.port, seed)
+            await backend_relay.start()
+            for name in ("g1", "g2"):
+                template = dav_mode.WEBDAV_CONFIG if mode == "webdav" else dav_mode.UNSAFE_CONFIG
+                config = template.format(
+                    access_log=os.path.join(run_dir, f"access-{name}.log"),
+                    backend_port=backend_relay.port)
+                gateways.append(Gateway(args.fencegate, run_dir, name, config))
+            snapshots = dav_mode.DavSnapshots(apache.port, resources)
+            path_prefix = "/dav/"
         else:
             root = os.path.join(run_dir, "files")
             os.makedirs(root)
@@ -92,7 +108,14 @@ async def run_mode(args, mode, run_dir):
 
         report = checker.Report(mode)
         checker.count(report, workload, answers)
-        if backend is not None:
+        if apache is not None:
+            dav_mode.check(report, workload.attempts, answers, snapshots.snapshots,
+                           await snapshots.final(), dav_mode.read_access_log(apache.access_log))
+            report.figures["backend relay"] = {"connections": backend_relay.connections,
+                                               "delays": backend_relay.delays,
+                                               "resets": backend_relay.resets}
+            report.figures["snapshot read errors"] = snapshots.errors
+        elif backend is not None:
             checker.check_log(report, workload.attempts, answers, backend.log)
             report.figures["backend faults"] = dict(sorted(backend.faults.items()))
             report.figures["backend relay"] = {"connections": backend_relay.connections,
@@ -123,6 +146,8 @@ async def run_mode(args, mode, run_dir):
             await backend_relay.stop()
         if backend:
             await backend.stop()
+        if apache:
+            await apache.stop()
 
 
 def print_report(report, seconds):
@@ -142,7 +167,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fencegate",
                         default=os.path.join(here, "..", "..", "build", "gateway", "fencegate"))
-    parser.add_argument("--mode", choices=MODES + (UNSAFE_MODE, "all"), default="all")
+    parser.add_argument("--mode", choices=MODES + (UNSAFE_MODE, dav_mode.UNSAFE_MODE, "all"), default="all")
     parser.add_argument("--expect-violations", action="store_true",
                         help="succeed only if the checker finds violations (for the unsafe mode)")
     parser.add_argument("--seed", type=int, default=1)
