@@ -1,0 +1,308 @@
+#include "lockstore/etcd/etcd_fence_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace fencegate::lockstore::etcd {
+namespace {
+
+constexpr std::size_t kTokenDigits = 16;
+// Each round of an advance either writes or reads a record that is at least as high as the one
+// it compared against; a bound only guards against a store that keeps changing under us.
+constexpr int kMaxAdvanceRounds = 16;
+
+}  // namespace
+
+std::string EncodeEtcdTokenPrefix(Token token) {
+  char digits[kTokenDigits + 1];
+  std::snprintf(digits, sizeof digits, "%016llx", static_cast<unsigned long long>(token));
+  return std::string(digits, kTokenDigits);
+}
+
+std::string EncodeEtcdFence(Token token, std::int64_t advanced_at_ms) {
+  return EncodeEtcdTokenPrefix(token) + ":" + std::to_string(advanced_at_ms);
+}
+
+bool DecodeEtcdFence(std::string_view value, FenceRecord* out) {
+  if (value.size() < kTokenDigits + 1 || value[kTokenDigits] != ':') return false;
+  Token token = 0;
+  const char* begin = value.data();
+  auto parsed = std::from_chars(begin, begin + kTokenDigits, token, 16);
+  if (parsed.ec != std::errc() || parsed.ptr != begin + kTokenDigits || token > kMaxToken) {
+    return false;
+  }
+  std::int64_t at_ms = 0;
+  const char* rest = begin + kTokenDigits + 1;
+  parsed = std::from_chars(rest, begin + value.size(), at_ms);
+  if (parsed.ec != std::errc() || parsed.ptr != begin + value.size()) return false;
+  *out = FenceRecord{token, at_ms};
+  return true;
+}
+
+class EtcdFenceStore::Impl {
+ public:
+  explicit Impl(EtcdFenceStoreOptions options)
+      : options_(std::move(options)), counters_(std::make_shared<EtcdClientCounters>()) {
+    for (std::size_t i = 0; i < std::max<std::size_t>(options_.threads, 1); ++i) {
+      workers_.emplace_back([this] { WorkerLoop(); });
+    }
+    prober_ = std::thread([this] { ProbeLoop(); });
+  }
+
+  ~Impl() { Close(); }
+
+  void Close() {
+    {
+      std::lock_guard lock(mu_);
+      if (closing_) return;
+      closing_ = true;
+    }
+    work_cv_.notify_all();
+    probe_cv_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+    prober_.join();
+    ready_ = false;
+  }
+
+  void Get(std::string key, GetCallback callback) {
+    Submit([this, key = std::move(key), callback](EtcdClient* client) {
+      if (client == nullptr) return callback(Closed(), std::nullopt);
+      std::optional<EtcdKeyValue> kv;
+      Status status = client->Get(FenceKey(key), &kv);
+      Track(status);
+      if (!status.ok() || !kv) return callback(status, std::nullopt);
+      FenceRecord record;
+      if (!DecodeEtcdFence(kv->value, &record)) {
+        return callback(Status::Corruption("etcd fence record of '" + key + "' did not decode"),
+                        std::nullopt);
+      }
+      callback(Status::Ok(), record);
+    });
+  }
+
+  void Advance(std::string key, Token token, std::int64_t now_ms, AdvanceCallback callback) {
+    Submit([this, key = std::move(key), token, now_ms, callback](EtcdClient* client) {
+      if (client == nullptr) return callback(Closed(), FenceRecord{});
+      FenceRecord record;
+      const Status status = AdvanceOnce(*client, key, token, now_ms, &record);
+      Track(status);
+      callback(status, record);
+    });
+  }
+
+  void RecordRejection(RejectionRecord record) {
+    std::lock_guard lock(rejections_mu_);
+    record.sequence = next_rejection_++;
+    rejections_.push_back(std::move(record));
+    while (rejections_.size() > options_.rejection_retention) rejections_.pop_front();
+  }
+
+  std::vector<RejectionRecord> RecentRejections(std::size_t limit) {
+    std::lock_guard lock(rejections_mu_);
+    const std::size_t n = std::min(limit, rejections_.size());
+    return {rejections_.rbegin(), rejections_.rbegin() + static_cast<std::ptrdiff_t>(n)};
+  }
+
+  Status Flush() {
+    std::unique_lock lock(mu_);
+    drained_cv_.wait(lock, [this] { return completed_ == submitted_; });
+    return Status::Ok();
+  }
+
+  bool Ready() const { return ready_.load(); }
+
+  Stats stats() const {
+    Stats stats;
+    stats.round_trips = counters_->round_trips.load();
+    stats.failovers = counters_->failovers.load();
+    stats.errors = counters_->errors.load();
+    stats.txn_conflicts = txn_conflicts_.load();
+    stats.advances = advances_.load();
+    return stats;
+  }
+
+ private:
+  using Task = std::function<void(EtcdClient*)>;  // null client: the store closed
+
+  static Status Closed() { return Status::Unavailable("the etcd fence store is closed"); }
+
+  std::string FenceKey(std::string_view key) const {
+    return options_.prefix + "fences/" + std::string(key);
+  }
+
+  // Raises the record of `key` to `token` unless it is already at least that high; `out`
+  // receives the resulting record.
+  Status AdvanceOnce(EtcdClient& client, const std::string& key, Token token, std::int64_t now_ms,
+                     FenceRecord* out) {
+    const std::string etcd_key = FenceKey(key);
+    const EtcdOp put{EtcdOp::Kind::kPut, etcd_key, EncodeEtcdFence(token, now_ms), 0};
+    const EtcdOp read{EtcdOp::Kind::kRange, etcd_key, {}, 0};
+    // A missing key fails every value comparison (etcd), hence the second form.
+    bool absent_form = false;
+    for (int round = 0; round < kMaxAdvanceRounds; ++round) {
+      const EtcdCompare compare =
+          absent_form ? EtcdCompare{etcd_key,
+                                    EtcdCompare::Target::kCreateRevision,
+                                    EtcdCompare::Result::kEqual,
+                                    {},
+                                    0}
+                      : EtcdCompare{etcd_key, EtcdCompare::Target::kValue,
+                                    EtcdCompare::Result::kLess, EncodeEtcdTokenPrefix(token), 0};
+      EtcdTxnResult result;
+      const Status status = client.Txn({compare}, {put}, {read}, /*idempotent=*/true, &result);
+      if (!status.ok()) return status;
+      if (result.succeeded) {
+        advances_.fetch_add(1, std::memory_order_relaxed);
+        *out = FenceRecord{token, now_ms};
+        return Status::Ok();
+      }
+      txn_conflicts_.fetch_add(1, std::memory_order_relaxed);
+      if (result.ranges.empty()) {
+        absent_form = true;  // the key does not exist (or was deleted meanwhile)
+        continue;
+      }
+      FenceRecord current;
+      if (!DecodeEtcdFence(result.ranges.front().value, &current)) {
+        return Status::Corruption("etcd fence record of '" + key + "' did not decode");
+      }
+      if (current.highest >= token) {
+        *out = current;
+        return Status::Ok();
+      }
+      absent_form = false;  // it was created lower meanwhile: compare values again
+    }
+    return Status::Unavailable("etcd advance of '" + key + "' kept conflicting");
+  }
+
+  // Readiness follows what operations see, between probes too.
+  void Track(const Status& status) {
+    if (status.ok()) {
+      SetReady(true, status);
+    } else if (status.code() == Status::Code::kUnavailable) {
+      SetReady(false, status);
+    }
+  }
+
+  void SetReady(bool ready, const Status& cause) {
+    if (ready_.exchange(ready) == ready) return;
+    if (!options_.log) return;
+    options_.log(ready ? std::string("etcd fence store: reachable again")
+                       : "etcd fence store: not ready: " + cause.ToString());
+  }
+
+  void Submit(Task task) {
+    {
+      std::lock_guard lock(mu_);
+      if (!closing_) {
+        ++submitted_;
+        queue_.push_back(std::move(task));
+        work_cv_.notify_one();
+        return;
+      }
+    }
+    task(nullptr);
+  }
+
+  void WorkerLoop() {
+    EtcdClient client(options_.client, counters_);
+    for (;;) {
+      Task task;
+      {
+        std::unique_lock lock(mu_);
+        work_cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      // Work queued before Close() still runs: its callers are owed an answer, and the
+      // gateway flushes before it closes.
+      task(&client);
+      {
+        std::lock_guard lock(mu_);
+        ++completed_;
+      }
+      drained_cv_.notify_all();
+    }
+  }
+
+  void ProbeLoop() {
+    EtcdClient client(options_.client, counters_);
+    const std::string probe_key = options_.prefix + "probe";
+    std::unique_lock lock(mu_);
+    while (!closing_) {
+      lock.unlock();
+      std::optional<EtcdKeyValue> ignored;
+      const Status status = client.Get(probe_key, &ignored);
+      SetReady(status.ok(), status);
+      lock.lock();
+      probe_cv_.wait_for(lock, options_.probe_interval, [this] { return closing_; });
+    }
+  }
+
+  const EtcdFenceStoreOptions options_;
+  const std::shared_ptr<EtcdClientCounters> counters_;
+  std::atomic<bool> ready_{false};
+  std::atomic<std::uint64_t> txn_conflicts_{0};
+  std::atomic<std::uint64_t> advances_{0};
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable drained_cv_;
+  std::condition_variable probe_cv_;
+  std::deque<Task> queue_;
+  std::uint64_t submitted_ = 0;
+  std::uint64_t completed_ = 0;
+  bool closing_ = false;
+
+  std::mutex rejections_mu_;
+  std::deque<RejectionRecord> rejections_;
+  std::uint64_t next_rejection_ = 1;
+
+  std::vector<std::thread> workers_;
+  std::thread prober_;
+};
+
+Status EtcdFenceStore::Open(const EtcdFenceStoreOptions& options,
+                            std::unique_ptr<EtcdFenceStore>* out) {
+  if (options.client.endpoints.empty()) {
+    return Status::InvalidArgument("the etcd store needs at least one endpoint");
+  }
+  if (options.prefix.empty()) return Status::InvalidArgument("the etcd store needs a prefix");
+  out->reset(new EtcdFenceStore(std::make_unique<Impl>(options)));
+  return Status::Ok();
+}
+
+EtcdFenceStore::EtcdFenceStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EtcdFenceStore::~EtcdFenceStore() = default;
+
+void EtcdFenceStore::Get(std::string_view key, GetCallback callback) {
+  impl_->Get(std::string(key), std::move(callback));
+}
+
+void EtcdFenceStore::Advance(std::string_view key, Token token, std::int64_t now_ms,
+                             AdvanceCallback callback) {
+  impl_->Advance(std::string(key), token, now_ms, std::move(callback));
+}
+
+void EtcdFenceStore::RecordRejection(RejectionRecord record) {
+  impl_->RecordRejection(std::move(record));
+}
+
+std::vector<RejectionRecord> EtcdFenceStore::RecentRejections(std::size_t limit) {
+  return impl_->RecentRejections(limit);
+}
+
+Status EtcdFenceStore::Flush() { return impl_->Flush(); }
+bool EtcdFenceStore::Ready() const { return impl_->Ready(); }
+EtcdFenceStore::Stats EtcdFenceStore::stats() const { return impl_->stats(); }
+void EtcdFenceStore::Close() { impl_->Close(); }
+
+}  // namespace fencegate::lockstore::etcd

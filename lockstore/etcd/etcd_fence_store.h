@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "lockstore/etcd/etcd_client.h"
+#include "lockstore/fence_store.h"
+
+namespace fencegate::lockstore::etcd {
+
+struct EtcdFenceStoreOptions {
+  EtcdClientOptions client;
+  // Every key the store writes starts with this: "<prefix>fences/<fence key>".
+  std::string prefix = "/fencegate/";
+  // Threads that talk to etcd, each with its own connection; advances and reads of different
+  // keys run in parallel on them.
+  std::size_t threads = 4;
+  // How often the readiness probe reads from etcd (a linearizable read needs a quorum).
+  std::chrono::milliseconds probe_interval{1000};
+  // Refused writes kept in memory for /admin/rejections (this replica's only).
+  std::size_t rejection_retention = 10000;
+  // Health changes (lost quorum, back), one line per call, from store threads.
+  std::function<void(std::string_view)> log;
+};
+
+// A FenceStore on etcd v3. Records live at "<prefix>fences/<key>" with the value
+// EncodeEtcdFence(): the token as 16 hex digits, so etcd's byte order is numeric order, then
+// ":" and the advance's wall-clock milliseconds (informational). An advance is one transaction,
+//   compare value(key) < hex(token)  then put  else range key
+// (plus, for a key never written, compare create_revision == 0), so two replicas can never
+// lower a fence or both advance past each other; it is idempotent, so it is retried on another
+// member after a timeout. Every read is linearizable. Without a quorum every operation fails
+// Unavailable after the client's operation timeout: the gateway refuses with 503.
+class EtcdFenceStore final : public FenceStore {
+ public:
+  struct Stats {
+    std::uint64_t round_trips = 0;    // answered HTTP exchanges with etcd
+    std::uint64_t failovers = 0;      // switches to another member
+    std::uint64_t errors = 0;         // failed attempts
+    std::uint64_t txn_conflicts = 0;  // advances whose compare failed (someone raised it first)
+    std::uint64_t advances = 0;       // advances that wrote a higher token
+  };
+
+  static Status Open(const EtcdFenceStoreOptions& options, std::unique_ptr<EtcdFenceStore>* out);
+  ~EtcdFenceStore() override;
+
+  void Get(std::string_view key, GetCallback callback) override;
+  void Advance(std::string_view key, Token token, std::int64_t now_ms,
+               AdvanceCallback callback) override;
+  void RecordRejection(RejectionRecord record) override;
+  std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  // Waits until every queued operation has called back.
+  Status Flush() override;
+  bool Ready() const override;
+
+  Stats stats() const;
+  // Stops the threads; queued operations fail Unavailable. Idempotent.
+  void Close();
+
+ private:
+  class Impl;
+  explicit EtcdFenceStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The fence value format (exposed for tests).
+std::string EncodeEtcdFence(Token token, std::int64_t advanced_at_ms);
+std::string EncodeEtcdTokenPrefix(Token token);
+bool DecodeEtcdFence(std::string_view value, FenceRecord* out);
+
+}  // namespace fencegate::lockstore::etcd

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/integration/process.h"
+#include "tests/integration/temp_dir.h"
+
+namespace fencegate::etcdtest {
+
+// A real etcd cluster (Debian's etcd-server 3.4) of `members` on loopback: ephemeral ports,
+// data under a temp dir, every member killed and the dir removed on destruction.
+class EtcdCluster {
+ public:
+  // Returns nullptr and sets `error` when the cluster does not answer /health in time.
+  static std::unique_ptr<EtcdCluster> Start(int members, std::string* error);
+  ~EtcdCluster();
+
+  // "127.0.0.1:PORT" of every member's client listener.
+  std::vector<std::string> endpoints() const;
+  std::uint16_t client_port(int member) const { return members_[member].client_port; }
+  // kill -9 of one member (its port then refuses connections).
+  void Kill(int member);
+
+ private:
+  struct Member {
+    std::string name;
+    std::uint16_t client_port = 0;
+    std::uint16_t peer_port = 0;
+    std::unique_ptr<integration::Process> process;
+  };
+  EtcdCluster() = default;
+
+  integration::TempDir dir_;
+  std::vector<Member> members_;
+};
+
+// A port nobody listens on right now (bound and released).
+std::uint16_t FreePort();
+
+}  // namespace fencegate::etcdtest

@@ -1,0 +1,248 @@
+// The etcd client and EtcdFenceStore against a real etcd (Debian etcd-server 3.4) on loopback.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <random>
+#include <thread>
+
+#include "lockstore/etcd/etcd_client.h"
+#include "lockstore/etcd/etcd_fence_store.h"
+#include "tests/etcd/etcd_cluster.h"
+
+namespace fencegate::lockstore::etcd {
+namespace {
+
+using etcdtest::EtcdCluster;
+
+EtcdClientOptions ClientOptions(std::vector<std::string> endpoints) {
+  EtcdClientOptions options;
+  options.endpoints = std::move(endpoints);
+  options.request_timeout = std::chrono::milliseconds(500);
+  options.operation_timeout = std::chrono::milliseconds(2000);
+  return options;
+}
+
+std::unique_ptr<EtcdFenceStore> OpenStore(std::vector<std::string> endpoints,
+                                          const std::string& prefix) {
+  EtcdFenceStoreOptions options;
+  options.client = ClientOptions(std::move(endpoints));
+  options.prefix = prefix;
+  options.probe_interval = std::chrono::milliseconds(100);
+  std::unique_ptr<EtcdFenceStore> store;
+  EXPECT_TRUE(EtcdFenceStore::Open(options, &store).ok());
+  return store;
+}
+
+std::pair<Status, FenceRecord> AdvanceSync(FenceStore& store, std::string_view key, Token token) {
+  std::promise<std::pair<Status, FenceRecord>> done;
+  store.Advance(key, token, 1000 + static_cast<std::int64_t>(token),
+                [&done](Status status, FenceRecord record) {
+                  done.set_value({std::move(status), record});
+                });
+  return done.get_future().get();
+}
+
+std::pair<Status, std::optional<FenceRecord>> GetSync(FenceStore& store, std::string_view key) {
+  std::promise<std::pair<Status, std::optional<FenceRecord>>> done;
+  store.Get(key, [&done](Status status, std::optional<FenceRecord> record) {
+    done.set_value({std::move(status), record});
+  });
+  return done.get_future().get();
+}
+
+class EtcdSingle : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    cluster_ = EtcdCluster::Start(1, &error).release();
+    ASSERT_NE(cluster_, nullptr) << error;
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  static EtcdCluster* cluster_;
+};
+EtcdCluster* EtcdSingle::cluster_ = nullptr;
+
+TEST(EtcdFenceEncoding, ByteOrderIsNumericOrder) {
+  std::mt19937_64 random(7);
+  std::vector<Token> tokens{0, 1, 9, 10, 15, 16, 255, 256, kMaxToken - 1, kMaxToken};
+  for (int i = 0; i < 1000; ++i) tokens.push_back(random() & kMaxToken);
+  for (Token a : tokens) {
+    const Token b = tokens[(a * 31 + 7) % tokens.size()];
+    EXPECT_EQ(a < b, EncodeEtcdTokenPrefix(a) < EncodeEtcdTokenPrefix(b)) << a << " " << b;
+    // A stored value with the same token is never "less" than the bare prefix.
+    EXPECT_FALSE(EncodeEtcdFence(a, 123) < EncodeEtcdTokenPrefix(a));
+  }
+  FenceRecord record;
+  ASSERT_TRUE(DecodeEtcdFence(EncodeEtcdFence(kMaxToken, 1700000000000), &record));
+  EXPECT_EQ(record.highest, kMaxToken);
+  EXPECT_EQ(record.advanced_at_ms, 1700000000000);
+  EXPECT_FALSE(DecodeEtcdFence("12", &record));
+  EXPECT_FALSE(DecodeEtcdFence("zzzzzzzzzzzzzzzz:1", &record));
+  EXPECT_FALSE(DecodeEtcdFence("8000000000000000:1", &record));  // above kMaxToken
+}
+
+TEST_F(EtcdSingle, ClientPutGetPrefixAndBinaryKeys) {
+  EtcdClient client(ClientOptions(cluster_->endpoints()), std::make_shared<EtcdClientCounters>());
+  const std::string key("/t/client/k\0\xff", 13);
+  ASSERT_TRUE(client.Put(key, std::string("v\0x", 3), 0).ok());
+  ASSERT_TRUE(client.Put("/t/client/other", "w", 0).ok());
+  std::optional<EtcdKeyValue> kv;
+  ASSERT_TRUE(client.Get(key, &kv).ok());
+  ASSERT_TRUE(kv.has_value());
+  EXPECT_EQ(kv->value, std::string("v\0x", 3));
+  EXPECT_GT(kv->mod_revision, 0);
+  ASSERT_TRUE(client.Get("/t/client/absent", &kv).ok());
+  EXPECT_FALSE(kv.has_value());
+  std::vector<EtcdKeyValue> kvs;
+  ASSERT_TRUE(client.GetPrefix("/t/client/", &kvs).ok());
+  EXPECT_EQ(kvs.size(), 2u);
+  ASSERT_TRUE(client.Delete("/t/client/other").ok());
+  ASSERT_TRUE(client.GetPrefix("/t/client/", &kvs).ok());
+  EXPECT_EQ(kvs.size(), 1u);
+}
+
+TEST_F(EtcdSingle, TxnComparesAndReportsTheFailureBranch) {
+  EtcdClient client(ClientOptions(cluster_->endpoints()), std::make_shared<EtcdClientCounters>());
+  const std::string key = "/t/txn/k";
+  const EtcdOp put{EtcdOp::Kind::kPut, key, "1", 0};
+  const EtcdOp read{EtcdOp::Kind::kRange, key, {}, 0};
+  const EtcdCompare absent{
+      key, EtcdCompare::Target::kCreateRevision, EtcdCompare::Result::kEqual, {}, 0};
+  EtcdTxnResult result;
+  ASSERT_TRUE(client.Txn({absent}, {put}, {read}, true, &result).ok());
+  EXPECT_TRUE(result.succeeded);
+  ASSERT_TRUE(client.Txn({absent}, {put}, {read}, true, &result).ok());
+  EXPECT_FALSE(result.succeeded);
+  ASSERT_EQ(result.ranges.size(), 1u);
+  EXPECT_EQ(result.ranges[0].value, "1");
+  const EtcdCompare same_mod{key,
+                             EtcdCompare::Target::kModRevision,
+                             EtcdCompare::Result::kEqual,
+                             {},
+                             result.ranges[0].mod_revision};
+  ASSERT_TRUE(
+      client.Txn({same_mod}, {{EtcdOp::Kind::kPut, key, "2", 0}}, {read}, true, &result).ok());
+  EXPECT_TRUE(result.succeeded);
+  ASSERT_TRUE(
+      client.Txn({same_mod}, {{EtcdOp::Kind::kPut, key, "3", 0}}, {read}, true, &result).ok());
+  EXPECT_FALSE(result.succeeded);  // the mod revision moved
+  EXPECT_EQ(result.ranges.at(0).value, "2");
+}
+
+TEST_F(EtcdSingle, LeaseKeysVanishWithTheLease) {
+  EtcdClient client(ClientOptions(cluster_->endpoints()), std::make_shared<EtcdClientCounters>());
+  std::int64_t lease = 0;
+  ASSERT_TRUE(client.LeaseGrant(5, &lease).ok());
+  ASSERT_NE(lease, 0);
+  ASSERT_TRUE(client.Put("/t/lease/k", "owned", lease).ok());
+  std::int64_t ttl = 0;
+  ASSERT_TRUE(client.LeaseKeepAlive(lease, &ttl).ok());
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 5);
+  std::optional<EtcdKeyValue> kv;
+  ASSERT_TRUE(client.Get("/t/lease/k", &kv).ok());
+  ASSERT_TRUE(kv.has_value());
+  EXPECT_EQ(kv->lease, lease);
+  ASSERT_TRUE(client.LeaseRevoke(lease).ok());
+  ASSERT_TRUE(client.Get("/t/lease/k", &kv).ok());
+  EXPECT_FALSE(kv.has_value());
+  // A revoked lease cannot be renewed: etcd answers TTL 0 or "not found".
+  const Status renewed = client.LeaseKeepAlive(lease, &ttl);
+  EXPECT_TRUE(!renewed.ok() || ttl <= 0) << renewed.ToString() << " ttl " << ttl;
+}
+
+TEST_F(EtcdSingle, ClientFailsOverFromADeadEndpoint) {
+  auto counters = std::make_shared<EtcdClientCounters>();
+  std::vector<std::string> endpoints{"127.0.0.1:" + std::to_string(etcdtest::FreePort())};
+  for (const std::string& live : cluster_->endpoints()) endpoints.push_back(live);
+  EtcdClient client(ClientOptions(endpoints), counters);
+  ASSERT_TRUE(client.Put("/t/failover/k", "x", 0).ok());
+  EXPECT_GE(counters->failovers.load(), 1u);
+  EXPECT_EQ(client.current_endpoint(), cluster_->endpoints()[0]);
+}
+
+TEST_F(EtcdSingle, AdvanceRaisesNeverLowersAndGetReadsIt) {
+  auto store = OpenStore(cluster_->endpoints(), "/t/store1/");
+  auto [status, record] = AdvanceSync(*store, "k", 5);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(record.highest, 5u);
+  std::tie(status, record) = AdvanceSync(*store, "k", 3);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(record.highest, 5u);  // not lowered; the callback reports the higher record
+  std::tie(status, record) = AdvanceSync(*store, "k", 16);  // crosses a hex digit
+  EXPECT_EQ(record.highest, 16u);
+  const auto [get_status, got] = GetSync(*store, "k");
+  ASSERT_TRUE(get_status.ok());
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->highest, 16u);
+  EXPECT_FALSE(GetSync(*store, "never").second.has_value());
+  EXPECT_GE(store->stats().txn_conflicts, 1u);
+  EXPECT_EQ(store->stats().advances, 2u);
+}
+
+// Two stores on the same prefix are two replicas: racing advances end at the maximum, and no
+// advance is told "done" with a record below its token.
+TEST_F(EtcdSingle, RacingReplicasEndAtTheMaximum) {
+  auto a = OpenStore(cluster_->endpoints(), "/t/race/");
+  auto b = OpenStore(cluster_->endpoints(), "/t/race/");
+  constexpr int kPerReplica = 200;
+  std::atomic<int> below{0};
+  std::atomic<int> failed{0};
+  std::promise<void> done;
+  std::atomic<int> left{2 * kPerReplica};
+  std::mt19937 random(11);
+  std::vector<Token> tokens(2 * kPerReplica);
+  for (Token& token : tokens) token = 1 + random() % 1000;
+  for (int i = 0; i < 2 * kPerReplica; ++i) {
+    FenceStore& store = i % 2 == 0 ? static_cast<FenceStore&>(*a) : *b;
+    const Token token = tokens[i];
+    store.Advance("race:" + std::to_string(i % 3), token, 0,
+                  [&, token](Status status, FenceRecord record) {
+                    if (!status.ok()) ++failed;
+                    if (status.ok() && record.highest < token) ++below;
+                    if (--left == 0) done.set_value();
+                  });
+  }
+  done.get_future().wait();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(below.load(), 0);
+  for (int k = 0; k < 3; ++k) {
+    Token expected = 0;
+    for (int i = k; i < 2 * kPerReplica; i += 3) expected = std::max(expected, tokens[i]);
+    const auto got = GetSync(*a, "race:" + std::to_string(k)).second;
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->highest, expected) << k;
+  }
+}
+
+// Without a quorum, operations fail Unavailable (the gateway answers 503) and the store says it
+// is not ready; a store with a quorum is ready.
+TEST(EtcdCluster3, NoQuorumFailsClosed) {
+  std::string error;
+  auto cluster = EtcdCluster::Start(3, &error);
+  ASSERT_NE(cluster, nullptr) << error;
+  auto store = OpenStore(cluster->endpoints(), "/t/quorum/");
+  ASSERT_TRUE(AdvanceSync(*store, "k", 7).first.ok());
+  for (int i = 0; i < 100 && !store->Ready(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(store->Ready());
+  cluster->Kill(0);
+  // One member down: still a quorum, through failover.
+  ASSERT_TRUE(AdvanceSync(*store, "k", 8).first.ok());
+  cluster->Kill(1);
+  const auto [status, record] = AdvanceSync(*store, "k", 9);
+  EXPECT_EQ(status.code(), Status::Code::kUnavailable) << status.ToString();
+  const auto [get_status, got] = GetSync(*store, "k");
+  EXPECT_EQ(get_status.code(), Status::Code::kUnavailable) << get_status.ToString();
+  EXPECT_FALSE(store->Ready());
+  EXPECT_GE(store->stats().failovers, 1u);
+}
+
+}  // namespace
+}  // namespace fencegate::lockstore::etcd
