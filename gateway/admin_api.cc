@@ -121,6 +121,7 @@ void AdminApi::Handle(const Request& request, Response* response) {
 }
 
 void AdminApi::Metrics(Response* response) {
+  if (context_.refresh_store_metrics) context_.refresh_store_metrics();
   context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
   response->result(http::status::ok);
   response->set(http::field::content_type, "text/plain; version=0.0.4");

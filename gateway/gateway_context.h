@@ -4,6 +4,7 @@
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,9 @@ struct GatewayContext {
   // Null unless locks.signing is configured (README "Tokens").
   const lockstore::TokenSigner* token_signer = nullptr;
   const tls::ListenerTls* traffic_tls = nullptr;  // the traffic listener's TLS and counters
+  // Brings store-specific metrics up to date before /metrics renders (the etcd store's
+  // counters); empty for the embedded store.
+  std::function<void()> refresh_store_metrics;
 
   std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

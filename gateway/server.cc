@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "gateway/time_format.h"
+#include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/rocksdb_fence_store.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
@@ -84,6 +85,10 @@ bool Server::Start(std::string* error) {
   context_.metrics = metrics_.get();
   context_.access_log = access_log_.get();
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
+  if (etcd_store_ != nullptr) {
+    etcd_metrics_ = std::make_unique<EtcdStoreMetrics>(metrics_->registry(), *etcd_store_);
+    context_.refresh_store_metrics = [metrics = etcd_metrics_.get()] { metrics->Refresh(); };
+  }
   if (!StartLocks(error)) return false;
   if (!OpenIdempotencyStore(error)) return false;
 
@@ -103,6 +108,7 @@ bool Server::OpenStore(std::string* error) {
     *error = "cannot create data_dir " + config_.data_dir + ": " + fs_error.message();
     return false;
   }
+  if (config_.store.kind == "etcd") return OpenEtcdStore(error);
   if (config_.store.kind != "rocksdb") {
     *error = "unsupported store kind '" + config_.store.kind + "'";
     return false;
@@ -120,6 +126,27 @@ bool Server::OpenStore(std::string* error) {
     *error = "cannot open the fence store at " + options.path + ": " + status.ToString();
     return false;
   }
+  return true;
+}
+
+bool Server::OpenEtcdStore(std::string* error) {
+  lockstore::etcd::EtcdFenceStoreOptions options;
+  options.client.endpoints = config_.store.endpoints;
+  options.client.request_timeout = config_.store.request_timeout;
+  options.client.operation_timeout = config_.store.operation_timeout;
+  options.prefix = config_.store.prefix;
+  options.rejection_retention = config_.store.rejection_retention;
+  options.log = [](std::string_view line) {
+    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  std::unique_ptr<lockstore::etcd::EtcdFenceStore> store;
+  const lockstore::Status status = lockstore::etcd::EtcdFenceStore::Open(options, &store);
+  if (!status.ok()) {
+    *error = "cannot open the etcd fence store: " + status.ToString();
+    return false;
+  }
+  etcd_store_ = store.get();
+  store_ = std::move(store);
   return true;
 }
 

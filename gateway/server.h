@@ -7,6 +7,7 @@
 #include "gateway/access_log.h"
 #include "gateway/admin_server.h"
 #include "gateway/config/config.h"
+#include "gateway/etcd_metrics.h"
 #include "gateway/gateway_context.h"
 #include "gateway/lock_api.h"
 #include "gateway/lock_metrics.h"
@@ -57,6 +58,7 @@ class Server {
 
  private:
   bool OpenStore(std::string* error);
+  bool OpenEtcdStore(std::string* error);
   bool StartLocks(std::string* error);
   bool OpenIdempotencyStore(std::string* error);
   bool BuildAdapters(std::string* error);
@@ -69,6 +71,8 @@ class Server {
   // lock table, which reads the clock.
   std::unique_ptr<lockstore::SteadyLockClock> lock_clock_;
   std::unique_ptr<lockstore::FenceStore> store_;
+  lockstore::etcd::EtcdFenceStore* etcd_store_ = nullptr;  // store_ when store.kind is etcd
+  std::unique_ptr<EtcdStoreMetrics> etcd_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
   std::unique_ptr<Router> router_;

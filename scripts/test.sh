@@ -7,11 +7,11 @@
 # FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
 # Stages: build unit integration faults webdav lock_services s3 torture asan tsan fuzz (all but
-# the last three need "build").
+# the last three need "build"), and replicas (the etcd store and several replicas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services s3 torture asan tsan fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services replicas s3 torture asan tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -60,6 +60,13 @@ if want lock_services; then
   stage "lock services"
   ctest --test-dir build -L lock_services --output-on-failure --timeout 300
   stage_done "lock services"
+fi
+
+# The etcd store and several replicas on a real etcd cluster (tests/etcd, tests/replicas).
+if want replicas; then
+  stage "replicas"
+  ctest --test-dir build -L '^(etcd|replicas)$' --output-on-failure --timeout 300
+  stage_done "replicas"
 fi
 
 if want s3; then

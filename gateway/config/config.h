@@ -46,6 +46,13 @@ struct StoreConfig {
   std::size_t block_cache_bytes = 32u << 20;
   std::size_t cached_keys = 100000;
   std::size_t rejection_retention = 10000;
+  // kind "etcd" (README "Running several replicas"): the members' client addresses
+  // ("host:port"), the key prefix shared by the replicas, and the client's timeouts (one
+  // attempt on one member; all attempts of one operation, after which the write gets 503).
+  std::vector<std::string> endpoints;
+  std::string prefix = "/fencegate/";
+  std::chrono::milliseconds request_timeout{1000};
+  std::chrono::milliseconds operation_timeout{3000};
 };
 
 struct AccessLogConfig {

@@ -442,19 +442,42 @@ void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out) {
   }
 }
 
+void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::string& path,
+                        std::vector<std::string>* out) {
+  if (!node.IsSequence() || node.size() == 0) {
+    reader.sink()->Add(node, path, "expected a non-empty list of HOST:PORT");
+    return;
+  }
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    std::string text;
+    if (!reader.Scalar(node[i], item_path, "HOST:PORT", &text)) continue;
+    ListenAddress address;
+    std::string error;
+    if (!ParseListenAddress(text, &address, &error) || address.port == 0) {
+      reader.sink()->Add(node[i], item_path,
+                         error.empty() ? "the port must not be 0" : std::move(error));
+      continue;
+    }
+    out->push_back(std::move(text));
+  }
+}
+
 void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   const std::string path = "store";
   if (!reader.ExpectMapping(node, path,
-                            {"kind", "path", "block_cache", "cached_keys", "rejection_retention"}))
+                            {"kind", "path", "block_cache", "cached_keys", "rejection_retention",
+                             "endpoints", "prefix", "request_timeout", "operation_timeout"}))
     return;
   if (node["kind"]) {
     std::string kind;
     reader.String(node["kind"], Child(path, "kind"), &kind);
-    if (kind == "rocksdb") {
+    if (kind == "rocksdb" || kind == "etcd") {
       out->kind = kind;
     } else if (!kind.empty()) {
-      reader.sink()->Add(node["kind"], Child(path, "kind"),
-                         "unsupported store kind " + Quote(kind) + "; only 'rocksdb' is supported");
+      reader.sink()->Add(
+          node["kind"], Child(path, "kind"),
+          "unsupported store kind " + Quote(kind) + "; expected 'rocksdb' or 'etcd'");
     }
   }
   if (node["path"]) reader.String(node["path"], Child(path, "path"), &out->path);
@@ -469,6 +492,33 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   if (node["rejection_retention"]) {
     reader.Count(node["rejection_retention"], Child(path, "rejection_retention"), 0, 10'000'000,
                  &out->rejection_retention);
+  }
+  const bool etcd = out->kind == "etcd";
+  for (const char* key : {"endpoints", "prefix", "request_timeout", "operation_timeout"}) {
+    if (node[key] && !etcd) {
+      reader.sink()->Add(node[key], Child(path, key), "only for store kind 'etcd'");
+    }
+  }
+  if (!etcd) return;
+  if (node["endpoints"]) {
+    ReadStoreEndpoints(reader, node["endpoints"], Child(path, "endpoints"), &out->endpoints);
+  } else {
+    reader.sink()->Add(node, Child(path, "endpoints"),
+                       "required for store kind 'etcd': the members' HOST:PORT");
+  }
+  if (node["prefix"]) {
+    reader.String(node["prefix"], Child(path, "prefix"), &out->prefix);
+    if (node["prefix"].IsScalar() && out->prefix.empty()) {
+      reader.sink()->Add(node["prefix"], Child(path, "prefix"), "must not be empty");
+    }
+  }
+  if (node["request_timeout"]) {
+    reader.Duration(node["request_timeout"], Child(path, "request_timeout"), false,
+                    &out->request_timeout);
+  }
+  if (node["operation_timeout"]) {
+    reader.Duration(node["operation_timeout"], Child(path, "operation_timeout"), false,
+                    &out->operation_timeout);
   }
 }
 
@@ -1182,6 +1232,14 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
                            "tokens");
       }
     }
+  }
+  // The lock table keeps its state in the embedded RocksDB store; shared across replicas it
+  // would have to live in etcd too (not built yet).
+  if (config->store.kind == "etcd" && config->locks.enabled && root["store"]) {
+    reader.sink()->Add(root["store"]["kind"], "store.kind",
+                       "the built-in lock API needs store kind 'rocksdb'; with 'etcd' set "
+                       "locks: {enabled: false} (use etcd's own locks, README \"Running several "
+                       "replicas\")");
   }
   // The lock API is matched before the routes: a route under its prefix would never be reached.
   if (config->locks.enabled && root["routes"] && root["routes"].IsSequence()) {

@@ -232,7 +232,7 @@ TEST(ConfigLoaderTest, CollectsEveryError) {
       "listen: 127.0.0.1\n"                          // 1: no port
       "admin_listen: nowhere:99999\n"                // 2: bad host
       "store:\n"                                     // 3
-      "  kind: etcd\n"                               // 4: unsupported
+      "  kind: zookeeper\n"                          // 4: unsupported
       "backends:\n"                                  // 5
       "  api:\n"                                     // 6
       "    kind: http\n"                             // 7

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+
+#include "lockstore/etcd/etcd_fence_store.h"
+
+namespace fencegate::gateway {
+
+// The etcd store's counters as Prometheus counters, brought up to date when /metrics is read:
+//   fencegate_store_round_trips_total    answered HTTP exchanges with etcd members
+//   fencegate_store_failovers_total      switches to another member after a failed attempt
+//   fencegate_store_errors_total         failed attempts (refused, timed out, 5xx)
+//   fencegate_store_txn_conflicts_total  advances whose compare failed (raised elsewhere first)
+class EtcdStoreMetrics {
+ public:
+  EtcdStoreMetrics(prometheus::Registry& registry, const lockstore::etcd::EtcdFenceStore& store);
+
+  // Called by the admin thread before it renders the exposition.
+  void Refresh();
+
+ private:
+  const lockstore::etcd::EtcdFenceStore& store_;
+  std::mutex mu_;
+  lockstore::etcd::EtcdFenceStore::Stats last_;
+  prometheus::Counter* round_trips_;
+  prometheus::Counter* failovers_;
+  prometheus::Counter* errors_;
+  prometheus::Counter* txn_conflicts_;
+};
+
+}  // namespace fencegate::gateway
