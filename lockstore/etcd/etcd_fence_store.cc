@@ -98,6 +98,32 @@ class EtcdFenceStore::Impl {
     });
   }
 
+  void Repair(FenceRepairRecord record, RepairCallback callback) {
+    Submit([this, record = std::move(record), callback](EtcdClient* client) mutable {
+      if (client == nullptr) return callback(Closed(), record);
+      const Status status = RepairOnce(*client, &record);
+      Track(status);
+      callback(status, record);
+    });
+  }
+
+  std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) {
+    EtcdClient client(options_.client, counters_);
+    std::vector<EtcdKeyValue> kvs;
+    std::vector<FenceRepairRecord> out;
+    if (!client.GetPrefix(options_.prefix + "repairs/", &kvs).ok()) return out;
+    for (const EtcdKeyValue& kv : kvs) {
+      FenceRepairRecord record;
+      if (!DecodeFenceRepairValue(kv.value, &record).ok()) continue;
+      record.sequence = static_cast<std::uint64_t>(kv.mod_revision);
+      out.push_back(std::move(record));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.sequence > b.sequence; });
+    if (out.size() > limit) out.resize(limit);
+    return out;
+  }
+
   void RecordRejection(RejectionRecord record) {
     std::lock_guard lock(rejections_mu_);
     record.sequence = next_rejection_++;
@@ -180,6 +206,40 @@ class EtcdFenceStore::Impl {
       absent_form = false;  // it was created lower meanwhile: compare values again
     }
     return Status::Unavailable("etcd advance of '" + key + "' kept conflicting");
+  }
+
+  Status RepairOnce(EtcdClient& client, FenceRepairRecord* record) {
+    const std::string etcd_key = FenceKey(record->fence_key);
+    std::optional<EtcdKeyValue> kv;
+    Status status = client.Get(etcd_key, &kv);
+    if (!status.ok()) return status;
+    if (!kv) return Status::NotFound("fence '" + record->fence_key + "' was never advanced");
+    FenceRecord current;
+    if (!DecodeEtcdFence(kv->value, &current)) {
+      return Status::Corruption("etcd fence record of '" + record->fence_key + "' did not decode");
+    }
+    if (record->new_highest >= current.highest) {
+      return Status::InvalidArgument("a repair must lower the fence");
+    }
+    record->previous_highest = current.highest;
+    const std::string audit_key =
+        options_.prefix + "repairs/" + EncodeEtcdTokenPrefix(static_cast<Token>(kv->mod_revision));
+    EtcdTxnResult result;
+    status = client.Txn(
+        {{etcd_key,
+          EtcdCompare::Target::kModRevision,
+          EtcdCompare::Result::kEqual,
+          {},
+          kv->mod_revision}},
+        {{EtcdOp::Kind::kPut, etcd_key, EncodeEtcdFence(record->new_highest, record->at_ms), 0},
+         {EtcdOp::Kind::kPut, audit_key, EncodeFenceRepairValue(*record), 0}},
+        {}, /*idempotent=*/false, &result);
+    if (!status.ok()) return status;
+    if (!result.succeeded) {
+      return Status::Unavailable("fence '" + record->fence_key + "' changed during the repair");
+    }
+    record->sequence = static_cast<std::uint64_t>(result.revision);
+    return Status::Ok();
   }
 
   // Readiness follows what operations see, between probes too.
@@ -290,6 +350,14 @@ void EtcdFenceStore::Get(std::string_view key, GetCallback callback) {
 void EtcdFenceStore::Advance(std::string_view key, Token token, std::int64_t now_ms,
                              AdvanceCallback callback) {
   impl_->Advance(std::string(key), token, now_ms, std::move(callback));
+}
+
+void EtcdFenceStore::Repair(FenceRepairRecord record, RepairCallback callback) {
+  impl_->Repair(std::move(record), std::move(callback));
+}
+
+std::vector<FenceRepairRecord> EtcdFenceStore::RecentRepairs(std::size_t limit) {
+  return impl_->RecentRepairs(limit);
 }
 
 void EtcdFenceStore::RecordRejection(RejectionRecord record) {

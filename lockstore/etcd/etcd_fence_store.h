@@ -53,6 +53,10 @@ class EtcdFenceStore final : public FenceStore {
   void Get(std::string_view key, GetCallback callback) override;
   void Advance(std::string_view key, Token token, std::int64_t now_ms,
                AdvanceCallback callback) override;
+  // One transaction: the fence (if its mod_revision is still the one read) and the audit record
+  // "<prefix>repairs/<revision read>" together; the record's sequence is its etcd mod_revision.
+  void Repair(FenceRepairRecord record, RepairCallback callback) override;
+  std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   void RecordRejection(RejectionRecord record) override;
   std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
   // Waits until every queued operation has called back.

@@ -185,6 +185,38 @@ TEST_F(EtcdSingle, AdvanceRaisesNeverLowersAndGetReadsIt) {
   EXPECT_EQ(store->stats().advances, 2u);
 }
 
+TEST_F(EtcdSingle, RepairLowersOnlyDownwardsAndIsAudited) {
+  auto store = OpenStore(cluster_->endpoints(), "/t/repair/");
+  ASSERT_TRUE(AdvanceSync(*store, "k", 10).first.ok());
+  const auto repair = [&](Token to) {
+    std::promise<std::pair<Status, FenceRepairRecord>> done;
+    FenceRepairRecord record;
+    record.fence_key = "k";
+    record.new_highest = to;
+    record.operator_id = "test";
+    record.reason = "inflated";
+    store->Repair(record, [&done](Status status, FenceRepairRecord out) {
+      done.set_value({std::move(status), std::move(out)});
+    });
+    return done.get_future().get();
+  };
+  auto [status, record] = repair(5);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(record.previous_highest, 10u);
+  EXPECT_EQ(GetSync(*store, "k").second->highest, 5u);
+  EXPECT_EQ(repair(7).first.code(), Status::Code::kInvalidArgument);
+  FenceRepairRecord never;
+  never.fence_key = "never";
+  std::promise<Status> absent;
+  store->Repair(never, [&absent](Status s, FenceRepairRecord) { absent.set_value(s); });
+  EXPECT_EQ(absent.get_future().get().code(), Status::Code::kNotFound);
+  const auto audit = store->RecentRepairs(10);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].previous_highest, 10u);
+  EXPECT_EQ(audit[0].new_highest, 5u);
+  EXPECT_EQ(audit[0].sequence, record.sequence);
+}
+
 // Two stores on the same prefix are two replicas: racing advances end at the maximum, and no
 // advance is told "done" with a record below its token.
 TEST_F(EtcdSingle, RacingReplicasEndAtTheMaximum) {
