@@ -224,7 +224,18 @@ bool Server::BuildAdapters(std::string* error) {
   std::vector<adapters::AdapterFactory*> factories;
   for (const auto& [name, backend] : config_.backends) {
     if (backend.kind == "http") {
-      factories_.push_back(adapters::MakeHttpAdapterFactory(backend.http));
+      auto factory = adapters::MakeHttpAdapterFactory(backend.http, error);
+      if (!factory) {
+        *error = "backend '" + name + "': " + *error;
+        return false;
+      }
+      if (backend.http.tls && !backend.http.tls_verify_hostname) {
+        std::fprintf(stderr,
+                     "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any "
+                     "certificate from the configured CA is accepted for %s\n",
+                     name.c_str(), backend.http.host.c_str());
+      }
+      factories_.push_back(std::move(factory));
     } else if (backend.kind == "filesystem") {
       auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
       if (!factory) return false;

@@ -17,6 +17,8 @@ packages=(
   # Sanitizer and fuzz stages of scripts/test.sh: clang, its runtimes (ASan, UBSan, TSan,
   # libFuzzer) and llvm-symbolizer for readable reports.
   clang-14 libclang-rt-14-dev llvm-14
+  # TLS tests: certificates made with the openssl CLI; nginx as an https backend.
+  openssl nginx-light
   # WebDAV adapter tests (tests/webdav/): Apache 2.4 with mod_dav_fs.
   apache2
   # The s3 adapter's tests (tests/s3/): a throwaway Ceph radosgw, and awscli as a real client.

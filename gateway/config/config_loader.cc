@@ -343,14 +343,14 @@ class Reader {
 
 // Parses "http://HOST[:PORT][/]" into host and port; returns an error message or "".
 std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* out) {
-  const std::string_view kForm = "expected http://HOST:PORT";
+  const std::string_view kForm = "expected http://HOST:PORT or https://HOST:PORT";
   std::size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return std::string(kForm) + ", got " + Quote(url);
   std::string scheme(url.substr(0, scheme_end));
   std::transform(scheme.begin(), scheme.end(), scheme.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (scheme == "https") return "TLS to backends is not supported yet; use http://HOST:PORT";
-  if (scheme != "http") return "unsupported scheme " + Quote(scheme) + "; " + std::string(kForm);
+  if (scheme != "http" && scheme != "https")
+    return "unsupported scheme " + Quote(scheme) + "; " + std::string(kForm);
 
   std::string_view rest = url.substr(scheme_end + 3);
   std::size_t authority_end = rest.find_first_of("/?#");
@@ -387,7 +387,8 @@ std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* 
   }
   if (host.empty()) return "the url has no host; " + std::string(kForm);
 
-  std::uint64_t port = 80;
+  out->tls = scheme == "https";
+  std::uint64_t port = out->tls ? 443 : 80;
   if (!port_text.empty() || authority.back() == ':') {
     if (!ParseDecimal(port_text, &port) || port == 0 || port > 65535) {
       return "invalid port " + Quote(port_text) + " (expected 1..65535)";
@@ -592,6 +593,35 @@ void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out) {
   if (node["admin"]) ReadServerTls(reader, node["admin"], "tls.admin", &out->admin);
 }
 
+// TLS to an https backend (README "Transport (TLS)"); the keys need an https url.
+void ReadBackendTls(Reader& reader, const YAML::Node& node, const std::string& path,
+                    adapters::HttpAdapterOptions* out) {
+  static constexpr std::pair<const char*, std::string adapters::HttpAdapterOptions::*> kFiles[] = {
+      {"tls_ca_file", &adapters::HttpAdapterOptions::tls_ca_file},
+      {"tls_server_name", &adapters::HttpAdapterOptions::tls_server_name},
+      {"tls_client_cert_file", &adapters::HttpAdapterOptions::tls_client_cert_file},
+      {"tls_client_key_file", &adapters::HttpAdapterOptions::tls_client_key_file}};
+  bool any = false;
+  for (const auto& [key, member] : kFiles) {
+    if (!node[key]) continue;
+    any = true;
+    reader.String(node[key], Child(path, key), &(out->*member));
+  }
+  if (node["tls_verify_hostname"]) {
+    any = true;
+    reader.Bool(node["tls_verify_hostname"], Child(path, "tls_verify_hostname"),
+                &out->tls_verify_hostname);
+  }
+  if (any && !out->tls && node["url"]) {
+    reader.sink()->Add(node["url"], Child(path, "url"),
+                       "tls_* keys are set but the url is not https://");
+  }
+  if (out->tls_client_cert_file.empty() != out->tls_client_key_file.empty()) {
+    reader.sink()->Add(node, Child(path, "tls_client_key_file"),
+                       "tls_client_cert_file and tls_client_key_file go together");
+  }
+}
+
 void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& path,
                      adapters::HttpAdapterOptions* out) {
   if (!node["url"]) {
@@ -619,6 +649,7 @@ void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& 
   if (node["idle_timeout"]) {
     reader.Duration(node["idle_timeout"], Child(path, "idle_timeout"), false, &out->idle_timeout);
   }
+  ReadBackendTls(reader, node, path, out);
   if (node["forward_token_header"]) {
     const std::string key = Child(path, "forward_token_header");
     std::string name;
@@ -702,6 +733,8 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
     reader.String(node["endpoint"], Child(path, "endpoint"), &url);
     adapters::HttpAdapterOptions parsed;
     std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, &parsed);
+    // The s3 adapter's connections are plain (TLS to backends covers http backends only).
+    if (error.empty() && parsed.tls) error = "https endpoints are not supported yet; use http://";
     if (!error.empty()) reader.sink()->Add(node["endpoint"], Child(path, "endpoint"), error);
     out->host = parsed.host;
     out->port = parsed.port;
@@ -768,6 +801,11 @@ const std::vector<std::string_view>& S3BackendKeys() {
 const std::vector<std::string_view>& HttpBackendKeys() {
   static const std::vector<std::string_view> keys = {"kind",
                                                      "url",
+                                                     "tls_ca_file",
+                                                     "tls_server_name",
+                                                     "tls_verify_hostname",
+                                                     "tls_client_cert_file",
+                                                     "tls_client_key_file",
                                                      "host_header",
                                                      "max_idle_connections",
                                                      "connect_timeout",
@@ -795,6 +833,11 @@ const std::vector<std::string_view>& WebdavBackendKeys() {
 void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string& path,
                        BackendConfig* out) {
   ReadHttpBackend(reader, node, path, &out->http);
+  // The lock sequence's connections are plain (TLS to backends covers http backends only).
+  if (out->http.tls && node["url"]) {
+    reader.sink()->Add(node["url"], Child(path, "url"),
+                       "https is not supported for webdav backends yet; use http://");
+  }
   adapters::WebdavAdapterOptions& webdav = out->webdav;
   webdav.host = out->http.host;
   webdav.port = out->http.port;

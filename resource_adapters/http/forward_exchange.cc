@@ -10,6 +10,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "resource_adapters/http/hop_by_hop.h"
+#include "resource_adapters/http/upstream_tls.h"
 
 namespace fencegate::adapters {
 
@@ -174,23 +175,47 @@ void ForwardExchange::Connect() {
 }
 
 void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
-  stream_ = std::make_unique<Stream>(ioc_);
+  stream_ = std::make_unique<Stream>(ioc_, backend_->tls_context);
   stream_->expires_after(backend_->options.connect_timeout);
   // Copied into the handler so the sequence outlives the operation whatever its origin.
   auto owned = std::make_shared<std::vector<boost::asio::ip::tcp::endpoint>>(endpoints);
-  stream_->async_connect(*owned, [self = shared_from_this(), owned](
-                                     error_code ec, const boost::asio::ip::tcp::endpoint&) {
+  stream_->lowest().async_connect(
+      *owned,
+      [self = shared_from_this(), owned](error_code ec, const boost::asio::ip::tcp::endpoint&) {
+        if (ec) {
+          self->Finish(Failure::kUpstreamConnect, ec,
+                       Problem{502, "upstream-connect-failed", "Bad Gateway",
+                               "cannot connect to backend " + BackendName(self->backend_->options) +
+                                   ": " + ec.message()});
+          return;
+        }
+        // Header and body go out in separate writes; Nagle would hold the body back for the
+        // backend's delayed ACK.
+        error_code ignored;
+        self->stream_->socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
+        self->Handshake();
+      });
+}
+
+// https backends: the certificate must chain to the configured CA and, unless turned off,
+// name the backend; a failure is a connect failure (502), never a fallback to plain HTTP.
+void ForwardExchange::Handshake() {
+  if (!stream_->is_tls()) {
+    WriteRequestHeader();
+    return;
+  }
+  PrepareUpstreamHandshake(backend_->options, stream_->tls());
+  stream_->expires_after(backend_->options.connect_timeout);
+  stream_->tls().async_handshake(boost::asio::ssl::stream_base::client, [self = shared_from_this()](
+                                                                            error_code ec) {
+    self->stream_->lowest().expires_never();
     if (ec) {
       self->Finish(Failure::kUpstreamConnect, ec,
-                   Problem{502, "upstream-connect-failed", "Bad Gateway",
-                           "cannot connect to backend " + BackendName(self->backend_->options) +
-                               ": " + ec.message()});
+                   Problem{502, "upstream-tls-failed", "Bad Gateway",
+                           "TLS handshake with backend " + BackendName(self->backend_->options) +
+                               " failed: " + ec.message()});
       return;
     }
-    // Header and body go out in separate writes; Nagle would hold the body back for the
-    // backend's delayed ACK.
-    error_code ignored;
-    self->stream_->socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
     self->WriteRequestHeader();
   });
 }
@@ -237,9 +262,9 @@ void ForwardExchange::WriteRequestHeader() {
     }
   };
   if (request_has_body_) {
-    AsyncWriteHeaderGathered(stream_->socket(), *serializer_, write_gather_, std::move(on_written));
+    AsyncWriteHeaderGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
   } else {
-    AsyncWriteGathered(stream_->socket(), *serializer_, write_gather_, std::move(on_written));
+    AsyncWriteGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
   }
 }
 
@@ -300,7 +325,7 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   body_write_buffer_ = piece.buffer;
   body_write_outstanding_ = true;
   StartUpstreamTimeout();
-  AsyncWriteGathered(stream_->socket(), *serializer_, write_gather_,
+  AsyncWriteGathered(*stream_, *serializer_, write_gather_,
                      [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
                        self->OnRequestBodyWritten(ec, last);
                      });
@@ -337,7 +362,7 @@ void ForwardExchange::ReadResponseHeader() {
     parser_->skip(true);
   }
   StartUpstreamTimeout();
-  http::async_read_header(stream_->socket(), upstream_read_buffer_, *parser_,
+  http::async_read_header(*stream_, upstream_read_buffer_, *parser_,
                           [self = shared_from_this()](error_code ec, std::size_t) {
                             self->EndUpstreamTimeout(ec);
                             if (ec) {
@@ -390,7 +415,7 @@ void ForwardExchange::ReadResponseBodyChunk() {
   body.data = relay_buffer_.get();
   body.size = relay_buffer_size_;
   StartUpstreamTimeout();
-  http::async_read(stream_->socket(), upstream_read_buffer_, *parser_,
+  http::async_read(*stream_, upstream_read_buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, std::size_t) {
                      self->EndUpstreamTimeout(ec);
                      // need_buffer: the relay buffer is full, which is the normal case.

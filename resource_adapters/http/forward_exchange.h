@@ -27,6 +27,7 @@ struct HttpBackend {
   HttpAdapterOptions options;
   // Resolved once by the factory; empty if that failed, and then each connect resolves again.
   std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+  std::shared_ptr<boost::asio::ssl::context> tls_context;  // set for an https backend
 };
 
 // One request relayed to the backend and its response relayed back, streaming both bodies
@@ -53,6 +54,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void EndUpstreamTimeout(boost::system::error_code& ec);
   void Connect();
   void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
+  void Handshake();
   void WriteRequestHeader();
   // The request body is relayed through two buffers, so that the next piece is read from
   // the client while the previous one is written to the backend.

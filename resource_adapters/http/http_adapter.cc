@@ -8,6 +8,7 @@
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
+#include "resource_adapters/http/upstream_tls.h"
 
 namespace fencegate::adapters {
 
@@ -81,8 +82,17 @@ std::vector<boost::asio::ip::tcp::endpoint> ResolveOnce(const HttpAdapterOptions
 
 }  // namespace
 
-std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options) {
+std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options,
+                                                       std::string* error) {
   auto backend = std::make_shared<HttpBackend>();
+  if (options.tls) {
+    std::string tls_error;
+    backend->tls_context = BuildUpstreamTlsContext(options, &tls_error);
+    if (!backend->tls_context) {
+      if (error != nullptr) *error = tls_error;
+      return nullptr;
+    }
+  }
   backend->endpoints = ResolveOnce(options);
   backend->options = std::move(options);
   return std::make_unique<HttpAdapterFactory>(std::move(backend));

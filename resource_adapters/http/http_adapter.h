@@ -10,9 +10,15 @@
 namespace fencegate::adapters {
 
 struct HttpAdapterOptions {
-  // Backend address. Plain HTTP/1.1 for now (TLS to backends comes with the security work).
+  // Backend address; `tls` for an https:// url.
   std::string host = "127.0.0.1";
   std::uint16_t port = 80;
+  bool tls = false;
+  std::string tls_ca_file;           // empty: the system trust store
+  std::string tls_server_name;       // SNI and the name verified; empty: `host`
+  bool tls_verify_hostname = true;   // off only when configured so (logged at start)
+  std::string tls_client_cert_file;  // backend mTLS; empty: no client certificate
+  std::string tls_client_key_file;
   // Value for the Host header sent upstream; empty = pass the client's Host on unchanged.
   std::string host_header;
   // Idle keep-alive connections kept per network thread; more are closed after use.
@@ -33,6 +39,8 @@ struct HttpAdapterOptions {
   std::size_t buffer_bytes = 256 * 1024;
 };
 
-std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options);
+// Null with `error` set when the TLS files of an https backend do not load.
+std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options,
+                                                       std::string* error = nullptr);
 
 }  // namespace fencegate::adapters

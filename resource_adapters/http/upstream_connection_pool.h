@@ -7,7 +7,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+
+#include "resource_adapters/http/upstream_transport.h"
 
 namespace fencegate::adapters {
 
@@ -16,11 +17,7 @@ namespace fencegate::adapters {
 // closed by the backend's own idle timeout, and the oldest ones age out.
 class UpstreamConnectionPool {
  public:
-  // Bound to the network thread's io_context by its concrete executor type: Beast's default
-  // (type-erased any_io_executor) costs executor copies on every operation.
-  using Stream =
-      boost::beast::basic_stream<boost::asio::ip::tcp, boost::asio::io_context::executor_type,
-                                 boost::beast::unlimited_rate_policy>;
+  using Stream = UpstreamTransport;
 
   UpstreamConnectionPool(std::size_t max_idle, std::chrono::milliseconds idle_timeout);
 

@@ -1,0 +1,192 @@
+// TLS from the gateway to an https backend: a real nginx (Debian's nginx-light) terminating TLS
+// with certificates made by the openssl CLI at test time.
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "tests/integration/gateway_instance.h"
+#include "tests/integration/http_client.h"
+#include "tests/integration/temp_dir.h"
+
+namespace fencegate::integration {
+namespace {
+
+std::uint16_t FreePort() {
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::acceptor acceptor(
+      ioc, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+class TlsBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    auto script = Process::Start(
+        {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", certs_}, &error);
+    ASSERT_NE(script, nullptr) << error;
+    ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
+    StartNginx();
+  }
+
+  void TearDown() override {
+    gateway_.reset();
+    if (nginx_) nginx_->Stop(std::chrono::seconds(10));
+  }
+
+  std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
+
+  // One nginx, two TLS listeners: `good_port_` with the localhost/127.0.0.1 certificate,
+  // `wronghost_port_` with one for elsewhere.example only. Client certificates from the test CA
+  // are checked when sent, and the answer says whose it was.
+  void StartNginx() {
+    good_port_ = FreePort();
+    wronghost_port_ = FreePort();
+    const std::string dir = dir_.Join("nginx");
+    std::filesystem::create_directories(dir);
+    std::string servers;
+    for (const auto& [port, cert] : {std::pair{good_port_, std::string("server")},
+                                     std::pair{wronghost_port_, std::string("wronghost")}}) {
+      servers += "  server {\n    listen 127.0.0.1:" + std::to_string(port) +
+                 " ssl;\n    ssl_certificate " + Cert(cert + ".pem") +
+                 ";\n    ssl_certificate_key " + Cert(cert + ".key") +
+                 ";\n    ssl_client_certificate " + Cert("ca.pem") +
+                 ";\n    ssl_verify_client optional;\n"
+                 "    location / { return 200 \"backend client=[$ssl_client_s_dn]\\n\"; }\n  }\n";
+    }
+    const std::string conf = dir_.WriteFile(
+        "nginx/nginx.conf",
+        "daemon off;\nmaster_process off;\nworker_processes 1;\npid " + dir + "/nginx.pid;\n" +
+            "error_log " + dir + "/error.log warn;\nevents { worker_connections 64; }\nhttp {\n" +
+            "  access_log off;\n  client_body_temp_path " + dir + ";\n  proxy_temp_path " + dir +
+            ";\n  fastcgi_temp_path " + dir + ";\n  uwsgi_temp_path " + dir +
+            ";\n  scgi_temp_path " + dir + ";\n" + servers + "}\n");
+    std::string error;
+    nginx_ = Process::Start({"/usr/sbin/nginx", "-p", dir, "-c", conf}, &error);
+    ASSERT_NE(nginx_, nullptr) << error;
+    // Up once both ports accept (bounded).
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      HttpConnection probe;
+      HttpConnection probe2;
+      if (probe.Connect(good_port_) && probe2.Connect(wronghost_port_)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    FAIL() << "nginx did not start: " << nginx_->Stderr();
+  }
+
+  // A route per backend: /<name>/ -> backend <name>.
+  void StartGateway(const std::vector<std::pair<std::string, std::string>>& backends) {
+    std::string config = "access_log:\n  path: \"\"\nbackends:\n";
+    std::string routes = "routes:\n";
+    for (const auto& [name, keys] : backends) {
+      config += "  " + name + ":\n    kind: http\n" + keys;
+      routes += "  - name: " + name + "\n    prefix: /" + name + "/\n    backend: " + name +
+                "\n    fence_key: \"" + name + ":{segment:2}\"\n";
+    }
+    std::string error;
+    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config + routes),
+                                      dir_.Join("data"), &error);
+    ASSERT_NE(gateway_, nullptr) << error;
+  }
+
+  std::string Url(std::uint16_t port) const {
+    return "    url: https://127.0.0.1:" + std::to_string(port) + "\n";
+  }
+
+  Response Put(const std::string& target) {
+    std::string error;
+    std::optional<Response> response =
+        Fetch(gateway_->traffic_port(),
+              MakeRequest(http::verb::put, target, {{"Fencing-Token", "5"}}, "data"), &error);
+    if (!response) {
+      ADD_FAILURE() << target << ": " << error;
+      return Response();
+    }
+    return *response;
+  }
+
+  TempDir dir_;
+  const std::string certs_ = dir_.Join("certs");
+  std::uint16_t good_port_ = 0;
+  std::uint16_t wronghost_port_ = 0;
+  std::unique_ptr<Process> nginx_;
+  std::unique_ptr<GatewayInstance> gateway_;
+};
+
+TEST_F(TlsBackendTest, VerifiesTheBackendAndRefusesMismatches) {
+  const std::string ca = "    tls_ca_file: " + Cert("ca.pem") + "\n";
+  StartGateway({
+      {"good", Url(good_port_) + ca},
+      {"mtls", Url(good_port_) + ca + "    tls_client_cert_file: " + Cert("client.pem") +
+                   "\n    tls_client_key_file: " + Cert("client.key") + "\n"},
+      {"mismatch", Url(wronghost_port_) + ca},
+      {"named", Url(wronghost_port_) + ca + "    tls_server_name: elsewhere.example\n"},
+      {"unverified", Url(wronghost_port_) + ca + "    tls_verify_hostname: false\n"},
+      {"wrongca", Url(good_port_) + "    tls_ca_file: " + Cert("other_ca.pem") + "\n"},
+      {"systemca", Url(good_port_)},
+  });
+
+  Response good = Put("/good/a");
+  EXPECT_EQ(good.result_int(), 200);
+  EXPECT_EQ(good.body(), "backend client=[]\n");
+  // Backend mTLS: nginx saw the gateway's client certificate.
+  Response mtls = Put("/mtls/a");
+  EXPECT_EQ(mtls.result_int(), 200);
+  EXPECT_NE(mtls.body().find("CN=writer-1"), std::string::npos) << mtls.body();
+
+  // The certificate chains to the CA but names elsewhere.example, not 127.0.0.1: refused.
+  Response mismatch = Put("/mismatch/a");
+  EXPECT_EQ(mismatch.result_int(), 502);
+  EXPECT_NE(mismatch.body().find("upstream-tls-failed"), std::string::npos) << mismatch.body();
+  EXPECT_EQ(Put("/named/a").result_int(), 200);
+  EXPECT_EQ(Put("/unverified/a").result_int(), 200);
+  EXPECT_NE(gateway_->process().Stderr().find("WARNING: backend 'unverified': tls_verify_hostname "
+                                              "is off"),
+            std::string::npos)
+      << gateway_->process().Stderr();
+  // A CA that did not sign the backend's certificate, and the system store (which does not
+  // hold the test CA): refused.
+  EXPECT_EQ(Put("/wrongca/a").result_int(), 502);
+  EXPECT_EQ(Put("/systemca/a").result_int(), 502);
+
+  // Keep-alive to the backend: a second request on the pooled TLS connection.
+  EXPECT_EQ(Put("/good/b").result_int(), 200);
+}
+
+TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
+  const std::string config = dir_.WriteFile(
+      "bad.yaml",
+      "backends:\n  plain:\n    kind: http\n    url: http://127.0.0.1:1\n"
+      "    tls_ca_file: /nonexistent\n"
+      "  store:\n    kind: s3\n    endpoint: https://127.0.0.1:1\n    access_key: a\n"
+      "    secret_key: b\n"
+      "routes:\n  - name: r\n    prefix: /r/\n    backend: plain\n    fence_key: \"r\"\n");
+  std::string error;
+  auto check = Process::Start({FencegateBinary(), "--check-config", config}, &error);
+  ASSERT_NE(check, nullptr) << error;
+  EXPECT_EQ(check->Wait(std::chrono::seconds(30)), 1);
+  ASSERT_TRUE(check->WaitForOutputEnd(std::chrono::seconds(30)));
+  EXPECT_NE(check->Stderr().find("bad.yaml:4"), std::string::npos) << check->Stderr();
+  EXPECT_NE(check->Stderr().find("not https://"), std::string::npos) << check->Stderr();
+  EXPECT_NE(check->Stderr().find("backends.store.endpoint"), std::string::npos) << check->Stderr();
+
+  // A CA file that does not exist: the gateway does not start and says which file.
+  const std::string missing = dir_.WriteFile(
+      "missing.yaml",
+      "backends:\n  api:\n    kind: http\n    url: https://127.0.0.1:" +
+          std::to_string(good_port_) + "\n    tls_ca_file: " + Cert("absent.pem") +
+          "\nroutes:\n  - name: r\n    prefix: /r/\n    backend: api\n    fence_key: \"r\"\n");
+  auto start = Process::Start({FencegateBinary(), "--config", missing, "--listen", "127.0.0.1:0",
+                               "--admin-listen", "127.0.0.1:0", "--data-dir", dir_.Join("data")},
+                              &error);
+  ASSERT_NE(start, nullptr) << error;
+  EXPECT_EQ(start->Wait(std::chrono::seconds(30)), 3);
+  ASSERT_TRUE(start->WaitForOutputEnd(std::chrono::seconds(30)));
+  EXPECT_NE(start->Stderr().find(Cert("absent.pem")), std::string::npos) << start->Stderr();
+}
+
+}  // namespace
+}  // namespace fencegate::integration
