@@ -236,7 +236,7 @@ TEST(ConfigLoaderTest, CollectsEveryError) {
       "backends:\n"                                  // 5
       "  api:\n"                                     // 6
       "    kind: http\n"                             // 7
-      "    url: https://10.0.0.1:443\n"              // 8: TLS
+      "    url: ftp://10.0.0.1:443\n"                // 8: scheme
       "  disk:\n"                                    // 9
       "    kind: filesystem\n"                       // 10: no root
       "routes:\n"                                    // 11
@@ -267,7 +267,7 @@ TEST(ConfigLoaderTest, CollectsEveryError) {
   for (const ConfigError& error : errors) {
     EXPECT_EQ(error.file, "test.yaml");
     if (error.key == "backends.api.url") {
-      EXPECT_TRUE(Contains(error.message, "TLS to backends is not supported yet"));
+      EXPECT_TRUE(Contains(error.message, "unsupported scheme 'ftp'"));
     }
     if (error.key == "routes[1].name") {
       EXPECT_TRUE(Contains(error.message, "line 12"));
@@ -314,7 +314,7 @@ TEST(ConfigLoaderTest, BackendUrlForms) {
   EXPECT_EQ(url_error("http://127.0.0.1:9000"), "");
   EXPECT_EQ(url_error("http://backend.internal:81/"), "");
   EXPECT_EQ(url_error("http://[::1]:9000"), "");
-  EXPECT_TRUE(Contains(url_error("https://127.0.0.1:9000"), "TLS to backends"));
+  EXPECT_EQ(url_error("https://127.0.0.1:9000"), "");  // TLS (README "Transport (TLS)")
   EXPECT_TRUE(Contains(url_error("127.0.0.1:9000"), "http://HOST:PORT"));
   EXPECT_TRUE(Contains(url_error("http://127.0.0.1:9000/api"), "no path"));
   EXPECT_TRUE(Contains(url_error("http://127.0.0.1:0"), "port"));
