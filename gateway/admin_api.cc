@@ -6,6 +6,7 @@
 
 #include "gateway/admin_fence_repair.h"
 #include "gateway/admin_lock_api.h"
+#include "gateway/auth/admin_guard.h"
 #include "gateway/problem.h"
 #include "gateway/time_format.h"
 
@@ -76,6 +77,20 @@ void AdminApi::Handle(const Request& request, Response* response) {
   const std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
 
+  const auth::AdminGuard::Result caller = context_.admin_guard->Check(
+      path, request[http::field::authorization], request.count(http::field::authorization));
+  if (caller.status != 0) {
+    SetProblem(caller.status, "unauthenticated", "Authentication required",
+               caller.reason == "missing_credentials"
+                   ? "the admin API needs Authorization: Bearer <admin key>"
+                   : "the credentials sent identify no admin principal",
+               path, response);
+    response->set(http::field::www_authenticate,
+                  caller.reason == "missing_credentials"
+                      ? "Bearer realm=\"fencegate-admin\""
+                      : "Bearer realm=\"fencegate-admin\", error=\"invalid_token\"");
+    return;
+  }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
                      path == "/admin/rejections" || path.starts_with(kFencesPrefix);
   if (IsFenceRepairRequest(request, path)) {
@@ -98,7 +113,7 @@ void AdminApi::Handle(const Request& request, Response* response) {
       response->set(http::field::allow, allow);
       return;
     }
-    HandleAdminLock(context_, request, path, query, response);
+    HandleAdminLock(context_, request, path, query, caller.principal, response);
     return;
   }
   if (request.method() != http::verb::get && request.method() != http::verb::head) {

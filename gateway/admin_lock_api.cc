@@ -82,7 +82,7 @@ bool RequiredString(const json::object& body, std::string_view key, std::string*
 }
 
 void ForceRelease(GatewayContext& context, const std::string& name, std::string_view body,
-                  std::string_view path, AdminApi::Response* response) {
+                  std::string_view path, std::string_view principal, AdminApi::Response* response) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(body, ec);
   std::string error;
@@ -90,9 +90,17 @@ void ForceRelease(GatewayContext& context, const std::string& name, std::string_
   std::string operator_id;
   if (ec || !parsed.is_object()) {
     error = "the body must be a JSON object {\"reason\": \"...\", \"operator\": \"...\"}";
-  } else {
-    RequiredString(parsed.as_object(), "reason", &reason, &error) &&
-        RequiredString(parsed.as_object(), "operator", &operator_id, &error);
+  } else if (RequiredString(parsed.as_object(), "reason", &reason, &error)) {
+    if (principal.empty()) {
+      RequiredString(parsed.as_object(), "operator", &operator_id, &error);
+    } else {
+      // The audit trail names who proved themselves, not who the body claims to be.
+      const json::value* claimed = parsed.as_object().if_contains("operator");
+      if (claimed != nullptr && !(claimed->is_string() && claimed->as_string() == principal)) {
+        error = "operator, when given, must be the authenticated admin principal";
+      }
+      operator_id = std::string(principal);
+    }
   }
   if (!error.empty()) {
     Set(LockProblem(400, "bad-request", "Bad forced release", error, path, ""), response);
@@ -135,7 +143,8 @@ std::string_view AdminLockAllow(std::string_view path) {
 }
 
 void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
-                     std::string_view path, std::string_view query, AdminApi::Response* response) {
+                     std::string_view path, std::string_view query, std::string_view principal,
+                     AdminApi::Response* response) {
   if (path == kLocks) {
     json::array locks;
     for (const auto& view : context.lock_table->List()) locks.push_back(ViewJson(view));
@@ -172,7 +181,7 @@ void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
     return;
   }
   if (force) {
-    ForceRelease(context, std::string(name), request.body(), path, response);
+    ForceRelease(context, std::string(name), request.body(), path, principal, response);
     return;
   }
   const auto view = context.lock_table->Inspect(name);

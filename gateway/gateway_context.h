@@ -28,6 +28,10 @@ class LockApi;
 namespace tls {
 class ListenerTls;
 }
+namespace auth {
+class Authorizer;
+class AdminGuard;
+}  // namespace auth
 
 // A route as the request path uses it: configuration plus what was resolved at start-up.
 struct RouteRuntime {
@@ -62,6 +66,8 @@ struct GatewayContext {
   // Brings store-specific metrics up to date before /metrics renders (the etcd store's
   // counters); empty for the embedded store.
   std::function<void()> refresh_store_metrics;
+  const auth::Authorizer* auth = nullptr;         // route policies (gateway/auth/)
+  const auth::AdminGuard* admin_guard = nullptr;  // the admin listener's credentials
 
   std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

@@ -72,6 +72,11 @@ bool Server::Start(std::string* error) {
   for (const RouteConfig& route : config_.routes) route_names.push_back(route.name);
   metrics_ = std::make_unique<GatewayMetrics>(route_names);
   router_ = std::make_unique<Router>(config_.routes);
+  authorizer_ = std::make_unique<auth::Authorizer>(config_, metrics_->registry());
+  admin_guard_ = std::make_unique<auth::AdminGuard>(config_.admin, metrics_->registry());
+  for (const std::string& warning : auth::OpenAccessWarnings(config_)) {
+    std::fprintf(stderr, "fencegate: warning: %s\n", warning.c_str());
+  }
 
   lockstore::AdmissionOptions admission_options;
   admission_options.max_cached_keys = config_.store.cached_keys;
@@ -84,6 +89,8 @@ bool Server::Start(std::string* error) {
   context_.admission = admission_.get();
   context_.metrics = metrics_.get();
   context_.access_log = access_log_.get();
+  context_.auth = authorizer_.get();
+  context_.admin_guard = admin_guard_.get();
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
   if (etcd_store_ != nullptr) {
     etcd_metrics_ = std::make_unique<EtcdStoreMetrics>(metrics_->registry(), *etcd_store_);

@@ -6,6 +6,8 @@
 
 #include "gateway/access_log.h"
 #include "gateway/admin_server.h"
+#include "gateway/auth/admin_guard.h"
+#include "gateway/auth/authorizer.h"
 #include "gateway/config/config.h"
 #include "gateway/etcd_metrics.h"
 #include "gateway/gateway_context.h"
@@ -78,6 +80,8 @@ class Server {
   std::unique_ptr<Router> router_;
   std::unique_ptr<tls::ListenerTls> traffic_tls_;
   std::unique_ptr<tls::ListenerTls> admin_tls_;
+  std::unique_ptr<auth::Authorizer> authorizer_;
+  std::unique_ptr<auth::AdminGuard> admin_guard_;
   GatewayContext context_;
   std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;

@@ -308,6 +308,7 @@ void Session::HandleRequest() {
   }
   exchange_.route = &context_.routes[*route_index];
   const RouteRuntime& route = *exchange_.route;
+  if (!Authorize()) return;
   if (!CheckIdempotencyKey()) return;
   exchange_.fenced = route.IsFenced(request.method(), request.method_string());
   if (!exchange_.fenced) {
@@ -374,7 +375,7 @@ void Session::Admit() {
         // On a store thread or another network thread: hop back to this session's thread.
         net::post(stream_.get_executor(), [this, late] { OnLateAdmissionDecision(late); });
       },
-      exchange_.token_signed ? 0 : exchange_.route->config->max_token_advance);
+      AdmitBound());
   if (decision) {
     self_hold_.reset();
     OnAdmissionDecision(*decision);
@@ -439,6 +440,10 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
               .fence_fields = true});
       return;
     case lockstore::AdmissionDecision::Kind::kTooFarAhead:
+      if (exchange_.advance_forbidden) {
+        RefuseAdvance();
+        return;
+      }
       Refuse({.status = 403,
               .slug = "token-advance-too-large",
               .title = "Fencing token too far ahead",
@@ -730,13 +735,13 @@ void Session::Refuse(const Refusal& refusal) {
                          .detail = refusal.detail,
                          .instance = RequestPath(),
                          .request_id = exchange_.request_id};
-  if (refusal.rejection) problem.reason = RejectionReasonName(*refusal.rejection);
+  problem.reason = refusal.rejection ? RejectionReasonName(*refusal.rejection) : refusal.reason;
   if (refusal.fence_fields) {
     problem.fence_key = exchange_.fence_key;
     problem.presented_token = exchange_.token;
     problem.highest_token = exchange_.highest;
   }
-  RespondWithProblem(problem, refusal.close, refusal.retry_after);
+  RespondWithProblem(problem, refusal.close, refusal.retry_after, refusal.www_authenticate);
 }
 
 void Session::RecordRejection(const Refusal& refusal) {
@@ -756,7 +761,8 @@ void Session::RecordRejection(const Refusal& refusal) {
   context_.store->RecordRejection(std::move(record));
 }
 
-void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after) {
+void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
+                                 std::string_view www_authenticate) {
   RenderProblemJson(problem, &problem_body_);
   exchange_.status = problem.status;
   if (close) exchange_.close_after = true;
@@ -765,6 +771,7 @@ void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool
   response_.set(http::field::content_type, kProblemContentType);
   response_.content_length(problem_body_.size());
   if (retry_after) response_.set(http::field::retry_after, "1");
+  if (!www_authenticate.empty()) response_.set(http::field::www_authenticate, www_authenticate);
   DrainBodyThenWrite();
 }
 

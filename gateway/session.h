@@ -15,6 +15,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/serializer.hpp>
 
+#include "gateway/auth/authorizer.h"
 #include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
 #include "gateway/idempotency.h"
@@ -105,6 +106,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool head = false;
     bool response_has_body = true;
     IdempotencyExchange idem;
+    auth::Decision auth;             // who is asking, on a route with a policy
+    bool advance_forbidden = false;  // the policy grants no advance of this fence key
   };
 
   // What a refusal looks like to the client and to operators.
@@ -119,7 +122,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     std::string_view audit_reason{};  // reason kept in the audit trail when not `rejection`'s
     bool close = false;               // framing is unreliable: close after answering
     bool retry_after = false;
-    bool fence_fields = false;  // add fence_key/presented/highest to the problem
+    bool fence_fields = false;            // add fence_key/presented/highest to the problem
+    std::string_view www_authenticate{};  // a 401's challenge
+    std::string_view reason{};            // the problem's reason when not `rejection`'s
   };
 
   // TLS connections (session_tls.cc): tell a ClientHello from plain HTTP, handshake, and
@@ -139,6 +144,12 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // README "Tokens" (session_tokens.cc): false after refusing an unsigned, forged, expired or
   // out-of-scope token.
   bool CheckTokenSignature();
+  // Authentication and the route's policy (session_auth.cc); false: it refused.
+  bool Authorize();
+  // The max_advance bound for Admit(): 0 when the policy grants no advance of the fence key,
+  // else the route's max_token_advance unless the token is signed (README "Tokens").
+  std::optional<lockstore::Token> AdmitBound();
+  void RefuseAdvance();
   void Admit();
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
@@ -171,7 +182,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
 
   void Refuse(const Refusal& refusal);
   void RecordRejection(const Refusal& refusal);
-  void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after);
+  void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
+                          std::string_view www_authenticate = {});
   void DrainBodyThenWrite();
   void WriteOwnResponse();
   void ReadBodySome(boost::asio::mutable_buffer buffer);

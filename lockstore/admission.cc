@@ -20,7 +20,8 @@ AdmissionController::~AdmissionController() = default;
 
 std::optional<AdmissionDecision> AdmissionController::Admit(std::string_view key, Token token,
                                                             std::string_view request_id,
-                                                            Callback callback, Token max_advance) {
+                                                            Callback callback,
+                                                            std::optional<Token> max_advance) {
   return impl_->core->Admit(key, token, request_id, std::move(callback), max_advance);
 }
 

@@ -94,11 +94,13 @@ class AdmissionController {
   // (the common case: token at the current highest, nothing older in flight), and then never
   // calls `callback`. Otherwise returns nullopt and calls `callback` exactly once later.
   // Every kAdmitted decision must be followed by exactly one Complete(key, token).
-  // `max_advance` > 0 refuses (kTooFarAhead) a token more than that above the highest seen,
-  // which counts a pending advance and is 0 for a key never fenced: a token-inflation guard.
+  // `max_advance`, when set, bounds how far this write may raise the fence: a token more than
+  // that above the highest seen (a pending advance counts; 0 for a key never fenced) is
+  // kTooFarAhead and changes nothing. A token-inflation guard, and with 0 the rule for a caller
+  // that may not advance the fence at all (only writes at the current highest pass).
   std::optional<AdmissionDecision> Admit(std::string_view key, Token token,
                                          std::string_view request_id, Callback callback,
-                                         Token max_advance = 0);
+                                         std::optional<Token> max_advance = std::nullopt);
 
   // Reports that an admitted write finished at the backend (or failed, or was abandoned).
   void Complete(std::string_view key, Token token);

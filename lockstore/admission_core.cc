@@ -83,7 +83,7 @@ AdmissionCore::Shard& AdmissionCore::ShardFor(const HashedKey& key) {
 std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Token token,
                                                       std::string_view request_id,
                                                       AdmissionController::Callback callback,
-                                                      Token max_advance) {
+                                                      std::optional<Token> max_advance) {
   const HashedKey hashed = Hash(key);
   Shard& shard = ShardFor(hashed);
   std::shared_ptr<Delivery> delivery;
@@ -120,14 +120,15 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
 
 template <typename MakeWaiter>
 std::optional<AdmissionDecision> AdmissionCore::Decide(std::string_view key, KeyState& state,
-                                                       Token token, Token max_advance,
+                                                       Token token,
+                                                       std::optional<Token> max_advance,
                                                        std::string_view request_id,
                                                        MakeWaiter&& make_waiter, Effects& effects) {
   if (state.repairing) return Repairing(state.target);
   if (token < state.target) return Stale(state.target);
   // Decided here, under the shard mutex, so the bound is measured against the same highest
   // the advance would raise.
-  if (max_advance != 0 && token - state.target > max_advance) return TooFarAhead(state.target);
+  if (max_advance && token - state.target > *max_advance) return TooFarAhead(state.target);
   if (token == state.target) {
     if (state.groups.empty()) {
       assert(state.inflight_count == 0 || state.inflight_token == token);

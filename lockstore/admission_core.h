@@ -27,7 +27,8 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
 
   std::optional<AdmissionDecision> Admit(std::string_view key, Token token,
                                          std::string_view request_id,
-                                         AdmissionController::Callback callback, Token max_advance);
+                                         AdmissionController::Callback callback,
+                                         std::optional<Token> max_advance);
   void Complete(std::string_view key, Token token);
   std::optional<FenceView> Inspect(std::string_view key);
   void Repair(FenceRepairRecord record, AdmissionController::RepairCallback callback);
@@ -56,8 +57,9 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
 
   template <typename MakeWaiter>
   std::optional<AdmissionDecision> Decide(std::string_view key, KeyState& state, Token token,
-                                          Token max_advance, std::string_view request_id,
-                                          MakeWaiter&& make_waiter, Effects& effects);
+                                          std::optional<Token> max_advance,
+                                          std::string_view request_id, MakeWaiter&& make_waiter,
+                                          Effects& effects);
   void MarkAdmitted(KeyState& state, Token token, std::string_view request_id, std::uint64_t count);
   void ReleaseGroups(KeyState& state, Effects& effects);
   void EvictIdle(Shard& shard);

@@ -69,7 +69,7 @@ struct WaitGroup {
 // A write that arrived while the key's durable record was being read.
 struct LoadingRequest {
   Token token = 0;
-  Token max_advance = 0;  // 0: no limit
+  std::optional<Token> max_advance;  // see AdmissionController::Admit
   Waiter waiter;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gateway/tls/tls_settings.h"
+#include "gateway/auth/auth_config.h"
 #include "lockstore/fence_key_template.h"
 #include "lockstore/lock_rules.h"
 #include "lockstore/token_signer.h"
@@ -98,6 +99,7 @@ struct RouteConfig {
   bool require_signed_tokens = false;
   // A token more than this above the fence's highest is refused unless validly signed; 0: off.
   std::uint64_t max_token_advance = 0;
+  std::optional<auth::RoutePolicyConfig> policy;  // none: open to every client
 };
 
 // The built-in lock API (README "Built-in locks").
@@ -128,6 +130,8 @@ struct Config {
   std::vector<RouteConfig> routes;
   LocksConfig locks;
   tls::TlsConfig tls;  // README "Transport (TLS)"
+  auth::CredentialsConfig auth;  // traffic principals (README "Authentication")
+  auth::AdminAuthConfig admin;   // the admin listener's own principals
 };
 
 }  // namespace fencegate::gateway

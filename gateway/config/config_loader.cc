@@ -18,6 +18,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gateway/config/auth_config_loader.h"
 #include "gateway/config/command_line.h"
 #include "lockstore/status.h"
 
@@ -71,6 +72,17 @@ class ErrorSink {
   }
 
   std::size_t count() const { return errors_->size(); }
+
+  // For the auth readers (auth_config_loader.h): problems at a node or in another file.
+  AuthConfigErrors ForAuth() {
+    return {[this](const YAML::Node& node, const std::string& key, const std::string& message) {
+              Add(node, key, message);
+            },
+            [this](const std::string& file, int line, const std::string& key,
+                   const std::string& message) {
+              errors_->push_back({file, line, 0, key, message});
+            }};
+  }
 
  private:
   std::string file_;
@@ -993,7 +1005,7 @@ void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, 
   if (!reader.ExpectMapping(
           node, path,
           {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads",
-           "idempotency", "require_signed_tokens", "max_token_advance"}))
+           "idempotency", "require_signed_tokens", "max_token_advance", "policy"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
@@ -1229,14 +1241,37 @@ void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out) {
   }
 }
 
+// `auth`, `admin` and each route's `policy` (gateway/config/auth_config_loader.h). Policies
+// are matched to routes by name, after the principals they refer to are known.
+void ReadAuthSections(Reader& reader, const YAML::Node& root, Config* config) {
+  const AuthConfigErrors errors = reader.sink()->ForAuth();
+  if (root["auth"]) {
+    if (reader.ExpectMapping(root["auth"], "auth", {"principals", "api_keys_file"})) {
+      ReadCredentials(root["auth"], "auth", errors, &config->auth);
+    }
+  }
+  if (root["admin"]) ReadAdminAuth(root["admin"], errors, &config->admin);
+  const YAML::Node& routes = root["routes"];
+  if (!routes || !routes.IsSequence()) return;
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    if (!routes[i].IsMap() || !routes[i]["policy"] || !routes[i]["name"]) continue;
+    for (RouteConfig& route : config->routes) {
+      if (route.name != routes[i]["name"].Scalar()) continue;
+      ReadRoutePolicy(routes[i]["policy"], "routes[" + std::to_string(i) + "].policy", config->auth,
+                      errors, &route.policy.emplace());
+    }
+  }
+}
+
 void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (!root.IsDefined() || root.IsNull()) {
     reader.sink()->Add(root, "routes", "the file is empty; at least one route is required");
     return;
   }
-  if (!reader.ExpectMapping(root, "",
-                            {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts",
-                             "store", "access_log", "backends", "routes", "locks", "tls"}))
+  if (!reader.ExpectMapping(
+          root, "",
+          {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts", "store",
+           "access_log", "backends", "routes", "locks", "tls", "auth", "admin"}))
     return;
   if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
   if (root["admin_listen"])
@@ -1284,6 +1319,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
                        "locks: {enabled: false} (use etcd's own locks, README \"Running several "
                        "replicas\")");
   }
+  ReadAuthSections(reader, root, config);
   // The lock API is matched before the routes: a route under its prefix would never be reached.
   if (config->locks.enabled && root["routes"] && root["routes"].IsSequence()) {
     const YAML::Node& routes = root["routes"];

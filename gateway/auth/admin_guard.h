@@ -1,0 +1,36 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+
+#include "gateway/auth/auth_config.h"
+#include "gateway/auth/credentials.h"
+
+namespace fencegate::gateway::auth {
+
+// The admin listener's gate: its own principals, required for everything but /healthz and
+// /readyz (and /metrics when admin.metrics_public). No admin principals: everything is open.
+class AdminGuard {
+ public:
+  AdminGuard(const AdminAuthConfig& config, prometheus::Registry& registry);
+
+  struct Result {
+    unsigned status = 0;      // 0: go ahead; else 401
+    std::string_view reason;  // missing_credentials / invalid_credentials
+    std::string principal;    // who is asking ("" when open or not authenticated)
+  };
+  Result Check(std::string_view path, std::string_view authorization,
+               std::size_t authorization_fields) const;
+
+ private:
+  Credentials credentials_;
+  bool metrics_public_;
+  std::array<prometheus::Counter*, 2> refusals_{};  // missing, invalid
+};
+
+}  // namespace fencegate::gateway::auth
