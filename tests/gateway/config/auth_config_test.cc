@@ -111,6 +111,23 @@ TEST(AuthConfigTest, ErrorsNameLineAndKeyAndNeverEchoAKey) {
   EXPECT_NE(text.find("unknown key 'tls_subject'"), std::string::npos) << text;
 }
 
+TEST(AuthConfigTest, TheFullReferenceDocumentsEveryAuthKey) {
+  Config config;
+  const auto errors = LoadConfigFile(
+      std::string(FENCEGATE_SOURCE_DIR) + "/config/examples/full-reference.yaml", &config);
+  ASSERT_TRUE(errors.empty()) << Dump(errors);
+  ASSERT_EQ(config.auth.principals.size(), 1u);
+  EXPECT_TRUE(auth::DigestsEqual(config.auth.principals[0].api_key_sha256.at(0),
+                                 auth::DigestApiKey("example-key-do-not-use")));
+  const RouteConfig& inventory = config.routes.at(1);
+  ASSERT_TRUE(inventory.policy.has_value());
+  EXPECT_EQ(inventory.policy->advance.at("inventory-writer"),
+            std::vector<std::string>{"inventory:"});
+  ASSERT_EQ(config.admin.credentials.principals.size(), 1u);
+  EXPECT_TRUE(auth::DigestsEqual(config.admin.credentials.principals[0].api_key_sha256.at(0),
+                                 auth::DigestApiKey("example-admin-key-do-not-use")));
+}
+
 TEST(AuthConfigTest, APolicyNeedsPrincipals) {
   Config config;
   const auto errors = Load(kBackendAndRoute +
