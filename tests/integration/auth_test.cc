@@ -50,6 +50,7 @@ class AuthTest : public HttpGatewayTest {
     const std::string keys_file =
         dir_.WriteFile("api-keys", "# principal sha256\nowner " + Sha256Hex(kOwnerKey) + "\n");
     options->extra_route_keys =
+        "    max_token_advance: 100\n"
         "    policy:\n"
         "      read: [reader, writer, owner]\n"
         "      write: [writer, owner]\n"
@@ -207,6 +208,20 @@ TEST_F(AuthTest, AdvancingTheFenceNeedsAPrefixGrant) {
     if (record.at("reason").as_string() == "advance_not_permitted") ++advance_records;
   }
   EXPECT_EQ(advance_records, 2u);
+}
+
+TEST_F(AuthTest, AnAdvanceGrantDoesNotLiftTheRoutesMaxTokenAdvance) {
+  EXPECT_EQ(Call(http::verb::put, "/kv/a/x", kOwnerKey, 100).result_int(), 200);
+  // owner may advance kv:a, but not by more than max_token_advance (README "Tokens").
+  Response response = Call(http::verb::put, "/kv/a/x", kOwnerKey, 201);
+  EXPECT_EQ(response.result_int(), 403);
+  EXPECT_EQ(Problem(response).at("reason").as_string(), "token_advance");
+  // writer may not advance kv:a at all: that is the refusal it gets, whatever the distance.
+  response = Call(http::verb::put, "/kv/a/x", kWriterKey, 201);
+  EXPECT_EQ(response.result_int(), 403);
+  EXPECT_EQ(Problem(response).at("reason").as_string(), "advance_not_permitted");
+  EXPECT_EQ(Highest("kv:a"), 100u);
+  EXPECT_EQ(backend_.Requests().size(), 1u);
 }
 
 TEST_F(AuthTest, RoutesWithoutAPolicyStayOpen) {
