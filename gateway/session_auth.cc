@@ -19,10 +19,9 @@ bool Session::Authorize() {
   auto& request = parser_->get();
   const std::size_t route = exchange_.route - context_.routes.data();
   const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
-  // Plain connections carry no client certificate; TLS sessions will hand theirs in here.
-  const PeerIdentity* peer = nullptr;
+  // A TLS client's verified certificate (empty, unverified, on plain connections).
   exchange_.auth = context_.auth->Check(route, write, request[http::field::authorization],
-                                        request.count(http::field::authorization), peer);
+                                        request.count(http::field::authorization), &peer_identity_);
   if (!exchange_.auth.guarded) return true;
   // The key is fencegate's credential, not the backend's: it is never forwarded.
   request.erase(http::field::authorization);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gateway/tls/tls_settings.h"
 #include "gateway/auth/auth_config.h"
+#include "gateway/tls/tls_settings.h"
 #include "lockstore/fence_key_template.h"
 #include "lockstore/lock_rules.h"
 #include "lockstore/token_signer.h"
@@ -129,7 +129,7 @@ struct Config {
   std::map<std::string, BackendConfig> backends;
   std::vector<RouteConfig> routes;
   LocksConfig locks;
-  tls::TlsConfig tls;  // README "Transport (TLS)"
+  tls::TlsConfig tls;            // README "Transport (TLS)"
   auth::CredentialsConfig auth;  // traffic principals (README "Authentication")
   auth::AdminAuthConfig admin;   // the admin listener's own principals
 };
