@@ -789,6 +789,13 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
     reader.Duration(node["response_timeout"], Child(path, "response_timeout"), false,
                     &out->response_timeout);
   }
+  if (node["max_idle_connections"]) {
+    reader.Count(node["max_idle_connections"], Child(path, "max_idle_connections"), 0, 100'000,
+                 &out->max_idle_connections);
+  }
+  if (node["idle_timeout"]) {
+    reader.Duration(node["idle_timeout"], Child(path, "idle_timeout"), false, &out->idle_timeout);
+  }
 }
 
 const std::vector<std::string_view>& S3BackendKeys() {
@@ -806,7 +813,9 @@ const std::vector<std::string_view>& S3BackendKeys() {
                                                      "max_retries",
                                                      "version_cache_entries",
                                                      "connect_timeout",
-                                                     "response_timeout"};
+                                                     "response_timeout",
+                                                     "max_idle_connections",
+                                                     "idle_timeout"};
   return keys;
 }
 

@@ -10,26 +10,30 @@ namespace fencegate::adapters {
 
 namespace {
 
-// The adapter of one network thread; its version cache is touched only from that thread.
+// The adapter of one network thread; its version cache and connection pool are touched only
+// from that thread.
 class S3Adapter : public ResourceAdapter {
  public:
   S3Adapter(boost::asio::io_context& ioc, std::shared_ptr<s3::Backend> backend)
       : ioc_(ioc),
         backend_(std::move(backend)),
-        cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)) {}
+        cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)),
+        pool_(std::make_shared<s3::ConnectionPool>(backend_->options.max_idle_connections,
+                                                   backend_->options.idle_timeout)) {}
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
-    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, request, downstream, std::move(done))
+    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pool_, request, downstream,
+                                     std::move(done))
         ->Start();
   }
 
-  // Every backend request has a connection of its own, closed when it ends: nothing idles.
-  void Shutdown() override {}
+  void Shutdown() override { pool_->CloseAll(); }
 
  private:
   boost::asio::io_context& ioc_;
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<s3::VersionCache> cache_;
+  std::shared_ptr<s3::ConnectionPool> pool_;
 };
 
 class S3AdapterFactory : public AdapterFactory {

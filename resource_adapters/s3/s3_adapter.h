@@ -29,10 +29,18 @@ struct S3AdapterOptions {
   // Conditional writes sent again after a 412 from a concurrent writer, before 503.
   unsigned max_retries = 8;
   // Object versions (ETag and token) remembered per network thread, so that a write can be
-  // sent conditionally without a HEAD first.
-  std::size_t version_cache_entries = 10000;
+  // sent conditionally without a HEAD first. Off by default: ETags are content hashes, so a
+  // newer holder that stores the bytes already there leaves the ETag unchanged, and a write on
+  // a remembered ETag from before it would pass (README "S3 backends"). Safe only where no two
+  // fenced writes of one key carry identical bytes (e.g. bodies that embed their token).
+  std::size_t version_cache_entries = 0;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds response_timeout{60000};
+  // Keep-alive connections kept idle per network thread for the next backend request.
+  std::size_t max_idle_connections = 16;
+  // An idle connection older than this is closed instead of reused: below the backend's own
+  // keep-alive timeout (radosgw's beast frontend 65 s), so that it is the gateway that closes.
+  std::chrono::milliseconds idle_timeout{15000};
 };
 
 // The `s3` adapter: re-signs every request with AWS SigV4 and makes fenced writes conditional

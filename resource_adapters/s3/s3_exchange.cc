@@ -104,11 +104,13 @@ void VersionCache::Put(const std::string& key, ObjectVersion version) {
 }
 
 S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
-                       std::shared_ptr<VersionCache> cache, ForwardRequest request,
-                       Downstream& downstream, ResourceAdapter::DoneHandler done)
+                       std::shared_ptr<VersionCache> cache, std::shared_ptr<ConnectionPool> pool,
+                       ForwardRequest request, Downstream& downstream,
+                       ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       cache_(std::move(cache)),
+      pool_(std::move(pool)),
       client_header_(*request.header),
       token_(request.fencing_token),
       downstream_(downstream),
@@ -354,7 +356,7 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
   header.method(http::verb::head);
   const std::size_t question = request_.target.find('?');
   header.target(request_.target.substr(0, question));
-  UpstreamCall call(ioc_, backend_->endpoint);
+  UpstreamCall call(ioc_, backend_->endpoint, pool_);
   outcome_.backend_reached = true;
   error_code ec = co_await call.Send(std::move(header), {});
   if (ec) {
@@ -410,7 +412,9 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
     } else {
       attempt_header.set(http::field::if_none_match, "*");
     }
-    UpstreamCall call(ioc_, backend_->endpoint);
+    // Optional so that a conflicting attempt hands its connection back before the HEAD.
+    std::optional<UpstreamCall> attempt_call;
+    UpstreamCall& call = attempt_call.emplace(ioc_, backend_->endpoint, pool_);
     outcome_.backend_reached = true;
     error_code ec = co_await SendBody(call, std::move(attempt_header));
     if (ec) {
@@ -446,6 +450,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
     // Someone wrote in between (or the backend did not understand the ETag's form): look again.
     std::string ignored;
     ec = co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
+    attempt_call.reset();
     const ObjectVersion previous = *seen;
     seen = co_await Head();
     if (!seen) co_return;
@@ -475,7 +480,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
 }
 
 asio::awaitable<void> S3Exchange::Relay(http::request_header<> header) {
-  UpstreamCall call(ioc_, backend_->endpoint);
+  UpstreamCall call(ioc_, backend_->endpoint, pool_);
   outcome_.backend_reached = true;
   const error_code ec = co_await SendBody(call, std::move(header));
   if (ec) {

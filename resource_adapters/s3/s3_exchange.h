@@ -44,8 +44,8 @@ class VersionCache {
 class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
  public:
   S3Exchange(boost::asio::io_context& ioc, std::shared_ptr<Backend> backend,
-             std::shared_ptr<VersionCache> cache, ForwardRequest request, Downstream& downstream,
-             ResourceAdapter::DoneHandler done);
+             std::shared_ptr<VersionCache> cache, std::shared_ptr<ConnectionPool> pool,
+             ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done);
   void Start();
 
  private:
@@ -83,6 +83,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   boost::asio::io_context& ioc_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<VersionCache> cache_;
+  std::shared_ptr<ConnectionPool> pool_;
   http::request_header<> client_header_;
   std::optional<std::uint64_t> token_;
   Downstream& downstream_;

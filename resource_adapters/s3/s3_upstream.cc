@@ -1,35 +1,74 @@
 #include "resource_adapters/s3/s3_upstream.h"
 
 #include <string>
+#include <utility>
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
 namespace fencegate::adapters::s3 {
 
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 using boost::system::error_code;
 
-UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint)
-    : endpoint_(endpoint), stream_(ioc) {}
+UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint,
+                           std::shared_ptr<ConnectionPool> pool)
+    : ioc_(ioc), endpoint_(endpoint), pool_(std::move(pool)) {}
 
-asio::awaitable<error_code> UpstreamCall::Connect(http::request_header<>& header) {
+UpstreamCall::~UpstreamCall() {
+  // Reused only in step with the protocol: the request went out whole, the response was read to
+  // its end (nothing of it left in the buffer) and the backend keeps the connection open.
+  if (stream_ && request_sent_ && parser_ && parser_->is_done() && parser_->keep_alive() &&
+      read_buffer_.size() == 0) {
+    pool_->Give(std::move(stream_));
+  }
+}
+
+asio::awaitable<error_code> UpstreamCall::Open(bool fresh) {
+  if (!fresh) stream_ = pool_->Take();
+  reused_ = stream_ != nullptr;
+  if (reused_) co_return error_code{};
+  stream_ = std::make_unique<beast::tcp_stream>(ioc_);
   error_code ec;
-  stream_.expires_after(endpoint_.connect_timeout);
-  co_await stream_.async_connect(endpoint_.addresses,
-                                 asio::redirect_error(asio::use_awaitable, ec));
+  stream_->expires_after(endpoint_.connect_timeout);
+  co_await stream_->async_connect(endpoint_.addresses,
+                                  asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
     connect_failed_ = true;
     co_return ec;
   }
-  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
-
-  header.version(11);
-  header.set(http::field::host, endpoint_.host_header);
-  SignV4(header, endpoint_.credentials, endpoint_.region, AmzDateNow(), kUnsignedPayload);
+  stream_->socket().set_option(asio::ip::tcp::no_delay(true), ec);
   co_return error_code{};
+}
+
+http::request_header<> UpstreamCall::Signed(const http::request_header<>& header) const {
+  http::request_header<> signed_header = header;
+  signed_header.version(11);
+  signed_header.set(http::field::host, endpoint_.host_header);
+  SignV4(signed_header, endpoint_.credentials, endpoint_.region, AmzDateNow(), kUnsignedPayload);
+  return signed_header;
+}
+
+bool UpstreamCall::MayRetry(error_code ec, std::size_t sent, http::verb method,
+                            bool has_body) const {
+  const bool side_effect_free =
+      (method == http::verb::get || method == http::verb::head) && !has_body;
+  return reused_ && !retried_ && ec != beast::error::timeout && !(parser_ && parser_->got_some()) &&
+         (sent == 0 || side_effect_free);
+}
+
+void UpstreamCall::Discard() {
+  if (stream_) {
+    error_code ignored;
+    stream_->socket().close(ignored);
+    stream_.reset();
+  }
+  parser_.reset();
+  read_buffer_.clear();
 }
 
 asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) {
@@ -38,56 +77,77 @@ asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) 
   parser_->body_limit(boost::none);
   // A HEAD response announces a length but carries no body.
   parser_->skip(method == http::verb::head);
-  stream_.expires_after(endpoint_.response_timeout);
-  co_await http::async_read_header(stream_, read_buffer_, *parser_,
+  stream_->expires_after(endpoint_.response_timeout);
+  co_await http::async_read_header(*stream_, read_buffer_, *parser_,
                                    asio::redirect_error(asio::use_awaitable, ec));
   co_return ec;
 }
 
 asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
                                                std::string_view body) {
-  error_code ec = co_await Connect(header);
-  if (ec) co_return ec;
-  http::request<http::buffer_body> request(std::move(header));
-  request.body().data = body.empty() ? nullptr : const_cast<char*>(body.data());
-  request.body().size = body.size();
-  request.body().more = false;
-  stream_.expires_after(endpoint_.response_timeout);
-  co_await http::async_write(stream_, request, asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return ec;
-  co_return co_await ReadResponseHeader(request.method());
+  for (bool fresh = false;; fresh = true) {
+    error_code ec = co_await Open(fresh);
+    if (ec) co_return ec;
+    http::request<http::buffer_body> request(Signed(header));
+    request.body().data = body.empty() ? nullptr : const_cast<char*>(body.data());
+    request.body().size = body.size();
+    request.body().more = false;
+    stream_->expires_after(endpoint_.response_timeout);
+    const std::size_t sent = co_await http::async_write(
+        *stream_, request, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      request_sent_ = true;
+      ec = co_await ReadResponseHeader(request.method());
+    }
+    if (!ec || !MayRetry(ec, sent, request.method(), !body.empty())) co_return ec;
+    Discard();
+    request_sent_ = false;
+    retried_ = true;
+  }
 }
 
 asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> header,
                                                        const BodySource& source,
                                                        std::size_t piece_size) {
-  error_code ec = co_await Connect(header);
-  if (ec) co_return ec;
-  http::request<http::buffer_body> request(std::move(header));
-  request.body().data = nullptr;
-  request.body().more = true;
-  http::request_serializer<http::buffer_body> serializer(request);
-  stream_.expires_after(endpoint_.response_timeout);
-  co_await http::async_write_header(stream_, serializer,
-                                    asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return ec;
-  std::string piece(piece_size, '\0');
-  bool done = false;
-  while (!done) {
-    std::size_t bytes = 0;
-    ec = co_await source(asio::buffer(piece), &bytes, &done);
+  error_code ec;
+  http::request<http::buffer_body> request;
+  for (bool fresh = false;; fresh = true) {
+    ec = co_await Open(fresh);
     if (ec) co_return ec;
-    if (bytes == 0 && !done) continue;
-    request.body().data = bytes == 0 ? nullptr : piece.data();
-    request.body().size = bytes;
-    request.body().more = !done;
-    stream_.expires_after(endpoint_.response_timeout);
-    co_await http::async_write(stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
-    // need_buffer: the piece went out and the serializer wants the next one.
-    if (ec == http::error::need_buffer) ec = {};
+    request = http::request<http::buffer_body>(Signed(header));
+    request.body().data = nullptr;
+    request.body().more = true;
+    http::request_serializer<http::buffer_body> serializer(request);
+    stream_->expires_after(endpoint_.response_timeout);
+    const std::size_t sent = co_await http::async_write_header(
+        *stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
+    // The body is not replayable: only a header that did not go out at all is sent again.
+    if (ec && MayRetry(ec, sent, request.method(), true)) {
+      Discard();
+      retried_ = true;
+      continue;
+    }
     if (ec) co_return ec;
+    std::string piece(piece_size, '\0');
+    bool done = false;
+    while (!done) {
+      std::size_t bytes = 0;
+      ec = co_await source(asio::buffer(piece), &bytes, &done);
+      if (ec) co_return ec;
+      if (bytes == 0 && !done) continue;
+      request.body().data = bytes == 0 ? nullptr : piece.data();
+      request.body().size = bytes;
+      request.body().more = !done;
+      stream_->expires_after(endpoint_.response_timeout);
+      co_await http::async_write(*stream_, serializer,
+                                 asio::redirect_error(asio::use_awaitable, ec));
+      // need_buffer: the piece went out and the serializer wants the next one.
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) co_return ec;
+    }
+    request_sent_ = true;
+    co_return co_await ReadResponseHeader(request.method());
   }
-  co_return co_await ReadResponseHeader(request.method());
 }
 
 asio::awaitable<error_code> UpstreamCall::ReadBody(asio::mutable_buffer buffer, std::size_t* bytes,
@@ -99,8 +159,8 @@ asio::awaitable<error_code> UpstreamCall::ReadBody(asio::mutable_buffer buffer, 
   body.data = buffer.data();
   body.size = buffer.size();
   error_code ec;
-  stream_.expires_after(endpoint_.response_timeout);
-  co_await http::async_read(stream_, read_buffer_, *parser_,
+  stream_->expires_after(endpoint_.response_timeout);
+  co_await http::async_read(*stream_, read_buffer_, *parser_,
                             asio::redirect_error(asio::use_awaitable, ec));
   // need_buffer: the buffer is full, which is the normal case for a large body.
   if (ec == http::error::need_buffer) ec = {};

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "resource_adapters/s3/s3_connection_pool.h"
 #include "resource_adapters/s3/sigv4.h"
 
 namespace fencegate::adapters::s3 {
@@ -37,15 +39,22 @@ struct Endpoint {
 using BodySource = std::function<boost::asio::awaitable<boost::system::error_code>(
     boost::asio::mutable_buffer buffer, std::size_t* bytes, bool* done)>;
 
-// One request to the backend on a connection of its own: signed with SigV4 (UNSIGNED-PAYLOAD),
-// sent with a body held in memory or streamed from a source, and its response read piece by
-// piece. Errors are returned, never thrown.
+// One request to the backend: signed with SigV4 (UNSIGNED-PAYLOAD), sent with a body held in
+// memory or streamed from a source, and its response read piece by piece. Errors are returned,
+// never thrown. The connection comes from the thread's pool when one idles there, and goes back
+// to it at destruction only when the request went out whole and its response was read to the
+// end; a request that failed on a reused connection is sent once more on a new one when that is
+// safe (see MayRetry).
 class UpstreamCall {
  public:
-  UpstreamCall(boost::asio::io_context& ioc, const Endpoint& endpoint);
+  UpstreamCall(boost::asio::io_context& ioc, const Endpoint& endpoint,
+               std::shared_ptr<ConnectionPool> pool);
+  ~UpstreamCall();
+  UpstreamCall(const UpstreamCall&) = delete;
+  UpstreamCall& operator=(const UpstreamCall&) = delete;
 
-  // Connects, signs `header` (Host, X-Amz-Date, X-Amz-Content-Sha256, Authorization are set
-  // here), writes it with `body` and reads the response header.
+  // Takes or opens a connection, signs `header` (Host, X-Amz-Date, X-Amz-Content-Sha256,
+  // Authorization are set here), writes it with `body` and reads the response header.
   boost::asio::awaitable<boost::system::error_code> Send(http::request_header<> header,
                                                          std::string_view body);
 
@@ -70,14 +79,31 @@ class UpstreamCall {
   bool connect_failed() const { return connect_failed_; }
 
  private:
-  // Connects and signs `header` (Host, X-Amz-Date, X-Amz-Content-Sha256, Authorization).
-  boost::asio::awaitable<boost::system::error_code> Connect(http::request_header<>& header);
+  // An idle connection from the pool, or (with `fresh`, or none idling) a new one.
+  boost::asio::awaitable<boost::system::error_code> Open(bool fresh);
+  // A copy of `header` with Host, X-Amz-Date, X-Amz-Content-Sha256 and Authorization set.
+  http::request_header<> Signed(const http::request_header<>& header) const;
   boost::asio::awaitable<boost::system::error_code> ReadResponseHeader(http::verb method);
+  // Whether a request that failed with `ec` may go out again on a new connection: only when the
+  // failure was on a reused connection (the backend may have closed it just as the request
+  // went out), before any byte of a response, not a timeout (a slow backend has the request),
+  // and either nothing of the request was sent or it has no side effects (GET and HEAD without
+  // a body). A conditional write is never sent again here: if the lost attempt was applied, a
+  // second one could be answered as a conflict although the write happened.
+  bool MayRetry(boost::system::error_code ec, std::size_t sent, http::verb method,
+                bool has_body) const;
+  // Drops the connection after a failure.
+  void Discard();
 
+  boost::asio::io_context& ioc_;
   const Endpoint& endpoint_;
-  boost::beast::tcp_stream stream_;
+  std::shared_ptr<ConnectionPool> pool_;
+  std::unique_ptr<boost::beast::tcp_stream> stream_;
   boost::beast::flat_buffer read_buffer_;
   std::optional<http::response_parser<http::buffer_body>> parser_;
+  bool reused_ = false;
+  bool retried_ = false;
+  bool request_sent_ = false;  // the whole request went out: only then may the stream be reused
   bool connect_failed_ = false;
 };
 

@@ -3,6 +3,7 @@
 // one object, tombstone deletes, fenced multipart uploads, and awscli as a real client.
 // radosgw takes ~15 s to start, so one instance serves the whole binary (one ctest test).
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <regex>
@@ -17,6 +18,7 @@
 #include "tests/integration/http_client.h"
 #include "tests/integration/process.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/s3/counting_relay.h"
 
 namespace fencegate::integration {
 namespace {
@@ -57,39 +59,43 @@ class Radosgw : public ::testing::Environment {
   std::unique_ptr<TempDir> dir_;
 };
 
-// A gateway with its own fence store in front of the shared radosgw. Route "awscli" (bucket
-// "awscli") is unfenced, for a client that cannot send Fencing-Token; every other bucket is
-// fenced with one fence per object.
+// A gateway with its own fence store in front of the shared radosgw (or of a relay to it, at
+// `backend_port`), with `threads` network threads (two by default). Route "awscli" (bucket
+// "awscli") is unfenced, for a client that cannot send Fencing-Token; every other bucket is fenced
+// with one fence per object. `backend_options` are extra lines of the s3 backend's configuration.
 struct S3Gateway {
   TempDir dir;
   std::unique_ptr<GatewayInstance> instance;
 
-  S3Gateway() {
-    const std::string config =
-        "access_log:\n  path: \"\"\n"
-        "backends:\n"
-        "  rgw:\n"
-        "    kind: s3\n"
-        "    endpoint: http://127.0.0.1:" +
-        std::to_string(Radosgw::port) +
-        "\n"
-        "    access_key: fencegate-test\n"
-        "    secret_key_file: " +
-        dir.WriteFile("secret", "fencegate-test-secret\n") +
-        "\n"
-        "    etag_quoting: auto\n"
-        // Small, so that the large-body tests stream without sending 64 MiB.
-        "    max_spool_bytes: 1048576\n"
-        "routes:\n"
-        "  - name: awscli\n"
-        "    prefix: /awscli/\n"
-        "    backend: rgw\n"
-        "    fence_key: \"s3:{path}\"\n"
-        "    fenced_methods: []\n"
-        "  - name: s3\n"
-        "    prefix: /\n"
-        "    backend: rgw\n"
-        "    fence_key: \"s3:{path}\"\n";
+  explicit S3Gateway(std::uint16_t backend_port = 0, const std::string& backend_options = "",
+                     int threads = 2) {
+    const std::string config = "threads: " + std::to_string(threads) +
+                               "\n"
+                               "access_log:\n  path: \"\"\n"
+                               "backends:\n"
+                               "  rgw:\n"
+                               "    kind: s3\n"
+                               "    endpoint: http://127.0.0.1:" +
+                               std::to_string(backend_port != 0 ? backend_port : Radosgw::port) +
+                               "\n"
+                               "    access_key: fencegate-test\n"
+                               "    secret_key_file: " +
+                               dir.WriteFile("secret", "fencegate-test-secret\n") +
+                               "\n"
+                               "    etag_quoting: auto\n"
+                               // Small, so that the large-body tests stream without sending 64 MiB.
+                               "    max_spool_bytes: 1048576\n" +
+                               backend_options +
+                               "routes:\n"
+                               "  - name: awscli\n"
+                               "    prefix: /awscli/\n"
+                               "    backend: rgw\n"
+                               "    fence_key: \"s3:{path}\"\n"
+                               "    fenced_methods: []\n"
+                               "  - name: s3\n"
+                               "    prefix: /\n"
+                               "    backend: rgw\n"
+                               "    fence_key: \"s3:{path}\"\n";
     std::string error;
     instance =
         GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config), dir.Join("data"), &error);
@@ -158,6 +164,61 @@ TEST(S3Test, FencedWriteKeepsTheTokenWithTheObject) {
   EXPECT_NE(list.body().find("<Key>a b.txt</Key>"), std::string::npos) << list.body();
 }
 
+// The adapter keeps backend connections alive per network thread. A relay in front of radosgw
+// counts the connections: sequential fenced writes and reads through a gateway with two network
+// threads need at most one per thread, while without idle connections (max_idle_connections: 0)
+// every backend request opens one. A connection the backend closed while idle is not reused,
+// and one idle longer than idle_timeout is closed rather than reused.
+TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
+  constexpr int kRounds = 25;
+  CountingRelay relay(Radosgw::port);
+  {
+    S3Gateway pooled(relay.port());
+    ASSERT_NE(pooled.instance, nullptr);
+    CreateBucket(pooled.port(), "keepalive");
+    for (int i = 0; i < kRounds; ++i) {
+      const std::string body = "round " + std::to_string(i);
+      ASSERT_EQ(Put(pooled.port(), "/keepalive/k", 100 + i, body).result_int(), 200);
+      EXPECT_EQ(Send(pooled.port(), http::verb::get, "/keepalive/k", std::nullopt).body(), body);
+    }
+    EXPECT_LE(relay.connections(), 2) << "backend connections for " << 2 * kRounds + 1
+                                      << " sequential requests on two network threads";
+
+    // The backend drops its idle connections: the next requests open new ones and succeed.
+    relay.CloseAll();
+    const int before_close = relay.connections();
+    ASSERT_EQ(Put(pooled.port(), "/keepalive/k", 200, "after close").result_int(), 200);
+    EXPECT_EQ(Send(pooled.port(), http::verb::get, "/keepalive/k", std::nullopt).body(),
+              "after close");
+    EXPECT_GE(relay.connections(), before_close + 1);
+  }
+
+  const int before_unpooled = relay.connections();
+  {
+    S3Gateway unpooled(relay.port(), "    max_idle_connections: 0\n");
+    ASSERT_NE(unpooled.instance, nullptr);
+    for (int i = 0; i < kRounds; ++i) {
+      ASSERT_EQ(Put(unpooled.port(), "/keepalive/k", 300 + i, "x").result_int(), 200);
+      EXPECT_EQ(Send(unpooled.port(), http::verb::get, "/keepalive/k", std::nullopt).body(), "x");
+    }
+  }
+  EXPECT_GE(relay.connections() - before_unpooled, 2 * kRounds);
+
+  // Four reads, each after the previous connection idled past idle_timeout: four connections
+  // (reused, two threads would need at most two).
+  const int before_expiry = relay.connections();
+  {
+    S3Gateway expiring(relay.port(), "    idle_timeout: 50ms\n");
+    ASSERT_NE(expiring.instance, nullptr);
+    for (int i = 0; i < 4; ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      EXPECT_EQ(Send(expiring.port(), http::verb::get, "/keepalive/k", std::nullopt).result_int(),
+                200);
+    }
+  }
+  EXPECT_EQ(relay.connections() - before_expiry, 4);
+}
+
 // The second gateway never saw token 21: its own check admits 20, the backend's refuses it.
 TEST(S3Test, SecondGatewayStaleWriteIsRefusedAtTheBackend) {
   S3Gateway first;
@@ -179,6 +240,52 @@ TEST(S3Test, SecondGatewayStaleWriteIsRefusedAtTheBackend) {
                         "reason=\"backend_fence\",route=\"s3\""),
             1.0)
       << metrics;
+}
+
+// ETags are content hashes: a newer holder that stores the very bytes already there leaves the
+// ETag unchanged, so If-Match cannot tell its version from the one before. A zombie's write
+// therefore starts from a fresh HEAD (no remembered versions by default), which shows the newer
+// token: refused, and the object keeps the newer holder's token.
+TEST(S3Test, ZombieIsRefusedAfterANewerHolderStoredIdenticalBytes) {
+  S3Gateway zombie_side;
+  S3Gateway holder_side;
+  ASSERT_NE(zombie_side.instance, nullptr);
+  ASSERT_NE(holder_side.instance, nullptr);
+  CreateBucket(zombie_side.port(), "identical");
+  const Response first = Put(zombie_side.port(), "/identical/o", 60, "same bytes");
+  ASSERT_EQ(first.result_int(), 200) << first.body();
+  const Response newer = Put(holder_side.port(), "/identical/o", 61, "same bytes");
+  ASSERT_EQ(newer.result_int(), 200) << newer.body();
+  ASSERT_EQ(newer[http::field::etag], first[http::field::etag]) << "the ETag should not change";
+
+  for (const std::string body : {"zombie bytes", "same bytes"}) {
+    const Response stale = Put(zombie_side.port(), "/identical/o", 60, body);
+    EXPECT_EQ(stale.result_int(), 409) << stale.body();
+    EXPECT_EQ(Reason(stale), "backend_fence") << stale.body();
+  }
+  const Response read = Send(holder_side.port(), http::verb::get, "/identical/o", std::nullopt);
+  EXPECT_EQ(read.body(), "same bytes");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "61");
+}
+
+// The limit that keeps version_cache_entries off by default (README "S3 backends"): a gateway
+// that writes on the version it remembers passes If-Match after a newer holder stored identical
+// bytes, and the zombie's different body lands with its lower token.
+TEST(S3Test, RememberedVersionsCannotSeeIdenticalBytesOfANewerHolder) {
+  // One network thread: the versions it remembers are its own.
+  S3Gateway zombie_side(0, "    version_cache_entries: 1000\n", 1);
+  S3Gateway holder_side;
+  ASSERT_NE(zombie_side.instance, nullptr);
+  ASSERT_NE(holder_side.instance, nullptr);
+  CreateBucket(zombie_side.port(), "remembered");
+  // Two writes, so that the zombie side has also learnt radosgw's unquoted If-Match.
+  ASSERT_EQ(Put(zombie_side.port(), "/remembered/o", 69, "earlier").result_int(), 200);
+  ASSERT_EQ(Put(zombie_side.port(), "/remembered/o", 70, "same bytes").result_int(), 200);
+  ASSERT_EQ(Put(holder_side.port(), "/remembered/o", 71, "same bytes").result_int(), 200);
+  EXPECT_EQ(Put(zombie_side.port(), "/remembered/o", 70, "zombie bytes").result_int(), 200);
+  const Response read = Send(holder_side.port(), http::verb::get, "/remembered/o", std::nullopt);
+  EXPECT_EQ(read.body(), "zombie bytes");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "70");
 }
 
 // A body larger than max_spool_bytes (1 MiB here) is streamed to the backend in one conditional

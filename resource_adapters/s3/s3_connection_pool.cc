@@ -1,0 +1,64 @@
+#include "resource_adapters/s3/s3_connection_pool.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace fencegate::adapters::s3 {
+
+namespace {
+
+// An idle connection must have nothing to read: end-of-stream means the backend closed it, and
+// unsolicited bytes mean the stream is out of sync. One non-blocking peek tells both.
+bool LooksReusable(boost::beast::tcp_stream& stream) {
+  char byte;
+  const ssize_t received =
+      ::recv(stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+void Close(boost::beast::tcp_stream& stream) {
+  boost::system::error_code ignored;
+  stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  stream.close();
+}
+
+}  // namespace
+
+ConnectionPool::ConnectionPool(std::size_t max_idle, std::chrono::milliseconds idle_timeout)
+    : max_idle_(max_idle), idle_timeout_(idle_timeout) {}
+
+std::unique_ptr<boost::beast::tcp_stream> ConnectionPool::Take() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!idle_.empty()) {
+    IdleConnection candidate = std::move(idle_.back());
+    idle_.pop_back();
+    if (now - candidate.idle_since < idle_timeout_ && LooksReusable(*candidate.stream)) {
+      return std::move(candidate.stream);
+    }
+    Close(*candidate.stream);
+  }
+  return nullptr;
+}
+
+void ConnectionPool::Give(std::unique_ptr<boost::beast::tcp_stream> stream) {
+  // No timer may fire on a connection nobody uses.
+  stream->expires_never();
+  if (max_idle_ == 0) {
+    Close(*stream);
+    return;
+  }
+  if (idle_.size() >= max_idle_) {
+    Close(*idle_.front().stream);
+    idle_.erase(idle_.begin());
+  }
+  idle_.push_back({std::move(stream), std::chrono::steady_clock::now()});
+}
+
+void ConnectionPool::CloseAll() {
+  for (auto& connection : idle_) Close(*connection.stream);
+  idle_.clear();
+}
+
+}  // namespace fencegate::adapters::s3
