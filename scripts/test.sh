@@ -71,7 +71,8 @@ fi
 
 if want s3; then
   stage "s3"
-  # The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli.
+  # The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli,
+  # then the zombie torture's s3 mode (its own radosgw; 30 s of load). About 2 minutes.
   ctest --test-dir build -L s3 --output-on-failure --timeout 600
   stage_done "s3"
 fi

@@ -10,7 +10,8 @@ and any refused write applied.
 Modes: http (the http adapter in front of the recording backend), filesystem (the filesystem
 adapter), two-gateways (two fencegate processes with separate fence stores in front of one
 filesystem root), webdav (two such gateways, webdav adapter, in front of one real Apache
-mod_dav_fs; see dav_mode.py). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
+mod_dav_fs; see dav_mode.py), s3 (kept out of "all": two such gateways in front of a real
+Ceph radosgw, which this mode starts with tests/support/radosgw.sh). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
 history), 2 the run could not be made or tortured nothing (no acknowledged write or no zombie
 refused).
 """
@@ -34,6 +35,7 @@ from file_snapshots import SnapshotTaker  # noqa: E402
 from lock_issuer import LockIssuer  # noqa: E402
 from recording_backend import RecordingBackend  # noqa: E402
 from relays import BackendRelay, ClientRelay  # noqa: E402
+import s3_mode  # noqa: E402
 from workers import Workload  # noqa: E402
 
 MODES = ("http", "filesystem", "two-gateways", "webdav")
@@ -42,13 +44,16 @@ MODES = ("http", "filesystem", "two-gateways", "webdav")
 # checks tokens). Run only as a control, with --expect-violations: it shows the checker catches
 # writes applied out of token order end to end.
 UNSAFE_MODE = "unsafe-http-two-gateways"
+# Two gateways, separate fence stores, one radosgw bucket: safe through the s3 adapter's
+# conditional writes at the backend. Needs root and Ceph, so it is not part of "all".
+S3_MODE = "s3"
 
 
 async def run_mode(args, mode, run_dir):
     seed = f"{args.seed}/{mode}"
     answers = {}
     resources = [f"r{i}" for i in range(args.resources)]
-    backend = backend_relay = snapshots = apache = None
+    backend = backend_relay = snapshots = apache = radosgw = None
     gateways = []
     relays = []
     try:
@@ -77,6 +82,18 @@ async def run_mode(args, mode, run_dir):
                 gateways.append(Gateway(args.fencegate, run_dir, name, config))
             snapshots = dav_mode.DavSnapshots(apache.port, resources)
             path_prefix = "/dav/"
+        elif mode == S3_MODE:
+            radosgw = s3_mode.Radosgw(run_dir)
+            await radosgw.start()
+            await radosgw.create_bucket()
+            backend_relay = BackendRelay(radosgw.port, seed)
+            await backend_relay.start()
+            for name in ("g1", "g2"):
+                config = radosgw.config(os.path.join(run_dir, f"access-{name}.log"),
+                                        backend_relay.port)
+                gateways.append(Gateway(args.fencegate, run_dir, name, config))
+            snapshots = s3_mode.S3SnapshotTaker(radosgw, resources)
+            path_prefix = f"/{s3_mode.BUCKET}/"
         else:
             root = os.path.join(run_dir, "files")
             os.makedirs(root)
@@ -111,19 +128,17 @@ async def run_mode(args, mode, run_dir):
         if apache is not None:
             dav_mode.check(report, workload.attempts, answers, snapshots.snapshots,
                            await snapshots.final(), dav_mode.read_access_log(apache.access_log))
-            report.figures["backend relay"] = {"connections": backend_relay.connections,
-                                               "delays": backend_relay.delays,
-                                               "resets": backend_relay.resets}
             report.figures["snapshot read errors"] = snapshots.errors
         elif backend is not None:
             checker.check_log(report, workload.attempts, answers, backend.log)
             report.figures["backend faults"] = dict(sorted(backend.faults.items()))
-            report.figures["backend relay"] = {"connections": backend_relay.connections,
-                                               "delays": backend_relay.delays,
-                                               "resets": backend_relay.resets}
         else:
             checker.check_files(report, workload.attempts, answers, snapshots.snapshots,
                                 snapshots.final())
+        if backend_relay:
+            report.figures["backend relay"] = {"connections": backend_relay.connections,
+                                               "delays": backend_relay.delays,
+                                               "resets": backend_relay.resets}
         faults = {}
         for relay in relays:
             for fault, n in relay.faults.items():
@@ -148,6 +163,8 @@ async def run_mode(args, mode, run_dir):
             await backend.stop()
         if apache:
             await apache.stop()
+        if radosgw:
+            await radosgw.stop()
 
 
 def print_report(report, seconds):
@@ -167,7 +184,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fencegate",
                         default=os.path.join(here, "..", "..", "build", "gateway", "fencegate"))
-    parser.add_argument("--mode", choices=MODES + (UNSAFE_MODE, dav_mode.UNSAFE_MODE, "all"), default="all")
+    parser.add_argument("--mode", choices=MODES + (UNSAFE_MODE, dav_mode.UNSAFE_MODE, S3_MODE, "all"),
+                        default="all")
     parser.add_argument("--expect-violations", action="store_true",
                         help="succeed only if the checker finds violations (for the unsafe mode)")
     parser.add_argument("--seed", type=int, default=1)
