@@ -79,7 +79,7 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.store.rejection_retention, 10000u);
   EXPECT_EQ(config.access_log.path, "-");
 
-  ASSERT_EQ(config.backends.size(), 2u);
+  ASSERT_EQ(config.backends.size(), 4u);
   const BackendConfig& files = config.backends.at("files");
   EXPECT_EQ(files.name, "files");
   EXPECT_EQ(files.kind, "filesystem");
@@ -97,8 +97,37 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(api.http.response_timeout, milliseconds(60000));
   EXPECT_EQ(api.http.idle_timeout, milliseconds(30000));
   EXPECT_EQ(api.http.forward_token_header, "");
+  const BackendConfig& dav = config.backends.at("dav");
+  EXPECT_EQ(dav.kind, "webdav");
+  EXPECT_EQ(dav.http.host, "127.0.0.1");
+  EXPECT_EQ(dav.http.port, 8081);
+  EXPECT_EQ(dav.http.max_idle_connections, 64u);
+  EXPECT_EQ(dav.http.idle_timeout, milliseconds(30000));
+  EXPECT_EQ(dav.webdav.host, "127.0.0.1");
+  EXPECT_EQ(dav.webdav.port, 8081);
+  EXPECT_EQ(dav.webdav.host_header, "");
+  EXPECT_EQ(dav.webdav.connect_timeout, milliseconds(5000));
+  EXPECT_EQ(dav.webdav.response_timeout, milliseconds(60000));
+  EXPECT_EQ(dav.webdav.lock_timeout, milliseconds(10000));
+  EXPECT_EQ(dav.webdav.lock_attempts, 100u);
+  EXPECT_EQ(dav.webdav.lock_retry_delay, milliseconds(10));
+  const BackendConfig& objects = config.backends.at("objects");
+  EXPECT_EQ(objects.kind, "s3");
+  EXPECT_EQ(objects.s3.host, "127.0.0.1");
+  EXPECT_EQ(objects.s3.port, 7480);
+  EXPECT_EQ(objects.s3.region, "us-east-1");
+  EXPECT_EQ(objects.s3.access_key, "EXAMPLEACCESSKEY");
+  EXPECT_EQ(objects.s3.secret_key, "example-secret-key");
+  EXPECT_EQ(objects.s3.etag_quoting, adapters::EtagQuoting::kAuto);
+  EXPECT_EQ(objects.s3.max_spool_bytes, 64u << 20);
+  EXPECT_EQ(objects.s3.max_retries, 8u);
+  EXPECT_EQ(objects.s3.version_cache_entries, 0u);
+  EXPECT_EQ(objects.s3.connect_timeout, milliseconds(5000));
+  EXPECT_EQ(objects.s3.response_timeout, milliseconds(60000));
+  EXPECT_EQ(objects.s3.max_idle_connections, 16u);
+  EXPECT_EQ(objects.s3.idle_timeout, milliseconds(15000));
 
-  ASSERT_EQ(config.routes.size(), 2u);
+  ASSERT_EQ(config.routes.size(), 5u);
   const RouteConfig& files_route = config.routes[0];
   EXPECT_EQ(files_route.name, "files");
   EXPECT_EQ(files_route.prefix, "/files/");
@@ -115,6 +144,25 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   std::string key;
   ASSERT_TRUE(inventory.fence_key.Render({"/api/inventory/apple/x", "h", "inventory"}, &key));
   EXPECT_EQ(key, "inventory:apple");
+  EXPECT_FALSE(inventory.idempotency.has_value());
+
+  const RouteConfig& orders = config.routes[2];
+  EXPECT_EQ(orders.backend, "api");
+  ASSERT_TRUE(orders.idempotency.has_value());
+  EXPECT_EQ(orders.idempotency->mode, IdempotencyConfig::Mode::kStore);
+  EXPECT_FALSE(orders.idempotency->required);
+  EXPECT_EQ(orders.idempotency->methods, (std::vector<std::string>{"POST", "PATCH"}));
+  EXPECT_EQ(orders.idempotency->header, "Idempotency-Key");
+  EXPECT_EQ(orders.idempotency->expire_after, std::chrono::hours(24));
+  EXPECT_EQ(orders.idempotency->max_response_bytes, 1u << 20);
+  EXPECT_EQ(orders.idempotency->identity_header, "X-Client-Id");
+  EXPECT_EQ(orders.idempotency->forward_header, "Idempotency-Key");
+  EXPECT_EQ(config.routes[3].name, "share");
+  EXPECT_EQ(config.routes[3].backend, "dav");
+  EXPECT_EQ(config.routes[4].name, "objects");
+  EXPECT_EQ(config.routes[4].backend, "objects");
+  ASSERT_TRUE(config.routes[4].fence_key.Render({"/objects/b/k", "h", "objects"}, &key));
+  EXPECT_EQ(key, "s3:/objects/b/k");
 }
 
 TEST(ConfigLoaderTest, ShippedConfigsLoad) {
