@@ -30,58 +30,31 @@ if want build; then
   stage_done "build"
 fi
 
-if want unit; then
-  stage "unit tests"
-  ctest --test-dir build -L unit -j "$jobs" --output-on-failure --timeout 300
-  stage_done "unit tests"
-fi
+# ctest_stage STAGE TITLE LABEL TIMEOUT [CTEST_ARGS...]: runs the tests with LABEL (a regex) as
+# one timed stage when STAGE is wanted. Only the unit tests run in parallel: the others start
+# real servers and the fencegate binary, and share the two cores badly.
+ctest_stage() {
+  local name=$1 title=$2 label=$3 timeout=$4
+  shift 4
+  want "$name" || return 0
+  stage "$title"
+  ctest --test-dir build -L "$label" --output-on-failure --timeout "$timeout" "$@"
+  stage_done "$title"
+}
 
-if want integration; then
-  stage "integration tests"
-  ctest --test-dir build -L integration --output-on-failure --timeout 600
-  stage_done "integration tests"
-fi
-
-if want faults; then
-  stage "faults"
-  # kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
-  ctest --test-dir build -L faults --output-on-failure --timeout 600
-  stage_done "faults"
-fi
-
-if want webdav; then
-  stage "webdav"
-  # The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).
-  ctest --test-dir build -L webdav --output-on-failure --timeout 300
-  stage_done "webdav"
-fi
-
-if want lock_services; then
-  stage "lock services"
-  ctest --test-dir build -L lock_services --output-on-failure --timeout 300
-  stage_done "lock services"
-fi
-
+ctest_stage unit "unit tests" unit 300 -j "$jobs"
+ctest_stage integration "integration tests" integration 600
+# kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
+ctest_stage faults "faults" faults 600
+# The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).
+ctest_stage webdav "webdav" webdav 300
+ctest_stage lock_services "lock services" lock_services 300
 # The etcd store and several replicas on a real etcd cluster (tests/etcd, tests/replicas).
-if want replicas; then
-  stage "replicas"
-  ctest --test-dir build -L '^(etcd|replicas)$' --output-on-failure --timeout 300
-  stage_done "replicas"
-fi
-
-if want s3; then
-  stage "s3"
-  # The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli,
-  # then the zombie torture's s3 mode (its own radosgw; 30 s of load). About 2 minutes.
-  ctest --test-dir build -L s3 --output-on-failure --timeout 600
-  stage_done "s3"
-fi
-
-if want torture; then
-  stage "torture"
-  ctest --test-dir build -L torture --output-on-failure
-  stage_done "torture"
-fi
+ctest_stage replicas "replicas" '^(etcd|replicas)$' 300
+# The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli,
+# then the zombie torture's s3 mode (its own radosgw; 30 s of load). About 2 minutes.
+ctest_stage s3 "s3" s3 600
+ctest_stage torture "torture" torture 1500
 
 # ---- Sanitizer and fuzz stages ----------------------------------------------------------------
 # Each has its own build dir, built with clang. Sanitizer reports go to files under
