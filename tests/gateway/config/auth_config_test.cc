@@ -4,6 +4,7 @@
 
 #include "gateway/auth/api_key.h"
 #include "gateway/config/config_loader.h"
+#include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -11,26 +12,11 @@ namespace {
 // `printf %s abc | sha256sum`
 const std::string kAbc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
-const std::string kBackendAndRoute =
-    "backends:\n"
-    "  files:\n"
-    "    kind: filesystem\n"
-    "    root: /srv/files\n"
-    "routes:\n"
-    "  - name: files\n"
-    "    prefix: /files/\n"
-    "    backend: files\n"
-    "    fence_key: \"files:{path}\"\n";  // 9 lines
+const std::string kBackendAndRoute = config_text::kOneFilesRoute;
 
-std::vector<ConfigError> Load(const std::string& text, Config* config) {
-  return LoadConfigText(text, "test.yaml", config);
-}
+using config_text::Load;
 
-std::string Dump(const std::vector<ConfigError>& errors) {
-  std::string out;
-  for (const auto& error : errors) out += error.ToString() + "\n";
-  return out;
-}
+using config_text::Dump;
 
 TEST(AuthConfigTest, NoAuthSectionsMeansOpen) {
   Config config;

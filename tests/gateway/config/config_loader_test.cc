@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/gateway/config/config_text.h"
+
 namespace fencegate::gateway {
 namespace {
 
@@ -22,17 +24,7 @@ std::filesystem::path RepoFile(const std::string& relative) {
   return std::filesystem::path(FENCEGATE_SOURCE_DIR) / relative;
 }
 
-// A valid minimal configuration; tests append or splice lines into it.
-const char kMinimal[] =
-    "backends:\n"                         // line 1
-    "  files:\n"                          // line 2
-    "    kind: filesystem\n"              // line 3
-    "    root: /srv/files\n"              // line 4
-    "routes:\n"                           // line 5
-    "  - name: files\n"                   // line 6
-    "    prefix: /files/\n"               // line 7
-    "    backend: files\n"                // line 8
-    "    fence_key: \"files:{path}\"\n";  // line 9
+const std::string kMinimal = config_text::kOneFilesRoute;
 
 std::vector<ConfigError> Load(const std::string& text, Config* config = nullptr) {
   Config scratch;

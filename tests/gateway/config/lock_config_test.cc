@@ -1,24 +1,14 @@
 #include <gtest/gtest.h>
 
 #include "gateway/config/config_loader.h"
+#include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
 namespace {
 
-const std::string kMinimal =
-    "backends:\n"
-    "  files:\n"
-    "    kind: filesystem\n"
-    "    root: /srv/files\n"
-    "routes:\n"
-    "  - name: files\n"
-    "    prefix: /files/\n"
-    "    backend: files\n"
-    "    fence_key: \"files:{path}\"\n";  // 9 lines
+const std::string kMinimal = config_text::kOneFilesRoute;
 
-std::vector<ConfigError> Load(const std::string& text, Config* config) {
-  return LoadConfigText(text, "test.yaml", config);
-}
+using config_text::Load;
 
 TEST(LockConfigTest, DefaultsWithoutALocksSection) {
   Config config;

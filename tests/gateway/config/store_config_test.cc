@@ -6,20 +6,12 @@
 #include <vector>
 
 #include "gateway/config/config_loader.h"
+#include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
 namespace {
 
-const char kRoutes[] =
-    "backends:\n"
-    "  files:\n"
-    "    kind: filesystem\n"
-    "    root: /srv/files\n"
-    "routes:\n"
-    "  - name: files\n"
-    "    prefix: /files/\n"
-    "    backend: files\n"
-    "    fence_key: \"files:{path}\"\n";
+const std::string kRoutes = config_text::kOneFilesRoute;
 
 std::vector<ConfigError> Load(const std::string& text, Config* config) {
   return LoadConfigText(text + kRoutes, "store.yaml", config);

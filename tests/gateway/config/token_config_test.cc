@@ -4,26 +4,16 @@
 #include <gtest/gtest.h>
 
 #include "gateway/config/config_loader.h"
+#include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
 namespace {
 
-const std::string kRoutes =
-    "backends:\n"
-    "  files:\n"
-    "    kind: filesystem\n"
-    "    root: /srv/files\n"
-    "routes:\n"
-    "  - name: files\n"
-    "    prefix: /files/\n"
-    "    backend: files\n"
-    "    fence_key: \"files:{path}\"\n";  // 9 lines
+const std::string kRoutes = config_text::kOneFilesRoute;
 
 const std::string kSecret = "0123456789abcdef0123456789abcdef";  // 32 bytes
 
-std::vector<ConfigError> Load(const std::string& text, Config* config) {
-  return LoadConfigText(text, "test.yaml", config);
-}
+using config_text::Load;
 
 TEST(TokenConfigTest, EveryKeyIsRead) {
   ::setenv("FENCEGATE_TEST_TOKEN_KEY", (kSecret + "env").c_str(), 1);
