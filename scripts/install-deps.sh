@@ -23,6 +23,9 @@ packages=(
   apache2
   # The s3 adapter's tests (tests/s3/): a throwaway Ceph radosgw, and awscli as a real client.
   radosgw ceph-mon ceph-osd ceph-common awscli
+  # Several replicas: the load balancer example (config/examples/haproxy-replicas.cfg) is
+  # checked with haproxy -c.
+  haproxy
 )
 
 missing=()

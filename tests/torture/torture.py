@@ -11,7 +11,9 @@ Modes: http (the http adapter in front of the recording backend), filesystem (th
 adapter), two-gateways (two fencegate processes with separate fence stores in front of one
 filesystem root), webdav (two such gateways, webdav adapter, in front of one real Apache
 mod_dav_fs; see dav_mode.py), s3 (kept out of "all": two such gateways in front of a real
-Ceph radosgw, which this mode starts with tests/support/radosgw.sh). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
+Ceph radosgw, which this mode starts with tests/support/radosgw.sh), replicas (kept out of "all":
+a real 3-member etcd cluster and --replicas gateways on it, --layout, --fault; see
+replicas_mode.py). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
 history), 2 the run could not be made or tortured nothing (no acknowledged write or no zombie
 refused).
 """
@@ -35,6 +37,7 @@ from file_snapshots import SnapshotTaker  # noqa: E402
 from lock_issuer import LockIssuer  # noqa: E402
 from recording_backend import RecordingBackend  # noqa: E402
 from relays import BackendRelay, ClientRelay  # noqa: E402
+import replicas_mode  # noqa: E402
 import s3_mode  # noqa: E402
 from workers import Workload  # noqa: E402
 
@@ -47,10 +50,14 @@ UNSAFE_MODE = "unsafe-http-two-gateways"
 # Two gateways, separate fence stores, one radosgw bucket: safe through the s3 adapter's
 # conditional writes at the backend. Needs root and Ceph, so it is not part of "all".
 S3_MODE = "s3"
+# Replicas sharing fences in a real etcd cluster, under a fault schedule (issue 7).
+REPLICAS_MODE = "replicas"
 
 
 async def run_mode(args, mode, run_dir):
     seed = f"{args.seed}/{mode}"
+    if mode == REPLICAS_MODE:
+        return await replicas_mode.run(args, run_dir, seed)
     answers = {}
     resources = [f"r{i}" for i in range(args.resources)]
     backend = backend_relay = snapshots = apache = radosgw = None
@@ -184,7 +191,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fencegate",
                         default=os.path.join(here, "..", "..", "build", "gateway", "fencegate"))
-    parser.add_argument("--mode", choices=MODES + (UNSAFE_MODE, dav_mode.UNSAFE_MODE, S3_MODE, "all"),
+    parser.add_argument("--mode", choices=MODES + (UNSAFE_MODE, dav_mode.UNSAFE_MODE, S3_MODE,
+                                                REPLICAS_MODE, "all"),
                         default="all")
     parser.add_argument("--expect-violations", action="store_true",
                         help="succeed only if the checker finds violations (for the unsafe mode)")
@@ -198,6 +206,13 @@ def main():
     parser.add_argument("--pause-probability", type=float, default=0.1,
                         help="chance that a holder stalls past its lease before a write")
     parser.add_argument("--client-timeout", type=float, default=4.0)
+    parser.add_argument("--replicas", type=int, default=3, help="replicas mode: gateways")
+    parser.add_argument("--layout", choices=replicas_mode.LAYOUTS, default="partitioned",
+                        help="replicas mode: which replica a write goes through")
+    parser.add_argument("--fault", choices=replicas_mode.FAULTS, default="none",
+                        help="replicas mode: the fault injected at 30%% of the load")
+    parser.add_argument("--fault-length", type=float, default=4.0,
+                        help="replicas mode: seconds until the fault is repaired")
     parser.add_argument("--keep", action="store_true", help="keep the run directory")
     args = parser.parse_args()
 

@@ -28,7 +28,7 @@ class Attempt:
 
 class Workload:
     def __init__(self, seed, issuer, relays, path_prefix, resources, deadline, max_writes,
-                 client_timeout, pause_probability):
+                 client_timeout, pause_probability, pick_relay=None):
         self.seed = seed
         self.issuer = issuer
         self.relays = relays
@@ -38,6 +38,8 @@ class Workload:
         self.max_writes = max_writes
         self.client_timeout = client_timeout
         self.pause_probability = pause_probability
+        # (resource, token, retry) -> index into relays; None: any relay at random.
+        self.pick_relay = pick_relay
         self.writes = 0  # logical writes (a write and its retries count once)
         self.attempts = []
         self.pauses = 0
@@ -82,7 +84,9 @@ class Workload:
             attempt = Attempt(f"{client}-{seq}-{retry}", resource, token, client, seq, zombie,
                               token_text)
             self.attempts.append(attempt)
-            attempt.seen = await self._send(rng.choice(self.relays), attempt, rng)
+            relay = (self.relays[self.pick_relay(resource, token, retry)] if self.pick_relay
+                     else rng.choice(self.relays))
+            attempt.seen = await self._send(relay, attempt, rng)
             if isinstance(attempt.seen, int):
                 if 200 <= attempt.seen < 300:
                     return "ok"

@@ -1,0 +1,457 @@
+"""The `replicas` torture mode's parts (issue 7): a real 3-member etcd cluster on loopback, N
+fencegate replicas with `store: {kind: etcd}` in front of one recording http backend (it checks
+no tokens, so only the gateways can keep writes in order), and a fault schedule:
+
+  kill-replica      kill -9 one replica mid-load, start a new one in its place later;
+  kill-etcd-leader  kill -9 the etcd leader (found with `etcdctl endpoint status`), restart it;
+  cut-replica       one replica loses etcd (every connection to every member goes through a
+                    pausable relay that then black-holes traffic) while it still reaches the
+                    backend; reconnected later.
+
+Layouts (how writes reach replicas):
+  shared       every resource through every replica: a lock holder writes through replica
+               token % N (so a zombie and its successor always go through different replicas)
+               and moves to the next replica when a write fails (as behind a load balancer).
+               Needs shard ownership (docs/ARCHITECTURE.md "Several replicas") to be safe;
+               without it this is the control that must find violations.
+  partitioned  each resource through one replica only (resource index % N), what "one active
+               gateway per prefix" (README "Running several replicas") does today.
+
+The availability gap of a fault is the longest stretch without an acknowledged write on the
+resources the fault touches, among the stretches that overlap the fault (from its start to its
+repair); the same figure outside faults is printed as the baseline.
+"""
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import time
+
+import checker
+from gateway import Gateway
+from lock_issuer import LockIssuer
+from recording_backend import RecordingBackend
+from relays import BackendRelay, ClientRelay
+from workers import Workload
+
+FAULTS = ("none", "kill-replica", "kill-etcd-leader", "cut-replica")
+LAYOUTS = ("partitioned", "shared")
+
+# The http torture config with the fences in etcd. request_timeout / operation_timeout are short
+# so an unreachable member is left quickly and a replica without etcd answers 503 within 1.5 s.
+REPLICA_CONFIG = """\
+threads: 2
+access_log:
+  path: "{access_log}"
+timeouts:
+  barrier_wait: 6s
+  shutdown_drain: 5s
+store:
+  kind: etcd
+  prefix: /torture/
+  request_timeout: 300ms
+  operation_timeout: 1500ms
+  endpoints:
+{endpoints}
+locks:
+  enabled: false
+backends:
+  api:
+    kind: http
+    url: http://127.0.0.1:{backend_port}
+    connect_timeout: 2s
+    response_timeout: 4s
+    forward_token_header: Fencing-Token
+routes:
+  - name: kv
+    prefix: /kv/
+    backend: api
+    fence_key: "kv:{{segment:2}}"
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class EtcdMember:
+    def __init__(self, name, data_dir):
+        self.name = name
+        self.data_dir = data_dir
+        self.client_port = free_port()
+        self.peer_port = free_port()
+        self.process = None
+
+
+class EtcdCluster:
+    """The real etcd (Debian etcd-server) on loopback, ephemeral ports, data in the run dir."""
+
+    def __init__(self, run_dir, members=3):
+        self.dir = os.path.join(run_dir, "etcd")
+        os.makedirs(self.dir)
+        self.members = [EtcdMember(f"m{i}", os.path.join(self.dir, f"m{i}"))
+                        for i in range(members)]
+        self.initial = ",".join(f"{m.name}=http://127.0.0.1:{m.peer_port}" for m in self.members)
+
+    def endpoints(self):
+        return [f"127.0.0.1:{m.client_port}" for m in self.members]
+
+    async def _spawn(self, member, state):
+        client = f"http://127.0.0.1:{member.client_port}"
+        peer = f"http://127.0.0.1:{member.peer_port}"
+        log = open(os.path.join(self.dir, f"{member.name}.log"), "ab")
+        member.process = await asyncio.create_subprocess_exec(
+            "etcd", "--name", member.name, "--data-dir", member.data_dir,
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", self.initial, "--initial-cluster-state", state,
+            "--initial-cluster-token", "fencegate-torture", "--heartbeat-interval", "50",
+            "--election-timeout", "500", "--log-level", "warn",
+            stdout=log, stderr=log)
+        log.close()
+
+    async def _healthy(self, member):
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection("127.0.0.1", member.client_port), 2)
+        except (OSError, asyncio.TimeoutError):
+            return False
+        try:
+            writer.write(b"GET /health HTTP/1.1\r\nHost: etcd\r\nConnection: close\r\n\r\n")
+            text = (await asyncio.wait_for(reader.read(-1), 5)).decode("latin-1")
+            return " 200 " in text.split("\r\n", 1)[0] and '"true"' in text
+        except (OSError, asyncio.TimeoutError):
+            return False
+        finally:
+            writer.transport.abort()
+
+    async def _wait_healthy(self, members, timeout=60):
+        end = time.monotonic() + timeout
+        for member in members:
+            while not await self._healthy(member):
+                if member.process.returncode is not None:
+                    raise RuntimeError(f"etcd {member.name} exited; see {self.dir}")
+                if time.monotonic() > end:
+                    raise RuntimeError(f"etcd {member.name} not healthy after {timeout} s")
+                await asyncio.sleep(0.1)
+
+    async def start(self):
+        for member in self.members:
+            await self._spawn(member, "new")
+        await self._wait_healthy(self.members)
+
+    async def leader(self):
+        """Index of the member that is leader now (etcdctl endpoint status)."""
+        process = await asyncio.create_subprocess_exec(
+            "etcdctl", "--endpoints", ",".join(self.endpoints()), "--command-timeout", "5s",
+            "endpoint", "status", "-w", "json", stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(os.environ, ETCDCTL_API="3"))
+        out, err = await asyncio.wait_for(process.communicate(), 30)
+        for entry in json.loads(out or b"[]"):
+            status = entry["Status"]
+            if status["header"]["member_id"] == status["leader"]:
+                return self.endpoints().index(entry["Endpoint"])
+        raise RuntimeError(f"etcdctl endpoint status found no leader: {err.decode()[-500:]}")
+
+    def kill(self, index):
+        self.members[index].process.send_signal(signal.SIGKILL)
+
+    async def restart(self, index):
+        member = self.members[index]
+        await member.process.wait()
+        await self._spawn(member, "existing")
+        await self._wait_healthy([member])
+
+    async def stop(self):
+        for member in self.members:
+            if member.process and member.process.returncode is None:
+                member.process.terminate()
+        for member in self.members:
+            if member.process:
+                try:
+                    await asyncio.wait_for(member.process.wait(), 20)
+                except asyncio.TimeoutError:
+                    member.process.kill()
+                    await member.process.wait()
+
+
+class PausableRelay:
+    """A TCP relay from one replica to one etcd member. Paused, it black-holes: bytes are dropped
+    both ways and new connections are accepted but never connected through, as a partition does
+    (the replica sees timeouts, not resets). Resumed, every connection that lived through the
+    pause is closed (its stream lost bytes) and new ones pass again."""
+
+    def __init__(self, upstream_port):
+        self.upstream_port = upstream_port
+        self.paused = False
+        self._connections = set()  # (down_writer, up_writer or None)
+        self._server = None
+        self.port = None
+
+    async def start(self):
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def pause(self):
+        self.paused = True
+
+    def resume(self):
+        self.paused = False
+        for connection in list(self._connections):
+            for w in connection:
+                if w is not None:
+                    w.transport.abort()
+
+    async def stop(self):
+        self._server.close()
+        for connection in list(self._connections):
+            for w in connection:
+                if w is not None:
+                    w.transport.abort()
+
+    async def _serve(self, down_reader, down_writer):
+        if self.paused:
+            connection = (down_writer, None)
+            self._connections.add(connection)
+            try:
+                while await down_reader.read(65536):
+                    pass  # black hole
+            except OSError:
+                pass
+            self._connections.discard(connection)
+            down_writer.transport.abort()
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            down_writer.transport.abort()
+            return
+        connection = (down_writer, up_writer)
+        self._connections.add(connection)
+        await asyncio.gather(self._pump(down_reader, up_writer, connection),
+                             self._pump(up_reader, down_writer, connection))
+        self._connections.discard(connection)
+
+    async def _pump(self, reader, writer, connection):
+        try:
+            while True:
+                chunk = await reader.read(65536)
+                if not chunk:
+                    break
+                if not self.paused:
+                    writer.write(chunk)
+        except OSError:
+            pass
+        for w in connection:
+            if w is not None:
+                w.transport.abort()
+
+
+class Replicas:
+    """N fencegate processes on one etcd cluster and one backend, each reaching etcd through its
+    own pausable relays. `replace` starts a new process in a dead one's place."""
+
+    def __init__(self, binary, run_dir, count, etcd, backend_port):
+        self.binary = binary
+        self.run_dir = run_dir
+        self.etcd = etcd
+        self.backend_port = backend_port
+        self.names = [f"g{i + 1}" for i in range(count)]
+        self.gateways = []
+        self.etcd_relays = []  # per replica: one relay per etcd member
+        self.restarts = 0
+
+    def _config(self, index, name):
+        endpoints = "\n".join(f"    - 127.0.0.1:{relay.port}" for relay in self.etcd_relays[index])
+        return REPLICA_CONFIG.format(access_log=os.path.join(self.run_dir, f"access-{name}.log"),
+                                     endpoints=endpoints, backend_port=self.backend_port)
+
+    async def start(self):
+        for index, name in enumerate(self.names):
+            relays = [PausableRelay(m.client_port) for m in self.etcd.members]
+            for relay in relays:
+                await relay.start()
+            self.etcd_relays.append(relays)
+            gateway = Gateway(self.binary, self.run_dir, name, self._config(index, name))
+            await gateway.start()
+            self.gateways.append(gateway)
+
+    def kill(self, index):
+        self.gateways[index].process.send_signal(signal.SIGKILL)
+
+    async def replace(self, index):
+        await self.gateways[index].process.wait()
+        self.restarts += 1
+        name = f"{self.names[index]}-restart{self.restarts}"
+        gateway = Gateway(self.binary, self.run_dir, name, self._config(index, name))
+        await gateway.start()
+        self.gateways[index] = gateway
+        return gateway
+
+    def cut(self, index, cut):
+        for relay in self.etcd_relays[index]:
+            relay.pause() if cut else relay.resume()
+
+    async def stop(self):
+        for gateway in self.gateways:
+            await gateway.stop()
+        for relays in self.etcd_relays:
+            for relay in relays:
+                await relay.stop()
+
+
+class FaultSchedule:
+    """One fault at `start` seconds into the load, repaired `length` seconds later."""
+
+    def __init__(self, kind, start, length, replicas, etcd, client_relays):
+        self.kind = kind
+        self.start = start
+        self.length = length
+        self.replicas = replicas
+        self.etcd = etcd
+        self.client_relays = client_relays
+        self.victim = 0  # the replica killed or cut
+        self.events = []  # (kind, begin, end) in monotonic time
+        self.details = {}
+
+    async def run(self, load_started):
+        if self.kind == "none":
+            return
+        await asyncio.sleep(max(0.0, load_started + self.start - time.monotonic()))
+        begin = time.monotonic()
+        if self.kind == "kill-replica":
+            self.replicas.kill(self.victim)
+            await asyncio.sleep(self.length)
+            gateway = await self.replicas.replace(self.victim)
+            self.client_relays[self.victim].upstream_port = gateway.port
+        elif self.kind == "kill-etcd-leader":
+            leader = await self.etcd.leader()
+            self.details["etcd leader killed"] = self.etcd.members[leader].name
+            begin = time.monotonic()
+            self.etcd.kill(leader)
+            await asyncio.sleep(self.length)
+            await self.etcd.restart(leader)
+            self.details["etcd leader after"] = self.etcd.members[await self.etcd.leader()].name
+        elif self.kind == "cut-replica":
+            self.replicas.cut(self.victim, True)
+            await asyncio.sleep(self.length)
+            self.replicas.cut(self.victim, False)
+        self.events.append((self.kind, begin, time.monotonic()))
+
+
+def pick_relay_for(layout, resources, count):
+    """How a write reaches a replica (see the layouts above): (resource, token, retry) -> index."""
+    if layout == "partitioned":
+        return lambda resource, token, retry: resources.index(resource) % count
+    return lambda resource, token, retry: (token + retry) % count
+
+
+def affected_resources(layout, fault, resources, victim, count):
+    if layout == "partitioned" and fault in ("kill-replica", "cut-replica"):
+        return {r for i, r in enumerate(resources) if i % count == victim}
+    return set(resources)
+
+
+def availability(report, attempts, answers, events, affected, load_window):
+    """The longest stretch without an acknowledged write on `affected` resources overlapping
+    each fault, the same outside faults (baseline), and the writes refused or failed during
+    each fault. Times are from the gateway answers the client relays recorded."""
+    resource_of = {a.attempt: a.resource for a in attempts}
+    acks = sorted(when for (attempt, _), (status, when, _, _) in answers.items()
+                  if resource_of.get(attempt) in affected and isinstance(status, int)
+                  and 200 <= status < 300)
+    begin_load, end_load = load_window
+    marks = [begin_load] + [t for t in acks if begin_load <= t <= end_load] + [end_load]
+    stretches = list(zip(marks, marks[1:]))
+    baseline = max((b - a for a, b in stretches
+                    if not any(a < end and b > begin for _, begin, end in events)), default=0.0)
+    report.figures["longest stretch without an ack outside faults (s)"] = round(baseline, 3)
+    for kind, begin, end in events:
+        gap = max((b - a for a, b in stretches if a < end and b > begin), default=0.0)
+        during = [(status, problem) for (attempt, _), (status, when, problem, _) in answers.items()
+                  if resource_of.get(attempt) in affected and begin <= when <= end + 4.0]
+        report.figures[f"{kind}: fault lasted (s)"] = round(end - begin, 3)
+        report.figures[f"{kind}: availability gap (s)"] = round(gap, 3)
+        report.figures[f"{kind}: answers until 4 s after repair"] = {
+            "2xx": sum(1 for s, _ in during if isinstance(s, int) and 200 <= s < 300),
+            "503": sum(1 for s, _ in during if s == 503),
+            "no answer": sum(1 for s, _ in during if s is None),
+            "409": sum(1 for s, _ in during if s == 409),
+        }
+
+
+
+async def run(args, run_dir, seed):
+    """One run of the mode: returns the checker's report with the fault figures."""
+    resources = [f"r{i}" for i in range(args.resources)]
+    answers = {}
+    etcd = EtcdCluster(run_dir)
+    backend = RecordingBackend(seed, os.path.join(run_dir, "applied.jsonl"), "Fencing-Token")
+    backend_relay = BackendRelay(None, seed)
+    replicas = None
+    client_relays = []
+    try:
+        await etcd.start()
+        await backend.start()
+        backend_relay.upstream_port = backend.port
+        await backend_relay.start()
+        replicas = Replicas(args.fencegate, run_dir, args.replicas, etcd, backend_relay.port)
+        await replicas.start()
+        for gateway in replicas.gateways:
+            relay = ClientRelay(gateway.name, gateway.port, seed, args.client_timeout, answers)
+            await relay.start()
+            client_relays.append(relay)
+
+        issuer = LockIssuer(args.lease)
+        load_started = time.monotonic()
+        workload = Workload(seed, issuer, client_relays, "/kv/", resources,
+                            load_started + args.duration, args.max_writes, args.client_timeout,
+                            args.pause_probability,
+                            pick_relay_for(args.layout, resources, args.replicas))
+        schedule = FaultSchedule(args.fault, args.duration * 0.3, args.fault_length, replicas,
+                                 etcd, client_relays)
+        faulting = asyncio.ensure_future(schedule.run(load_started))
+        await workload.run(args.workers)
+        await faulting  # a fault outlasting the load is still repaired before the checks
+        load_ended = time.monotonic()
+        for relay in client_relays:
+            await relay.drain(timeout=90)
+
+        report = checker.Report(f"replicas ({args.replicas} replicas, {args.layout}, "
+                                f"fault {args.fault})")
+        checker.count(report, workload, answers)
+        checker.check_log(report, workload.attempts, answers, backend.log)
+        report.figures["refused unavailable (503)"] = sum(
+            1 for a in answers.values() if a[0] == 503)
+        report.figures.update(schedule.details)
+        availability(report, workload.attempts, answers, schedule.events,
+                     affected_resources(args.layout, args.fault, resources, schedule.victim,
+                                        args.replicas),
+                     (load_started, load_ended))
+        report.figures["backend faults"] = dict(sorted(backend.faults.items()))
+        faults = {}
+        for relay in client_relays:
+            for fault, n in relay.faults.items():
+                faults[fault] = faults.get(fault, 0) + n
+        report.figures["client relay faults"] = dict(sorted(faults.items()))
+        report.figures["locks taken over after expiry"] = issuer.expiries
+        metrics = {}
+        for gateway in replicas.gateways:
+            for name, value in (await gateway.metrics()).items():
+                metrics[name] = metrics.get(name, 0) + int(value)
+        report.figures["gateway metrics (live replicas)"] = dict(sorted(metrics.items()))
+        return report
+    finally:
+        for relay in client_relays:
+            await relay.stop()
+        if replicas:
+            await replicas.stop()
+        if backend_relay.port:
+            await backend_relay.stop()
+        if backend.port:
+            await backend.stop()
+        await etcd.stop()
