@@ -52,8 +52,9 @@ routes:
 
 
 class Gateway:
-    def __init__(self, binary, run_dir, name, config_text):
+    def __init__(self, binary, run_dir, name, config_text, listen="127.0.0.1:0"):
         self.binary = binary
+        self.listen = listen
         self.name = name
         self.data_dir = os.path.join(run_dir, name)
         os.makedirs(self.data_dir)
@@ -68,7 +69,7 @@ class Gateway:
     async def start(self, timeout=30):
         with open(self.stderr_path, "wb") as stderr:
             self.process = await asyncio.create_subprocess_exec(
-                self.binary, "--config", self.config_path, "--listen", "127.0.0.1:0",
+                self.binary, "--config", self.config_path, "--listen", self.listen,
                 "--admin-listen", "127.0.0.1:0", "--data-dir", self.data_dir,
                 stdout=asyncio.subprocess.PIPE, stderr=stderr)
 

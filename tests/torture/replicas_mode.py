@@ -16,6 +16,8 @@ Layouts (how writes reach replicas):
                without it this is the control that must find violations.
   partitioned  each resource through one replica only (resource index % N), what "one active
                gateway per prefix" (README "Running several replicas") does today.
+With --cluster each replica's config gets a `cluster:` block (shard ownership, forwarding,
+self-fencing, quarantine), under which the shared layout must be safe.
 
 The availability gap of a fault is the longest stretch without an acknowledged write on the
 resources the fault touches, among the stretches that overlap the fault (from its start to its
@@ -69,6 +71,17 @@ routes:
     prefix: /kv/
     backend: api
     fence_key: "kv:{{segment:2}}"
+"""
+
+# Shard ownership (docs/ARCHITECTURE.md "Several replicas"): every replica knows every other's
+# traffic address, so each listens on a port fixed before the start (kept across a restart).
+CLUSTER_BLOCK = """\
+cluster:
+  name: {name}
+  shards: 16
+  lease_ttl: 1s
+  peers:
+{peers}
 """
 
 
@@ -255,8 +268,9 @@ class Replicas:
     """N fencegate processes on one etcd cluster and one backend, each reaching etcd through its
     own pausable relays. `replace` starts a new process in a dead one's place."""
 
-    def __init__(self, binary, run_dir, count, etcd, backend_port):
+    def __init__(self, binary, run_dir, count, etcd, backend_port, cluster):
         self.binary = binary
+        self.cluster = cluster
         self.run_dir = run_dir
         self.etcd = etcd
         self.backend_port = backend_port
@@ -264,11 +278,18 @@ class Replicas:
         self.gateways = []
         self.etcd_relays = []  # per replica: one relay per etcd member
         self.restarts = 0
+        self.ports = [free_port() if cluster else 0 for _ in range(count)]
 
-    def _config(self, index, name):
+    def _gateway(self, index, name):
         endpoints = "\n".join(f"    - 127.0.0.1:{relay.port}" for relay in self.etcd_relays[index])
-        return REPLICA_CONFIG.format(access_log=os.path.join(self.run_dir, f"access-{name}.log"),
-                                     endpoints=endpoints, backend_port=self.backend_port)
+        config = REPLICA_CONFIG.format(
+            access_log=os.path.join(self.run_dir, f"access-{name}.log"), endpoints=endpoints,
+            backend_port=self.backend_port)
+        if self.cluster:
+            config += CLUSTER_BLOCK.format(name=self.names[index], peers="\n".join(
+                f"    {n}: 127.0.0.1:{p}" for n, p in zip(self.names, self.ports)))
+        return Gateway(self.binary, self.run_dir, name, config,
+                       listen=f"127.0.0.1:{self.ports[index]}")
 
     async def start(self):
         for index, name in enumerate(self.names):
@@ -276,7 +297,7 @@ class Replicas:
             for relay in relays:
                 await relay.start()
             self.etcd_relays.append(relays)
-            gateway = Gateway(self.binary, self.run_dir, name, self._config(index, name))
+            gateway = self._gateway(index, name)
             await gateway.start()
             self.gateways.append(gateway)
 
@@ -287,7 +308,7 @@ class Replicas:
         await self.gateways[index].process.wait()
         self.restarts += 1
         name = f"{self.names[index]}-restart{self.restarts}"
-        gateway = Gateway(self.binary, self.run_dir, name, self._config(index, name))
+        gateway = self._gateway(index, name)
         await gateway.start()
         self.gateways[index] = gateway
         return gateway
@@ -399,7 +420,8 @@ async def run(args, run_dir, seed):
         await backend.start()
         backend_relay.upstream_port = backend.port
         await backend_relay.start()
-        replicas = Replicas(args.fencegate, run_dir, args.replicas, etcd, backend_relay.port)
+        replicas = Replicas(args.fencegate, run_dir, args.replicas, etcd, backend_relay.port,
+                            args.cluster)
         await replicas.start()
         for gateway in replicas.gateways:
             relay = ClientRelay(gateway.name, gateway.port, seed, args.client_timeout, answers)
@@ -422,7 +444,8 @@ async def run(args, run_dir, seed):
             await relay.drain(timeout=90)
 
         report = checker.Report(f"replicas ({args.replicas} replicas, {args.layout}, "
-                                f"fault {args.fault})")
+                                f"fault {args.fault}"
+                                + (", shard ownership)" if args.cluster else ")"))
         checker.count(report, workload, answers)
         checker.check_log(report, workload.attempts, answers, backend.log)
         report.figures["refused unavailable (503)"] = sum(

@@ -211,6 +211,8 @@ def main():
                         help="replicas mode: which replica a write goes through")
     parser.add_argument("--fault", choices=replicas_mode.FAULTS, default="none",
                         help="replicas mode: the fault injected at 30%% of the load")
+    parser.add_argument("--cluster", action="store_true",
+                        help="replicas mode: shard ownership (a cluster: block in each config)")
     parser.add_argument("--fault-length", type=float, default=4.0,
                         help="replicas mode: seconds until the fault is repaired")
     parser.add_argument("--keep", action="store_true", help="keep the run directory")

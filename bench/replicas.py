@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Replica rows (issue 7): what keeping the fences in etcd costs a fenced PUT.
+
+Setups, same machine, same nginx backend, interleaved repetitions with wrk:
+  rocksdb-1   one fencegate, fences in its embedded RocksDB (bench/conf/fencegate.yaml);
+  etcd-1      one fencegate, fences in a 3-member etcd cluster on loopback;
+  etcd-3      three fencegate replicas on that etcd cluster behind HAProxy (round robin per
+              request, bench/conf/haproxy-replicas.cfg).
+Workloads: put_current (the fence is already at the token: no store write), put_advance_1 and
+put_advance_64 (every request advances its key's fence: one durable store write each). Prints
+req/s and p99 medians and the ratios etcd-1/rocksdb-1 and etcd-3/rocksdb-1. fencegate and
+HAProxy run on --proxy-cpu; etcd, the backend and wrk on --load-cpu (2 cores here)."""
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from harness import procs, servers, wrk
+from harness.workloads import all_workloads
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+WORKLOADS = ("put_current", "put_advance_1", "put_advance_64")
+
+
+def start_etcd(workdir, cpu, members=3):
+    """A 3-member etcd cluster (Debian etcd-server); returns its client endpoints."""
+    names = [f"m{i}" for i in range(members)]
+    ports = {name: (procs.free_port(), procs.free_port()) for name in names}
+    initial = ",".join(f"{n}=http://127.0.0.1:{ports[n][1]}" for n in names)
+    for name in names:
+        client, peer = (f"http://127.0.0.1:{p}" for p in ports[name])
+        procs.Process(f"etcd-{name}", [
+            "etcd", "--name", name, "--data-dir", workdir / "etcd" / name,
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", initial, "--initial-cluster-state", "new",
+            "--log-level", "warn"], cpu, workdir / f"etcd-{name}.log")
+    deadline = time.monotonic() + 60
+    for name in names:
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ports[name][0]}/health", timeout=2) as r:
+                    if b'"true"' in r.read():
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"etcd {name} not healthy within 60 s")
+            time.sleep(0.1)
+    return [f"127.0.0.1:{ports[n][0]}" for n in names]
+
+
+def start_fencegate(name, workdir, cpu, backend_port, binary, store_block=""):
+    directory = workdir / name
+    directory.mkdir(parents=True, exist_ok=True)
+    conf = servers._render("fencegate.yaml", directory / "fencegate.yaml",
+                           BACKEND_PORT=backend_port)
+    conf.write_text(conf.read_text() + store_block)
+    process = procs.Process(name, [binary, "--config", conf, "--listen", "127.0.0.1:0",
+                                   "--admin-listen", "127.0.0.1:0", "--data-dir",
+                                   directory / "data"], cpu, directory / "out.log")
+    match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=", 15)
+    return int(match.group(1))
+
+
+def start_haproxy(workdir, cpu, ports):
+    directory = workdir / "haproxy"
+    directory.mkdir()
+    port = procs.free_port()
+    conf = servers._render("haproxy-replicas.cfg", directory / "haproxy.cfg", PORT=port,
+                           PORT_1=ports[0], PORT_2=ports[1], PORT_3=ports[2])
+    process = procs.Process("haproxy", ["haproxy", "-db", "-f", conf], cpu,
+                            directory / "out.log")
+    procs.wait_for_port(port, process, 15)
+    return port
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=16,
+                        help="connections of the current-token PUT (16)")
+    parser.add_argument("--proxy-cpu", type=int, default=0)
+    parser.add_argument("--load-cpu", type=int, default=1)
+    parser.add_argument("--fencegate", default=str(REPO_DIR / "build/gateway/fencegate"))
+    args = parser.parse_args()
+
+    workloads = [w for w in all_workloads(args.connections) if w.name in WORKLOADS]
+    workdir = Path(tempfile.mkdtemp(prefix="fencegate-bench-replicas-"))
+    try:
+        backend, _ = servers.start_backend(workdir, args.load_cpu, workdir)
+        endpoints = start_etcd(workdir, args.load_cpu)
+        store = ("store:\n  kind: etcd\n  prefix: /bench/\n  endpoints:\n"
+                 + "".join(f"    - {e}\n" for e in endpoints) + "locks:\n  enabled: false\n")
+        setups = {"rocksdb-1": start_fencegate("rocksdb-1", workdir, args.proxy_cpu,
+                                               backend.port, args.fencegate),
+                  "etcd-1": start_fencegate("etcd-1", workdir, args.proxy_cpu, backend.port,
+                                            args.fencegate, store)}
+        replicas = [start_fencegate(f"etcd-3-g{i}", workdir, args.proxy_cpu, backend.port,
+                                    args.fencegate, store) for i in range(1, 4)]
+        setups["etcd-3"] = start_haproxy(workdir, args.proxy_cpu, replicas)
+
+        samples = {(w.name, s): [] for w in workloads for s in setups}
+        for rep in range(1, args.reps + 1):
+            for workload in workloads:
+                for name, port in setups.items():
+                    # Distinct advance keys per workload, setup and run: tokens start at 1.
+                    figures = wrk.run(f"http://127.0.0.1:{port}", workload, args.duration,
+                                      args.load_cpu,
+                                      script_args=[f"{workload.name}-{name}-r{rep}"])
+                    bad = figures["non_2xx"] + figures["socket_errors"]
+                    samples[(workload.name, name)].append(figures)
+                    print(f"rep {rep}/{args.reps} {workload.name:15} {name:10} "
+                          f"{figures['req_per_s']:9.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
+                          + (f"  errors {bad}" if bad else ""), flush=True)
+        print()
+        print("| workload | figure | " + " | ".join(setups)
+              + " | etcd-1/rocksdb-1 | etcd-3/rocksdb-1 |")
+        print("|---|---|" + "---:|" * (len(setups) + 2))
+        for workload in workloads:
+            for figure, label, fmt in (("req_per_s", "req/s", "{:,.0f}"),
+                                       ("p99_ms", "p99 latency ms", "{:.2f}")):
+                medians = {s: statistics.median(f[figure] for f in samples[(workload.name, s)])
+                           for s in setups}
+                base = medians["rocksdb-1"]
+                print(f"| {workload.name} | {label} | "
+                      + " | ".join(fmt.format(medians[s]) for s in setups)
+                      + f" | {medians['etcd-1'] / base:.2f} | {medians['etcd-3'] / base:.2f} |")
+        failed = sum(f["non_2xx"] + f["socket_errors"] for v in samples.values() for f in v)
+        print(f"\nFailed requests: {failed or 'none'}.")
+    finally:
+        procs.stop_all()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    os.sched_setaffinity(0, {1})
+    main()
