@@ -19,9 +19,10 @@ Layouts (how writes reach replicas):
 With --cluster each replica's config gets a `cluster:` block (shard ownership, forwarding,
 self-fencing, quarantine), under which the shared layout must be safe.
 
-The availability gap of a fault is the longest stretch without an acknowledged write on the
-resources the fault touches, among the stretches that overlap the fault (from its start to its
-repair); the same figure outside faults is printed as the baseline.
+Availability, per fault, on the resources it touches: the longest stretch without an
+acknowledged write that overlaps the fault (from its start to its repair; the same figure
+outside faults is printed as the baseline), and how long writes were refused: from the first
+to the last fencegate 503 or unanswered copy, up to 4 s after the repair.
 """
 
 import asyncio
@@ -378,13 +379,17 @@ def affected_resources(layout, fault, resources, victim, count):
 
 
 def availability(report, attempts, answers, events, affected, load_window):
-    """The longest stretch without an acknowledged write on `affected` resources overlapping
-    each fault, the same outside faults (baseline), and the writes refused or failed during
-    each fault. Times are from the gateway answers the client relays recorded."""
+    """Per fault, on the `affected` resources: the longest stretch without an acknowledged write
+    that overlaps the fault (and the same outside faults, the baseline), and the refusals the
+    fault caused: fencegate's own 503s (a problem+json body; the recording backend's injected
+    503s have none) and copies no replica answered, from the fault's start to 4 s after its
+    repair, with the time from the first of them to the last. Times are those of the answers
+    the client relays recorded."""
     resource_of = {a.attempt: a.resource for a in attempts}
-    acks = sorted(when for (attempt, _), (status, when, _, _) in answers.items()
-                  if resource_of.get(attempt) in affected and isinstance(status, int)
-                  and 200 <= status < 300)
+    mine = [(when, status, problem) for (attempt, _), (status, when, problem, _) in answers.items()
+            if resource_of.get(attempt) in affected]
+    acks = sorted(when for when, status, _ in mine
+                  if isinstance(status, int) and 200 <= status < 300)
     begin_load, end_load = load_window
     marks = [begin_load] + [t for t in acks if begin_load <= t <= end_load] + [end_load]
     stretches = list(zip(marks, marks[1:]))
@@ -393,18 +398,20 @@ def availability(report, attempts, answers, events, affected, load_window):
     report.figures["longest stretch without an ack outside faults (s)"] = round(baseline, 3)
     for kind, begin, end in events:
         gap = max((b - a for a, b in stretches if a < end and b > begin), default=0.0)
-        during = [(status, problem) for (attempt, _), (status, when, problem, _) in answers.items()
-                  if resource_of.get(attempt) in affected and begin <= when <= end + 4.0]
+        window = [(when, status, problem) for when, status, problem in mine
+                  if begin <= when <= end + 4.0]
+        refused = sorted(when for when, status, problem in window
+                         if status is None or (status == 503 and problem))
         report.figures[f"{kind}: fault lasted (s)"] = round(end - begin, 3)
-        report.figures[f"{kind}: availability gap (s)"] = round(gap, 3)
+        report.figures[f"{kind}: longest stretch without an ack (s)"] = round(gap, 3)
+        report.figures[f"{kind}: refused unavailable, first to last (s)"] = round(
+            refused[-1] - refused[0], 3) if refused else 0.0
         report.figures[f"{kind}: answers until 4 s after repair"] = {
-            "2xx": sum(1 for s, _ in during if isinstance(s, int) and 200 <= s < 300),
-            "503": sum(1 for s, _ in during if s == 503),
-            "no answer": sum(1 for s, _ in during if s is None),
-            "409": sum(1 for s, _ in during if s == 409),
+            "2xx": sum(1 for _, s, _ in window if isinstance(s, int) and 200 <= s < 300),
+            "409": sum(1 for _, s, _ in window if s == 409),
+            "503 from fencegate": sum(1 for _, s, p in window if s == 503 and p),
+            "no answer": sum(1 for _, s, _ in window if s is None),
         }
-
-
 
 async def run(args, run_dir, seed):
     """One run of the mode: returns the checker's report with the fault figures."""
