@@ -80,7 +80,7 @@ CLUSTER_BLOCK = """\
 cluster:
   name: {name}
   shards: 16
-  lease_ttl: 1s
+  lease_ttl: {lease_ttl}s
   peers:
 {peers}
 """
@@ -269,9 +269,10 @@ class Replicas:
     """N fencegate processes on one etcd cluster and one backend, each reaching etcd through its
     own pausable relays. `replace` starts a new process in a dead one's place."""
 
-    def __init__(self, binary, run_dir, count, etcd, backend_port, cluster):
+    def __init__(self, binary, run_dir, count, etcd, backend_port, cluster, lease_ttl):
         self.binary = binary
         self.cluster = cluster
+        self.lease_ttl = lease_ttl
         self.run_dir = run_dir
         self.etcd = etcd
         self.backend_port = backend_port
@@ -287,7 +288,8 @@ class Replicas:
             access_log=os.path.join(self.run_dir, f"access-{name}.log"), endpoints=endpoints,
             backend_port=self.backend_port)
         if self.cluster:
-            config += CLUSTER_BLOCK.format(name=self.names[index], peers="\n".join(
+            config += CLUSTER_BLOCK.format(name=self.names[index], lease_ttl=self.lease_ttl,
+                                           peers="\n".join(
                 f"    {n}: 127.0.0.1:{p}" for n, p in zip(self.names, self.ports)))
         return Gateway(self.binary, self.run_dir, name, config,
                        listen=f"127.0.0.1:{self.ports[index]}")
@@ -304,6 +306,19 @@ class Replicas:
 
     def kill(self, index):
         self.gateways[index].process.send_signal(signal.SIGKILL)
+
+    async def settle(self, timeout=60):
+        """With shard ownership: waits until every replica sees every shard owned and out of
+        quarantine (GET /admin/cluster), so the load starts on a settled cluster; seconds."""
+        started = time.monotonic()
+        while True:
+            views = [await admin_json(g.admin_port, "/admin/cluster") for g in self.gateways]
+            if all(v is not None and v.get("shards") and all(
+                    shard["state"] in ("owned", "peer") for shard in v["shards"]) for v in views):
+                return time.monotonic() - started
+            if time.monotonic() - started > timeout:
+                raise RuntimeError(f"the cluster did not settle within {timeout} s: {views}")
+            await asyncio.sleep(0.2)
 
     async def replace(self, index):
         await self.gateways[index].process.wait()
@@ -324,6 +339,29 @@ class Replicas:
         for relays in self.etcd_relays:
             for relay in relays:
                 await relay.stop()
+
+
+async def admin_json(port, path):
+    """The JSON body of GET `path` on an admin listener, or None if it did not answer 200."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 5)
+    except (OSError, asyncio.TimeoutError):
+        return None
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n"
+                     .encode())
+        text = (await asyncio.wait_for(reader.read(-1), 10)).decode()
+    except (OSError, asyncio.TimeoutError):
+        return None
+    finally:
+        writer.transport.abort()
+    head, _, body = text.partition("\r\n\r\n")
+    if " 200 " not in head.split("\r\n", 1)[0]:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 class FaultSchedule:
@@ -428,13 +466,14 @@ async def run(args, run_dir, seed):
         backend_relay.upstream_port = backend.port
         await backend_relay.start()
         replicas = Replicas(args.fencegate, run_dir, args.replicas, etcd, backend_relay.port,
-                            args.cluster)
+                            args.cluster, args.lease_ttl)
         await replicas.start()
         for gateway in replicas.gateways:
             relay = ClientRelay(gateway.name, gateway.port, seed, args.client_timeout, answers)
             await relay.start()
             client_relays.append(relay)
 
+        settled = await replicas.settle() if args.cluster else None
         issuer = LockIssuer(args.lease)
         load_started = time.monotonic()
         workload = Workload(seed, issuer, client_relays, "/kv/", resources,
@@ -458,6 +497,8 @@ async def run(args, run_dir, seed):
         report.figures["refused unavailable (503)"] = sum(
             1 for a in answers.values() if a[0] == 503)
         report.figures.update(schedule.details)
+        if settled is not None:
+            report.figures["cluster settled before the load after (s)"] = round(settled, 3)
         availability(report, workload.attempts, answers, schedule.events,
                      affected_resources(args.layout, args.fault, resources, schedule.victim,
                                         args.replicas),

@@ -213,6 +213,8 @@ def main():
                         help="replicas mode: the fault injected at 30%% of the load")
     parser.add_argument("--cluster", action="store_true",
                         help="replicas mode: shard ownership (a cluster: block in each config)")
+    parser.add_argument("--lease-ttl", type=int, default=2,
+                        help="replicas mode with --cluster: cluster.lease_ttl, whole seconds")
     parser.add_argument("--fault-length", type=float, default=4.0,
                         help="replicas mode: seconds until the fault is repaired")
     parser.add_argument("--keep", action="store_true", help="keep the run directory")
