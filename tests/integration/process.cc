@@ -62,8 +62,8 @@ std::unique_ptr<Process> Process::Start(const std::vector<std::string>& argv, st
 }
 
 Process::Process(pid_t pid, int stdout_fd, int stderr_fd) : pid_(pid) {
-  stdout_reader_ = std::thread([this, stdout_fd] { ReadStdout(stdout_fd); });
-  stderr_reader_ = std::thread([this, stderr_fd] { ReadStderr(stderr_fd); });
+  stdout_reader_ = std::thread([this, stdout_fd] { ReadOutput(stdout_fd, true); });
+  stderr_reader_ = std::thread([this, stderr_fd] { ReadOutput(stderr_fd, false); });
 }
 
 Process::~Process() {
@@ -75,13 +75,18 @@ Process::~Process() {
   stderr_reader_.join();
 }
 
-void Process::ReadStdout(int fd) {
+// Collects what `fd` delivers until EOF; stdout is also cut into lines for WaitForStdoutLine.
+void Process::ReadOutput(int fd, bool is_stdout) {
   char buffer[8192];
   for (;;) {
     ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     std::lock_guard lock(mutex_);
+    if (!is_stdout) {
+      stderr_.append(buffer, static_cast<std::size_t>(n));
+      continue;
+    }
     stdout_partial_.append(buffer, static_cast<std::size_t>(n));
     for (std::size_t newline = stdout_partial_.find('\n'); newline != std::string::npos;
          newline = stdout_partial_.find('\n')) {
@@ -92,22 +97,7 @@ void Process::ReadStdout(int fd) {
   }
   close(fd);
   std::lock_guard lock(mutex_);
-  if (!stdout_partial_.empty()) stdout_lines_.push_back(std::move(stdout_partial_));
-  --open_outputs_;
-  output_changed_.notify_all();
-}
-
-void Process::ReadStderr(int fd) {
-  char buffer[8192];
-  for (;;) {
-    ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    std::lock_guard lock(mutex_);
-    stderr_.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  std::lock_guard lock(mutex_);
+  if (is_stdout && !stdout_partial_.empty()) stdout_lines_.push_back(std::move(stdout_partial_));
   --open_outputs_;
   output_changed_.notify_all();
 }

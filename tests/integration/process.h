@@ -53,8 +53,7 @@ class Process {
 
  private:
   Process(pid_t pid, int stdout_fd, int stderr_fd);
-  void ReadStdout(int fd);
-  void ReadStderr(int fd);
+  void ReadOutput(int fd, bool is_stdout);
 
   pid_t pid_;
   std::optional<int> exit_status_;
