@@ -34,19 +34,29 @@ bool ContainsObsFold(std::string_view header_block) {
 }
 
 FramingViolation CheckRequestFraming(const http::request_header<>& header) {
-  const auto content_lengths = header.count(http::field::content_length);
-  const auto transfer_encodings = header.count(http::field::transfer_encoding);
+  // One walk over the list: counting each field by name would be two lookups in the field set
+  // and two more to read the values, for a check that almost always finds one or none.
+  std::size_t content_lengths = 0;
+  std::size_t transfer_encodings = 0;
+  std::string_view content_length;
+  std::string_view transfer_encoding;
+  for (const auto& field : header) {
+    if (field.name() == http::field::content_length) {
+      if (content_lengths++ == 0) content_length = field.value();
+    } else if (field.name() == http::field::transfer_encoding) {
+      if (transfer_encodings++ == 0) transfer_encoding = field.value();
+    }
+  }
   if (content_lengths > 0 && transfer_encodings > 0) {
     return FramingViolation::kContentLengthWithTransferEncoding;
   }
   if (content_lengths > 1) return FramingViolation::kRepeatedContentLength;
-  if (content_lengths == 1 &&
-      header[http::field::content_length].find(',') != std::string_view::npos) {
+  if (content_lengths == 1 && content_length.find(',') != std::string_view::npos) {
     return FramingViolation::kRepeatedContentLength;
   }
   if (transfer_encodings > 1) return FramingViolation::kRepeatedTransferEncoding;
   if (transfer_encodings == 1) {
-    std::string_view value = header[http::field::transfer_encoding];
+    std::string_view value = transfer_encoding;
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
       value.remove_prefix(1);
     }
