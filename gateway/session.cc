@@ -56,6 +56,7 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
     : thread_(thread),
       context_(thread.context()),
       stream_(std::move(socket), std::move(tls_context)),
+      client_deadline_(stream_.get_executor(), &Session::CancelClientIo),
       barrier_timer_(stream_.get_executor()),
       body_read_timeout_(stream_.get_executor()) {
   error_code ec;
@@ -91,6 +92,7 @@ void Session::CloseSocket() {
   socket_closed_ = true;
   phase_ = Phase::kClosed;
   body_read_timeout_.Stop();
+  client_deadline_.Stop();
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
@@ -167,20 +169,32 @@ void Session::ContinueHeaderRead() {
             .close = true});
     return;
   }
+  std::chrono::steady_clock::time_point deadline;
   if (data.empty()) {
-    stream_.expires_after(context_.config->timeouts.idle);
+    deadline = std::chrono::steady_clock::now() + context_.config->timeouts.idle;
   } else {
     if (exchange_.started_unix_ms == 0) {
       // The first bytes of this request: its header must be complete by the deadline.
       exchange_.started_unix_ms = NowUnixMs();
       header_deadline_ = std::chrono::steady_clock::now() + context_.config->timeouts.header_read;
     }
-    stream_.expires_at(header_deadline_);
+    deadline = header_deadline_;
   }
-  stream_.async_read_some(buffer_.prepare(kHeaderReadChunk),
-                          [self = shared_from_this()](error_code ec, std::size_t bytes) {
-                            self->OnHeaderBytes(ec, bytes);
-                          });
+  auto self = shared_from_this();
+  client_deadline_.Begin(deadline, self);
+  stream_.async_read_some_untimed(
+      buffer_.prepare(kHeaderReadChunk),
+      [self = std::move(self)](error_code ec, std::size_t bytes) {
+        if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
+          ec = beast::error::timeout;
+        }
+        self->OnHeaderBytes(ec, bytes);
+      });
+}
+
+void Session::CancelClientIo() {
+  error_code ignored;
+  stream_.socket().cancel(ignored);
 }
 
 void Session::OnHeaderBytes(error_code ec, std::size_t bytes) {
@@ -994,10 +1008,15 @@ void Session::WriteBodyPiece(net::const_buffer body, bool last) {
   out.data = body.size() == 0 ? nullptr : const_cast<void*>(body.data());
   out.size = body.size();
   out.more = !last;
-  stream_.expires_after(context_.config->timeouts.response_write);
+  auto self = shared_from_this();
+  client_deadline_.Begin(
+      std::chrono::steady_clock::now() + context_.config->timeouts.response_write, self);
   adapters::AsyncWriteGathered(
-      stream_, *serializer_, write_gather_,
-      [self = shared_from_this(), bytes = body.size()](error_code ec, std::size_t) {
+      untimed_writes_, *serializer_, write_gather_,
+      [self = std::move(self), bytes = body.size()](error_code ec, std::size_t) {
+        if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
+          ec = beast::error::timeout;
+        }
         if (ec == http::error::need_buffer) ec = {};
         if (!ec) self->exchange_.bytes_out += bytes;
         auto handler = std::move(self->write_handler_);

@@ -16,6 +16,7 @@
 #include <boost/beast/http/serializer.hpp>
 
 #include "gateway/auth/authorizer.h"
+#include "gateway/client_deadline.h"
 #include "gateway/client_stream.h"
 #include "gateway/gateway_context.h"
 #include "gateway/idempotency.h"
@@ -198,10 +199,16 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void CloseSocket();
 
   std::string_view RequestPath() const;
+  // client_deadline_'s expiry: the header read or response write in progress ends with an error.
+  void CancelClientIo();
 
   NetworkThread& thread_;
   GatewayContext& context_;
   tls::ClientTransport stream_;
+  tls::ClientTransport::UntimedWrites untimed_writes_{stream_};
+  // timeouts.idle / header_read / response_write of the header reads and response writes that
+  // go to the socket directly (not through stream_'s per-operation timer).
+  ClientDeadline<Session> client_deadline_;
   PeerIdentity peer_identity_;
   bool tls_established_ = false;  // handshake done: close with close_notify
   boost::beast::flat_buffer buffer_;

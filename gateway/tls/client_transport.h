@@ -88,6 +88,32 @@ class ClientTransport {
     }
   }
 
+  // The same for a write (the session's response writes run under its ClientDeadline).
+  template <class ConstBuffers, class Handler>
+  void async_write_some_untimed(const ConstBuffers& buffers, Handler&& handler) {
+    if (tls_) {
+      tls_->next_layer().expires_never();
+      tls_->async_write_some(buffers, std::forward<Handler>(handler));
+    } else {
+      plain_->socket().async_write_some(buffers, std::forward<Handler>(handler));
+    }
+  }
+
+  // The transport as an AsyncWriteStream whose writes are untimed (for composed writes).
+  class UntimedWrites {
+   public:
+    using executor_type = ClientTransport::executor_type;
+    explicit UntimedWrites(ClientTransport& transport) : transport_(transport) {}
+    executor_type get_executor() { return transport_.get_executor(); }
+    template <class ConstBuffers, class Handler>
+    void async_write_some(const ConstBuffers& buffers, Handler&& handler) {
+      transport_.async_write_some_untimed(buffers, std::forward<Handler>(handler));
+    }
+
+   private:
+    ClientTransport& transport_;
+  };
+
  private:
   // Kept alive as long as the connection: a reload swaps the listener's context, not ours.
   std::shared_ptr<boost::asio::ssl::context> tls_context_;
