@@ -823,7 +823,7 @@ void Session::DrainBodyThenWrite() {
 void Session::WriteOwnResponse() {
   exchange_.response_has_body = !exchange_.head;
   PrepareResponseHeader();
-  serializer_.emplace(response_);
+  message_writer_.Start(response_, exchange_.response_has_body);
   write_handler_ = [this](error_code ec) {
     if (ec) exchange_.close_after = true;
     FinishRequest();
@@ -968,7 +968,7 @@ void Session::AsyncWriteResponse(http::response_header<> header, net::const_buff
     response_.set(kIdempotencyExpiresField, HttpDate(exchange_.idem.expires_ms));
   }
   PrepareResponseHeader();
-  serializer_.emplace(response_);
+  message_writer_.Start(response_, exchange_.response_has_body);
   AsyncWriteBody(body, last, std::move(write_handler_));
 }
 
@@ -1002,26 +1002,20 @@ void Session::PrepareResponseHeader() {
 }
 
 void Session::WriteBodyPiece(net::const_buffer body, bool last) {
-  auto& out = response_.body();
   if (!exchange_.response_has_body) body = net::const_buffer();
-  // buffer_body writes from a non-const pointer; the serializer only reads through it.
-  out.data = body.size() == 0 ? nullptr : const_cast<void*>(body.data());
-  out.size = body.size();
-  out.more = !last;
+  message_writer_.Next(body, last, write_gather_);
   auto self = shared_from_this();
   client_deadline_.Begin(
       std::chrono::steady_clock::now() + context_.config->timeouts.response_write, self);
-  adapters::AsyncWriteGathered(
-      untimed_writes_, *serializer_, write_gather_,
-      [self = std::move(self), bytes = body.size()](error_code ec, std::size_t) {
-        if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
-          ec = beast::error::timeout;
-        }
-        if (ec == http::error::need_buffer) ec = {};
-        if (!ec) self->exchange_.bytes_out += bytes;
-        auto handler = std::move(self->write_handler_);
-        handler(ec);
-      });
+  net::async_write(untimed_writes_, write_gather_,
+                   [self = std::move(self), bytes = body.size()](error_code ec, std::size_t) {
+                     if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
+                       ec = beast::error::timeout;
+                     }
+                     if (!ec) self->exchange_.bytes_out += bytes;
+                     auto handler = std::move(self->write_handler_);
+                     handler(ec);
+                   });
 }
 
 // ---- End of a request ----

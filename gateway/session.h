@@ -13,7 +13,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/serializer.hpp>
 
 #include "gateway/auth/authorizer.h"
 #include "gateway/client_deadline.h"
@@ -213,10 +212,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   bool tls_established_ = false;  // handshake done: close with close_notify
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<RelayBody>> parser_;
-  boost::beast::http::response<boost::beast::http::buffer_body> response_;
-  std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>
-      serializer_;
-  adapters::WriteGather write_gather_;  // scratch of AsyncWriteGathered
+  boost::beast::http::response<boost::beast::http::buffer_body> response_;  // body unused
+  adapters::MessageWriter message_writer_;  // writes response_ and the body pieces
+  adapters::WriteGather write_gather_;      // the buffers of the response write in progress
   boost::asio::steady_timer barrier_timer_;
   // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
   adapters::IdleTimeout body_read_timeout_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
@@ -239,33 +240,24 @@ void ForwardExchange::EndUpstreamTimeout(error_code& ec) {
 
 void ForwardExchange::WriteRequestHeader() {
   outcome_.backend_reached = true;
-  serializer_.emplace(upstream_request_);
-  auto& body = upstream_request_.body();
-  body.data = nullptr;
-  body.size = 0;
-  body.more = request_has_body_;
+  message_writer_.Start(upstream_request_, /*with_body=*/true);
+  // Without a body the header is the whole request (and its last chunk, if it says chunked).
+  message_writer_.Next({}, /*last=*/!request_has_body_, write_gather_);
   StartUpstreamTimeout();
-  auto on_written = [self = shared_from_this()](error_code ec, std::size_t) {
-    self->EndUpstreamTimeout(ec);
-    if (ec == http::error::need_buffer) {
-      ec = {};
-    }
-    if (ec) {
-      self->OnUpstreamError(ec);
-      return;
-    }
-    if (self->request_has_body_) {
-      self->PumpRequestBody();
-    } else {
-      self->request_sent_ = true;
-      self->ReadResponseHeader();
-    }
-  };
-  if (request_has_body_) {
-    AsyncWriteHeaderGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
-  } else {
-    AsyncWriteGathered(*stream_, *serializer_, write_gather_, std::move(on_written));
-  }
+  boost::asio::async_write(*stream_, write_gather_,
+                           [self = shared_from_this()](error_code ec, std::size_t) {
+                             self->EndUpstreamTimeout(ec);
+                             if (ec) {
+                               self->OnUpstreamError(ec);
+                               return;
+                             }
+                             if (self->request_has_body_) {
+                               self->PumpRequestBody();
+                             } else {
+                               self->request_sent_ = true;
+                               self->ReadResponseHeader();
+                             }
+                           });
 }
 
 char* ForwardExchange::RelayBuffer(int buffer) const {
@@ -318,17 +310,16 @@ void ForwardExchange::OnRequestBodyChunk(error_code ec, std::size_t bytes, bool 
 }
 
 void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
-  auto& body = upstream_request_.body();
-  body.data = RelayBuffer(piece.buffer);
-  body.size = piece.bytes;
-  body.more = !piece.last;
+  message_writer_.Next(boost::asio::buffer(RelayBuffer(piece.buffer), piece.bytes), piece.last,
+                       write_gather_);
   body_write_buffer_ = piece.buffer;
   body_write_outstanding_ = true;
   StartUpstreamTimeout();
-  AsyncWriteGathered(*stream_, *serializer_, write_gather_,
-                     [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
-                       self->OnRequestBodyWritten(ec, last);
-                     });
+  boost::asio::async_write(
+      *stream_, write_gather_,
+      [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
+        self->OnRequestBodyWritten(ec, last);
+      });
 }
 
 void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
@@ -336,8 +327,6 @@ void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
   EndUpstreamTimeout(ec);
   // The exchange already failed on the client side and closed the upstream connection.
   if (finished_) return;
-  // need_buffer: the serializer consumed the piece and wants the next one.
-  if (ec == http::error::need_buffer) ec = {};
   if (ec) {
     if (body_read_outstanding_) {
       deferred_upstream_error_ = ec;
@@ -484,7 +473,6 @@ void ForwardExchange::OnUpstreamError(error_code ec) {
   if (MayRetry(ec)) {
     retried_ = true;
     CloseUpstream();
-    serializer_.reset();
     parser_.reset();
     upstream_read_buffer_.clear();
     interim_responses_ = 0;

@@ -11,7 +11,6 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/serializer.hpp>
 
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/gathered_write.h"
@@ -92,8 +91,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   UpstreamRequest upstream_request_;
   const bool request_has_body_;
   const bool idempotent_method_;
-  std::optional<http::request_serializer<http::buffer_body>> serializer_;
-  WriteGather write_gather_;  // scratch of AsyncWriteGathered
+  MessageWriter message_writer_;  // writes upstream_request_ (its body is unused)
+  WriteGather write_gather_;      // the buffers of the write in progress
   bool request_sent_ = false;
   // options.response_timeout as the idle timeout of every operation on the upstream connection
   // after it is connected (see StartUpstreamTimeout).
