@@ -1,6 +1,6 @@
 #include "gateway/header_sanitizer.h"
 
-#include <algorithm>
+#include <array>
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
@@ -93,34 +93,30 @@ void BeginListAppend(const http::request_header<>& header, std::string_view name
   }
 }
 
-bool IsTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  switch (c) {
-    case '!':
-    case '#':
-    case '$':
-    case '%':
-    case '&':
-    case '\'':
-    case '*':
-    case '+':
-    case '-':
-    case '.':
-    case '^':
-    case '_':
-    case '`':
-    case '|':
-    case '~':
-      return true;
-    default:
-      return false;
+// RFC 9110 tchar, as a table: this runs for every character of two Forwarded values per
+// forwarded request.
+constexpr std::array<bool, 256> kTokenChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
+  for (int c = '0'; c <= '9'; ++c) table[c] = true;
+  for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
+    table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
+
+bool IsToken(std::string_view value) {
+  if (value.empty()) return false;
+  for (const char c : value) {
+    if (!kTokenChars[static_cast<unsigned char>(c)]) return false;
   }
+  return true;
 }
 
 // Appends `value` as an RFC 7239 value: a token as is, anything else as a quoted-string. Runs
 // without a quote or backslash are appended whole, not a character at a time.
 void AppendForwardedValue(std::string_view value, std::string* out) {
-  if (!value.empty() && std::all_of(value.begin(), value.end(), IsTokenChar)) {
+  if (IsToken(value)) {
     out->append(value);
     return;
   }
