@@ -165,7 +165,7 @@ void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
       }
     }
     json::array records;
-    for (const auto& record : context.lock_store->RecentLockAudit(limit)) {
+    for (const auto& record : context.lock_table->RecentAudit(limit)) {
       records.push_back(AuditJson(record));
     }
     SetJson(records, response);

@@ -18,8 +18,7 @@
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
 #include "lockstore/idempotency_store.h"
-#include "lockstore/lock_persistence.h"
-#include "lockstore/lock_table.h"
+#include "lockstore/lock_service.h"
 #include "lockstore/token_signer.h"
 
 namespace fencegate::gateway {
@@ -55,9 +54,8 @@ struct GatewayContext {
   lockstore::AdmissionController* admission = nullptr;
   const GatewayMetrics* metrics = nullptr;
   AccessLog* access_log = nullptr;
-  LockApi* locks = nullptr;                          // null when locks.enabled is false
-  lockstore::LockTable* lock_table = nullptr;        // for the admin lock endpoints
-  lockstore::LockPersistence* lock_store = nullptr;  // the lock audit trail
+  LockApi* locks = nullptr;                      // null when locks.enabled is false
+  lockstore::LockService* lock_table = nullptr;  // for the admin lock endpoints
   // Null unless a route keeps idempotency records (README "Idempotency keys").
   lockstore::IdempotencyStore* idempotency = nullptr;
   // Null unless locks.signing is configured (README "Tokens").

@@ -238,18 +238,30 @@ void LockApi::Renew(const std::string& name, std::string_view path, std::string_
     done(LockProblem(400, "bad-request", "Bad lock request", error, path, request_id));
     return;
   }
-  const lockstore::RenewResult renewed = table_.Renew(name, owner);
-  if (!renewed.renewed) {
-    done(LockProblem(410, "lock-lost", "Lock lost",
-                     "this owner token does not hold the lock (the lease expired, was released "
-                     "or was forcibly released): stop working on the protected resource",
-                     path, request_id));
-    return;
-  }
-  json::object out{
-      {"lock", name}, {"fencing_token", renewed.token}, {"ttl_ms", renewed.ttl.count()}};
-  AddSignature(signer_, name, renewed.token, renewed.ttl, &out);
-  done(JsonResponse(200, out));
+  table_.RenewAsync(
+      name, owner,
+      [name, instance = std::string(path), request_id = std::string(request_id), done,
+       signer = signer_](lockstore::RenewResult renewed) {
+        if (!renewed.status.ok()) {
+          LockHttpResponse response = LockProblem(503, "store-error", "Lock store unavailable",
+                                                  renewed.status.ToString(), instance, request_id);
+          response.retry_after = std::chrono::seconds(1);
+          done(std::move(response));
+          return;
+        }
+        if (!renewed.renewed) {
+          done(LockProblem(410, "lock-lost", "Lock lost",
+                           "this owner token does not hold the lock (the lease expired, was "
+                           "released or was forcibly released): stop working on the protected "
+                           "resource",
+                           instance, request_id));
+          return;
+        }
+        json::object out{
+            {"lock", name}, {"fencing_token", renewed.token}, {"ttl_ms", renewed.ttl.count()}};
+        AddSignature(signer, name, renewed.token, renewed.ttl, &out);
+        done(JsonResponse(200, out));
+      });
 }
 
 void LockApi::Release(const std::string& name, std::string_view path, std::string_view body,
@@ -276,16 +288,17 @@ void LockApi::Release(const std::string& name, std::string_view path, std::strin
 }
 
 void LockApi::State(const std::string& name, Done done) {
-  const auto view = table_.Inspect(name);
-  json::object out{{"lock", name}};
-  out["held"] = view && view->held;
-  out["last_token"] = view ? view->last_token : 0;
-  if (view && view->held) {
-    out["holder_token"] = view->holder_token;
-    out["expires_in_ms"] = view->expires_in.count();
-  }
-  out["waiters"] = view ? view->waiters : 0;
-  done(JsonResponse(200, out));
+  table_.InspectAsync(name, [name, done](std::optional<lockstore::LockView> view) {
+    json::object out{{"lock", name}};
+    out["held"] = view && view->held;
+    out["last_token"] = view ? view->last_token : 0;
+    if (view && view->held) {
+      out["holder_token"] = view->holder_token;
+      out["expires_in_ms"] = view->expires_in.count();
+    }
+    out["waiters"] = view ? view->waiters : 0;
+    done(JsonResponse(200, out));
+  });
 }
 
 }  // namespace fencegate::gateway

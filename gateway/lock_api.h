@@ -9,7 +9,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "gateway/config/config.h"
-#include "lockstore/lock_table.h"
+#include "lockstore/lock_service.h"
 #include "lockstore/token_signer.h"
 
 namespace fencegate::gateway {
@@ -27,13 +27,14 @@ struct LockHttpResponse {
 //   POST {prefix}{name}/renew    renew     {"owner_token": "..."}
 //   POST {prefix}{name}/release  release   {"owner_token": "..."}
 //   GET  {prefix}{name}          state (holder's fencing token, expiry, waiters; no owner)
-// Maps HTTP onto lockstore::LockTable and nothing else: no socket, no session state.
+// Maps HTTP onto a lockstore::LockService and nothing else: no socket, no session state. The
+// answers are the same whichever service backs it (the embedded table or etcd).
 class LockApi {
  public:
   using Done = std::function<void(LockHttpResponse)>;
 
   // `signer` (may be null) adds fencing_token_signature to grants and renewals.
-  LockApi(lockstore::LockTable& table, const LocksConfig& config,
+  LockApi(lockstore::LockService& table, const LocksConfig& config,
           const lockstore::TokenSigner* signer)
       : table_(table), config_(config), signer_(signer) {}
 
@@ -62,7 +63,7 @@ class LockApi {
                std::string_view request_id, Done done);
   void State(const std::string& name, Done done);
 
-  lockstore::LockTable& table_;
+  lockstore::LockService& table_;
   const LocksConfig& config_;
   const lockstore::TokenSigner* signer_;
 };

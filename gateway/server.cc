@@ -12,6 +12,7 @@
 
 #include "gateway/time_format.h"
 #include "lockstore/etcd/etcd_fence_store.h"
+#include "lockstore/etcd/etcd_lock_service.h"
 #include "lockstore/rocksdb_fence_store.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
@@ -51,12 +52,12 @@ Server::Server(Config config) : config_(std::move(config)) {}
 
 Server::~Server() {
   StopThreads();
-  if (lock_table_) {
-    lock_clock_->Stop();  // no expiry or wait deadline fires from here on
-    lock_table_->CancelAllWaiters();
+  if (lock_service_) {
+    if (lock_clock_) lock_clock_->Stop();  // no expiry or wait deadline fires from here on
+    lock_service_->CancelAllWaiters();
     // Let grants in flight finish (they may still raise fences through admission_).
     if (store_) store_->Flush();
-    lock_table_.reset();
+    lock_service_.reset();
   }
   admission_.reset();
 }
@@ -183,14 +184,49 @@ bool Server::OpenIdempotencyStore(std::string* error) {
 
 bool Server::StartLocks(std::string* error) {
   if (!config_.locks.enabled) return true;
+  lock_metrics_ = std::make_unique<LockMetrics>(metrics_->registry());
+  lock_fencer_ = std::make_unique<lockstore::AdmissionLockFencer>(*admission_);
+  if (etcd_store_ != nullptr) {
+    StartEtcdLocks();
+  } else if (!StartLockTable(error)) {
+    return false;
+  }
+  if (!config_.locks.signing.empty()) {
+    token_signer_ = std::make_unique<lockstore::TokenSigner>(
+        config_.locks.signing, lockstore::LockRules(config_.locks.rules));
+    context_.token_signer = token_signer_.get();
+  }
+  lock_api_ = std::make_unique<LockApi>(*lock_service_, config_.locks, token_signer_.get());
+  context_.locks = lock_api_.get();
+  context_.lock_table = lock_service_.get();
+  return true;
+}
+
+// With etcd the locks live there too, shared by every replica on the prefix (README "Running
+// several replicas"); the fences they raise go through this replica's admission controller.
+void Server::StartEtcdLocks() {
+  lockstore::etcd::EtcdLockServiceOptions options;
+  options.client.endpoints = config_.store.endpoints;
+  options.client.request_timeout = config_.store.request_timeout;
+  options.client.operation_timeout = config_.store.operation_timeout;
+  options.prefix = config_.store.prefix;
+  options.min_ttl = config_.locks.min_ttl;
+  options.max_ttl = config_.locks.max_ttl;
+  options.max_wait = config_.locks.max_wait;
+  options.max_waiters_per_lock = config_.locks.max_waiters;
+  options.rules = lockstore::LockRules(config_.locks.rules);
+  options.now_unix_ms = [] { return NowUnixMs(); };
+  lock_service_ = std::make_unique<lockstore::etcd::EtcdLockService>(
+      std::move(options), lock_fencer_.get(), lock_metrics_.get());
+}
+
+bool Server::StartLockTable(std::string* error) {
   auto* persistence = dynamic_cast<lockstore::LockPersistence*>(store_.get());
   if (persistence == nullptr) {
     *error = "the fence store cannot keep lock state";
     return false;
   }
   lock_clock_ = std::make_unique<lockstore::SteadyLockClock>();
-  lock_metrics_ = std::make_unique<LockMetrics>(metrics_->registry());
-  lock_fencer_ = std::make_unique<lockstore::AdmissionLockFencer>(*admission_);
   lockstore::LockTableOptions options;
   options.min_ttl = config_.locks.min_ttl;
   options.max_ttl = config_.locks.max_ttl;
@@ -199,22 +235,14 @@ bool Server::StartLocks(std::string* error) {
   options.max_cached_locks = config_.locks.cached_locks;
   options.rules = lockstore::LockRules(config_.locks.rules);
   options.now_unix_ms = [] { return NowUnixMs(); };
-  lock_table_ = std::make_unique<lockstore::LockTable>(
+  auto table = std::make_unique<lockstore::LockTable>(
       *persistence, *lock_clock_, lock_fencer_.get(), lock_metrics_.get(), std::move(options));
-  const lockstore::Status loaded = lock_table_->Load();
+  const lockstore::Status loaded = table->Load();
   if (!loaded.ok()) {
     *error = "cannot load the lock table: " + loaded.ToString();
     return false;
   }
-  if (!config_.locks.signing.empty()) {
-    token_signer_ = std::make_unique<lockstore::TokenSigner>(
-        config_.locks.signing, lockstore::LockRules(config_.locks.rules));
-    context_.token_signer = token_signer_.get();
-  }
-  lock_api_ = std::make_unique<LockApi>(*lock_table_, config_.locks, token_signer_.get());
-  context_.locks = lock_api_.get();
-  context_.lock_table = lock_table_.get();
-  context_.lock_store = persistence;
+  lock_service_ = std::move(table);
   return true;
 }
 
@@ -330,7 +358,7 @@ int Server::RunUntilSignal() {
     context_.accepting = false;
     context_.draining = true;
     // Long-poll acquires answer 503 at once instead of holding the drain up.
-    if (lock_table_) lock_table_->CancelAllWaiters();
+    if (lock_service_) lock_service_->CancelAllWaiters();
     for (auto& thread : threads_) thread->BeginDrain();
     deadline = std::chrono::steady_clock::now() + config_.timeouts.shutdown_drain;
     check_drained();

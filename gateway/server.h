@@ -62,6 +62,8 @@ class Server {
   bool OpenStore(std::string* error);
   bool OpenEtcdStore(std::string* error);
   bool StartLocks(std::string* error);
+  bool StartLockTable(std::string* error);
+  void StartEtcdLocks();
   bool OpenIdempotencyStore(std::string* error);
   bool BuildAdapters(std::string* error);
   bool LoadTls(std::string* error);
@@ -88,7 +90,8 @@ class Server {
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<LockMetrics> lock_metrics_;
   std::unique_ptr<lockstore::AdmissionLockFencer> lock_fencer_;
-  std::unique_ptr<lockstore::LockTable> lock_table_;
+  // The lock API's state: a LockTable on the embedded store, or EtcdLockService with etcd.
+  std::unique_ptr<lockstore::LockService> lock_service_;
   std::unique_ptr<lockstore::TokenSigner> token_signer_;  // locks.signing (README "Tokens")
   std::unique_ptr<LockApi> lock_api_;
   // Destroyed before the threads: its drained callbacks post to their (stopped) io_contexts.

@@ -41,6 +41,9 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
                     ForceReleaseCallback callback);
   std::optional<LockView> Inspect(std::string_view name) const;
   std::vector<LockView> List() const;
+  std::vector<LockAuditRecord> RecentAudit(std::size_t limit) const {
+    return persistence_.RecentLockAudit(limit);
+  }
   void CancelAllWaiters();
   void OnTimer();
 
@@ -578,7 +581,7 @@ RenewResult LockTable::Impl::Renew(std::string_view name, std::string_view owner
           lock.holder->owner_hash == OwnerHash(owner_token)) {
         lock.holder->expires_at = now + lock.holder->ttl;
         Schedule(lock.holder->expires_at, it->first);
-        result = {true, lock.holder->token, lock.holder->ttl};
+        result = {true, lock.holder->token, lock.holder->ttl, Status::Ok()};
       }
     }
     if (observer_) {
@@ -798,6 +801,10 @@ void LockTable::CancelWait(std::string_view name, std::uint64_t waiter_id) {
 RenewResult LockTable::Renew(std::string_view name, std::string_view owner_token) {
   return impl_->Renew(name, owner_token);
 }
+void LockTable::RenewAsync(std::string_view name, std::string_view owner_token,
+                           RenewCallback callback) {
+  callback(impl_->Renew(name, owner_token));
+}
 void LockTable::Release(std::string_view name, std::string_view owner_token,
                         ReleaseCallback callback) {
   impl_->Release(name, owner_token, std::move(callback));
@@ -809,7 +816,13 @@ void LockTable::ForceRelease(std::string_view name, std::string operator_id, std
 std::optional<LockView> LockTable::Inspect(std::string_view name) const {
   return impl_->Inspect(name);
 }
+void LockTable::InspectAsync(std::string_view name, InspectCallback callback) const {
+  callback(impl_->Inspect(name));
+}
 std::vector<LockView> LockTable::List() const { return impl_->List(); }
+std::vector<LockAuditRecord> LockTable::RecentAudit(std::size_t limit) const {
+  return impl_->RecentAudit(limit);
+}
 void LockTable::CancelAllWaiters() { impl_->CancelAllWaiters(); }
 
 }  // namespace fencegate::lockstore

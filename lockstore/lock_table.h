@@ -14,25 +14,11 @@
 #include "lockstore/lock_persistence.h"
 #include "lockstore/lock_record.h"
 #include "lockstore/lock_rules.h"
+#include "lockstore/lock_service.h"
 #include "lockstore/status.h"
 #include "lockstore/token.h"
 
 namespace fencegate::lockstore {
-
-// Lock events, for metrics. Called from any thread; outside the table's mutex except Holders(),
-// which must therefore only store the numbers.
-class LockObserver {
- public:
-  virtual ~LockObserver() = default;
-  virtual void Acquired(std::chrono::nanoseconds waited) = 0;
-  virtual void Contended() = 0;  // an acquire found the lock held (it waits or fails)
-  virtual void Released(std::chrono::nanoseconds held) = 0;
-  virtual void Expired(std::chrono::nanoseconds held) = 0;
-  virtual void ForceReleased(std::chrono::nanoseconds held) = 0;
-  virtual void Renewed() = 0;
-  virtual void RenewalFailed() = 0;
-  virtual void Holders(std::size_t holders, std::size_t waiters) = 0;
-};
 
 struct LockTableOptions {
   std::chrono::milliseconds min_ttl{100};
@@ -48,61 +34,6 @@ struct LockTableOptions {
   std::function<std::int64_t()> now_unix_ms;
 };
 
-struct AcquireResult {
-  enum class Kind {
-    kGranted,
-    kHeld,         // held by someone else (at once, or still at the end of the wait)
-    kQuarantined,  // in lock-delay after an expired lease (at once, or still at the end)
-    kBusy,         // too many waiters already
-    kInvalid,      // bad name or TTL
-    kStoreError,   // the grant (or its fences) could not be made durable
-    kCancelled,    // CancelWait() or shutdown
-  };
-  Kind kind = Kind::kInvalid;
-  std::string detail;
-  // kGranted:
-  std::string owner_token;
-  Token token = 0;
-  std::chrono::milliseconds ttl{0};
-  std::chrono::nanoseconds waited{0};
-  std::vector<FenceRaise> fences;
-  // kHeld / kQuarantined: how long until the current lease or delay ends at the earliest.
-  std::chrono::milliseconds retry_after{0};
-};
-
-struct RenewResult {
-  bool renewed = false;  // false: the lease is lost (expired, released, or someone else's)
-  Token token = 0;
-  std::chrono::milliseconds ttl{0};
-};
-
-struct ReleaseResult {
-  bool released = false;  // false: the caller did not hold it (already released or lost)
-  Status status;          // the durable write failed (the lock is free in memory regardless)
-};
-
-struct ForceReleaseResult {
-  Status status;  // NotFound: the lock is not held; IOError: the store failed
-  LockAuditRecord audit;
-  std::vector<FenceRaise> fences;
-};
-
-// A snapshot of one lock, for operators. Never carries an owner token.
-struct LockView {
-  std::string name;
-  Token last_token = 0;
-  bool held = false;
-  bool granting = false;  // being made durable / fenced, not answered yet
-  std::string owner_id;
-  Token holder_token = 0;
-  std::chrono::milliseconds ttl{0};
-  std::chrono::milliseconds expires_in{0};
-  std::chrono::milliseconds held_for{0};
-  std::int64_t acquired_at_unix_ms = 0;
-  std::size_t waiters = 0;
-  std::chrono::milliseconds quarantine_left{0};
-};
-
 // The named locks: leases with owner tokens and fencing tokens.
 //  - A grant issues last_token + 1 and makes it durable (synced) before anyone is told, so a
 //    token is never issued twice, restarts included; then raises the lock's fence keys.
@@ -115,16 +46,12 @@ struct LockView {
 //    still be working.
 // Thread-safe. Callbacks run outside the table's mutex, on the caller's thread, a store thread,
 // the clock's thread, or the fencer's; callers hop to their own executor.
-class LockTable {
+class LockTable final : public LockService {
  public:
-  using AcquireCallback = std::function<void(AcquireResult)>;
-  using ReleaseCallback = std::function<void(ReleaseResult)>;
-  using ForceReleaseCallback = std::function<void(ForceReleaseResult)>;
-
   // `fencer` and `observer` may be null. All references must outlive the table.
   LockTable(LockPersistence& persistence, LockClock& clock, LockFencer* fencer,
             LockObserver* observer, LockTableOptions options);
-  ~LockTable();
+  ~LockTable() override;
   LockTable(const LockTable&) = delete;
   LockTable& operator=(const LockTable&) = delete;
 
@@ -134,27 +61,34 @@ class LockTable {
   // Acquires `name` for `ttl`, waiting up to `wait` (0: fail at once). Calls back exactly once.
   // Returns a waiter id for CancelWait (0 when the call was decided without queueing).
   std::uint64_t Acquire(std::string_view name, std::chrono::milliseconds ttl,
-                        std::chrono::milliseconds wait, AcquireCallback callback);
+                        std::chrono::milliseconds wait, AcquireCallback callback) override;
   // Withdraws a queued acquire (its callback gets kCancelled). No effect once decided.
-  void CancelWait(std::string_view name, std::uint64_t waiter_id);
+  void CancelWait(std::string_view name, std::uint64_t waiter_id) override;
 
   // Extends the lease by its TTL from now, only for the owner and only while the lease is live.
   RenewResult Renew(std::string_view name, std::string_view owner_token);
+  // Renew, answered inline (the table renews in memory).
+  void RenewAsync(std::string_view name, std::string_view owner_token,
+                  RenewCallback callback) override;
 
   // Frees the lock if `owner_token` holds it; otherwise changes nothing (idempotent).
-  void Release(std::string_view name, std::string_view owner_token, ReleaseCallback callback);
+  void Release(std::string_view name, std::string_view owner_token,
+               ReleaseCallback callback) override;
 
   // Administrative: frees a held lock, issues a new token, raises the lock's fences to it and
   // writes an audit record, all durable before the callback.
   void ForceRelease(std::string_view name, std::string operator_id, std::string reason,
-                    ForceReleaseCallback callback);
+                    ForceReleaseCallback callback) override;
 
   // One lock (read from the store if it is not in memory; nullopt if never used).
-  std::optional<LockView> Inspect(std::string_view name) const;
+  std::optional<LockView> Inspect(std::string_view name) const override;
+  // Inspect, answered inline (a point read of the local store at most).
+  void InspectAsync(std::string_view name, InspectCallback callback) const override;
   // The locks in memory: every held, waited-on or delayed one, and recently used free ones.
-  std::vector<LockView> List() const;
+  std::vector<LockView> List() const override;
+  std::vector<LockAuditRecord> RecentAudit(std::size_t limit) const override;
   // Fails every waiter with kCancelled (shutdown).
-  void CancelAllWaiters();
+  void CancelAllWaiters() override;
 
  private:
   class Impl;

@@ -1320,13 +1320,19 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
       }
     }
   }
-  // The lock table keeps its state in the embedded RocksDB store; shared across replicas it
-  // would have to live in etcd too (not built yet).
-  if (config->store.kind == "etcd" && config->locks.enabled && root["store"]) {
-    reader.sink()->Add(root["store"]["kind"], "store.kind",
-                       "the built-in lock API needs store kind 'rocksdb'; with 'etcd' set "
-                       "locks: {enabled: false} (use etcd's own locks, README \"Running several "
-                       "replicas\")");
+  // With etcd the locks live in etcd (lockstore/etcd/etcd_lock_service.h), which does not
+  // build lock-delay: a configured quarantine would silently not apply.
+  if (config->store.kind == "etcd" && config->locks.enabled && root["locks"] &&
+      root["locks"]["rules"] && root["locks"]["rules"].IsSequence()) {
+    const YAML::Node& rules = root["locks"]["rules"];
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      const YAML::Node quarantine = rules[i].IsMap() ? rules[i]["quarantine"] : YAML::Node();
+      if (quarantine) {
+        reader.sink()->Add(quarantine, "locks.rules[" + std::to_string(i) + "].quarantine",
+                           "lock-delay is not available with store kind 'etcd' (the lock state "
+                           "lives in etcd, and the etcd lock service has no lock-delay)");
+      }
+    }
   }
   ReadAuthSections(reader, root, config);
   // The lock API is matched before the routes: a route under its prefix would never be reached.

@@ -474,6 +474,15 @@ Status EtcdClient::LeaseRevoke(std::int64_t id) {
   return impl_->Call("/v3/lease/revoke", {{"ID", std::to_string(id)}}, true, &answer);
 }
 
+Status EtcdClient::LeaseTimeToLive(std::int64_t id, std::int64_t* ttl_seconds) {
+  json::object answer;
+  const Status status =
+      impl_->Call("/v3/lease/timetolive", {{"ID", std::to_string(id)}}, true, &answer);
+  if (!status.ok()) return status;
+  *ttl_seconds = Int(answer, "TTL");
+  return Status::Ok();
+}
+
 const std::string& EtcdClient::current_endpoint() const { return impl_->current_endpoint(); }
 
 }  // namespace fencegate::lockstore::etcd

@@ -93,6 +93,8 @@ class EtcdClient {
   // Renews the lease once; `ttl_seconds` receives what is left (0 or less: it has expired).
   Status LeaseKeepAlive(std::int64_t id, std::int64_t* ttl_seconds);
   Status LeaseRevoke(std::int64_t id);
+  // What is left of the lease, in seconds (-1: it has expired or never existed).
+  Status LeaseTimeToLive(std::int64_t id, std::int64_t* ttl_seconds);
 
   // The member the next request goes to ("host:port"), for logs.
   const std::string& current_endpoint() const;

@@ -9,11 +9,20 @@
 
 #include "tests/integration/admin_client.h"
 #include "tests/integration/lock_test_support.h"
+#ifdef FENCEGATE_LOCKS_IN_ETCD
+#include "tests/etcd/etcd_lock_fixture.h"
+#endif
 
 namespace fencegate::integration {
 namespace {
 
+// Built twice: against the embedded store, and (tests/etcd, FENCEGATE_LOCKS_IN_ETCD) against
+// a real etcd, where the same answers are expected.
+#ifdef FENCEGATE_LOCKS_IN_ETCD
+using LockAdminTest = etcdtest::EtcdLockGatewayTest;
+#else
 using LockAdminTest = LockGatewayTest;
+#endif
 
 TEST_F(LockAdminTest, ForcedReleaseNeedsReasonAndOperatorRaisesTheFenceAndIsAudited) {
   const Response holder = Acquire("orders-2", 60000);

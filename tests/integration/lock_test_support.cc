@@ -8,8 +8,10 @@
 
 namespace fencegate::integration {
 
-std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log) {
-  return "access_log:\n"
+std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
+                              const std::string& store) {
+  return store +
+         "access_log:\n"
          "  path: \"" +
          access_log +
          "\"\n"
@@ -29,14 +31,13 @@ std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& acc
          "  min_ttl: 50ms\n"
          "  rules:\n"
          "    - match: \"orders-*\"\n"
-         "      fence_keys: [\"kv:{name}\"]\n"
-         "    - match: \"delayed-*\"\n"
-         "      quarantine: 1s\n";
+         "      fence_keys: [\"kv:{name}\"]\n" +
+         (store.empty() ? "    - match: \"delayed-*\"\n      quarantine: 1s\n" : "");
 }
 
 void LockGatewayTest::SetUp() {
-  config_path_ =
-      dir_.WriteFile("fencegate.yaml", LockGatewayConfig(backend_.port(), dir_.Join("access.log")));
+  config_path_ = dir_.WriteFile(
+      "fencegate.yaml", LockGatewayConfig(backend_.port(), dir_.Join("access.log"), StoreConfig()));
   StartGateway();
 }
 

@@ -19,11 +19,19 @@ namespace fencegate::integration {
 // A gateway with the fenced route "kv" (/kv/<item>/... -> fence key "kv:<item>") in front of a
 // RecordingBackend, and the built-in locks under /locks/ with two rules: locks "orders-*" are
 // bound to fence key "kv:{name}" (eager fencing), locks "delayed-*" have a 1 s lock-delay.
-std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log);
+// `store` (a `store:` section) replaces the embedded store; then there is no lock-delay rule
+// (etcd has none).
+std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
+                              const std::string& store = "");
 
+// The lock API tests run against the embedded store with this fixture, and against etcd with
+// tests/etcd/etcd_lock_fixture.h's subclass (the same test files, built twice).
 class LockGatewayTest : public ::testing::Test {
  protected:
   void SetUp() override;
+  // The `store:` section of the configuration ("" for the embedded store).
+  virtual std::string StoreConfig() { return ""; }
+  bool SharedStore() { return !StoreConfig().empty(); }
   // Starts (or restarts) the gateway on the same data directory.
   void StartGateway();
 

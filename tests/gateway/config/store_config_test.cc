@@ -42,22 +42,29 @@ TEST(StoreConfigTest, EtcdMistakesNameLineAndKey) {
   Config config;
   const auto errors = Load(
       "store:\n"                                 // 1
-      "  kind: etcd\n"                           // 2: locks still enabled
+      "  kind: etcd\n"                           // 2: locks enabled: fine (state in etcd)
       "  endpoints: [\"127.0.0.1\", \"h:0\"]\n"  // 3: no port, port 0
       "  prefix: \"\"\n"                         // 4: empty
-      "  operation_timeout: 0s\n",               // 5: zero
+      "  operation_timeout: 0s\n"                // 5: zero
+      "locks:\n"                                 // 6
+      "  rules:\n"                               // 7
+      "    - match: \"orders-*\"\n"              // 8
+      "      fence_keys: [\"kv:{name}\"]\n"      // 9
+      "    - match: \"delayed-*\"\n"             // 10
+      "      quarantine: 1s\n",                  // 11: no lock-delay with etcd
       &config);
   std::vector<std::pair<int, std::string>> where;
   for (const ConfigError& error : errors) where.emplace_back(error.line, error.key);
   const std::vector<std::pair<int, std::string>> expected{
-      {2, "store.kind"},   {3, "store.endpoints[0]"},      {3, "store.endpoints[1]"},
-      {4, "store.prefix"}, {5, "store.operation_timeout"},
+      {3, "store.endpoints[0]"},      {3, "store.endpoints[1]"},         {4, "store.prefix"},
+      {5, "store.operation_timeout"}, {11, "locks.rules[1].quarantine"},
   };
   EXPECT_EQ(where, expected);
   for (const ConfigError& error : errors) {
     EXPECT_EQ(error.file, "store.yaml");
-    if (error.key == "store.kind") {
-      EXPECT_NE(error.message.find("locks: {enabled: false}"), std::string::npos) << error.message;
+    if (error.key == "locks.rules[1].quarantine") {
+      EXPECT_NE(error.message.find("lock-delay is not available"), std::string::npos)
+          << error.message;
     }
   }
 }
