@@ -471,8 +471,11 @@ void EtcdLockService::Impl::PollLock(EtcdClient& client, const std::string& name
     }
   }
   std::vector<std::pair<std::uint64_t, Clock::time_point>> kept_alive;
-  for (auto& [id, waiter] : mine) {
-    const auto answer = [&, id = id](AcquireResult result) {
+  // Not a structured binding: clang 14 cannot capture those in the lambdas below.
+  for (auto& entry : mine) {
+    const std::uint64_t id = entry.first;
+    Waiter& waiter = entry.second;
+    const auto answer = [&](AcquireResult result) {
       client.LeaseRevoke(waiter.lease);
       Decide(id, nullptr, std::move(result));
     };

@@ -9,7 +9,8 @@ Starts build/gateway/fencegate on loopback with a throwaway data directory and r
 Every loop is bounded by a count and a time limit.
 
 Usage: python3 tests/integration/lock_bench.py [--binary build/gateway/fencegate]
-       [--cycles 2000] [--seconds 5] [--clients 4]
+       [--cycles 2000] [--seconds 5] [--clients 4] [--etcd HOST:PORT]
+--etcd keeps the locks (and fences) in an etcd you started (store kind etcd, a fresh prefix).
 """
 import argparse
 import http.client
@@ -40,9 +41,12 @@ locks:
 """
 
 
-def start(binary, workdir):
+def start(binary, workdir, etcd=None):
     config = os.path.join(workdir, "fencegate.yaml")
     with open(config, "w") as f:
+        if etcd:
+            f.write("store:\n  kind: etcd\n  endpoints: [\"%s\"]\n  prefix: /lock-bench-%d/\n"
+                    % (etcd, os.getpid()))
         f.write(CONFIG)
     proc = subprocess.Popen(
         [binary, "--config", config, "--listen", "127.0.0.1:0", "--admin-listen",
@@ -100,10 +104,11 @@ def main():
     parser.add_argument("--cycles", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--etcd", help="HOST:PORT of a running etcd: the locks live there")
     args = parser.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="lock-bench-")
-    proc, port, _ = start(args.binary, workdir)
+    proc, port, _ = start(args.binary, workdir, args.etcd)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         for _ in range(50):  # warm-up
