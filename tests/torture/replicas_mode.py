@@ -22,7 +22,8 @@ self-fencing, quarantine), under which the shared layout must be safe.
 Availability, per fault, on the resources it touches: the longest stretch without an
 acknowledged write that overlaps the fault (from its start to its repair; the same figure
 outside faults is printed as the baseline), and how long writes were refused: from the first
-to the last fencegate 503 or unanswered copy, up to 4 s after the repair.
+to the last fencegate 503 or unanswered copy, up to 10 s after the repair (a shard that moved
+stays refused for the lease TTL plus its quarantine).
 """
 
 import asyncio
@@ -420,7 +421,7 @@ def availability(report, attempts, answers, events, affected, load_window):
     """Per fault, on the `affected` resources: the longest stretch without an acknowledged write
     that overlaps the fault (and the same outside faults, the baseline), and the refusals the
     fault caused: fencegate's own 503s (a problem+json body; the recording backend's injected
-    503s have none) and copies no replica answered, from the fault's start to 4 s after its
+    503s have none) and copies no replica answered, from the fault's start to 10 s after its
     repair, with the time from the first of them to the last. Times are those of the answers
     the client relays recorded."""
     resource_of = {a.attempt: a.resource for a in attempts}
@@ -437,14 +438,14 @@ def availability(report, attempts, answers, events, affected, load_window):
     for kind, begin, end in events:
         gap = max((b - a for a, b in stretches if a < end and b > begin), default=0.0)
         window = [(when, status, problem) for when, status, problem in mine
-                  if begin <= when <= end + 4.0]
+                  if begin <= when <= end + 10.0]
         refused = sorted(when for when, status, problem in window
                          if status is None or (status == 503 and problem))
         report.figures[f"{kind}: fault lasted (s)"] = round(end - begin, 3)
         report.figures[f"{kind}: longest stretch without an ack (s)"] = round(gap, 3)
         report.figures[f"{kind}: refused unavailable, first to last (s)"] = round(
             refused[-1] - refused[0], 3) if refused else 0.0
-        report.figures[f"{kind}: answers until 4 s after repair"] = {
+        report.figures[f"{kind}: answers until 10 s after repair"] = {
             "2xx": sum(1 for _, s, _ in window if isinstance(s, int) and 200 <= s < 300),
             "409": sum(1 for _, s, _ in window if s == 409),
             "503 from fencegate": sum(1 for _, s, p in window if s == 503 and p),
