@@ -1,11 +1,10 @@
 #include "gateway/admin_api.h"
 
-#include <charconv>
-
 #include <boost/json.hpp>
 
 #include "gateway/admin_fence_repair.h"
 #include "gateway/admin_lock_api.h"
+#include "gateway/admin_request.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/problem.h"
 #include "gateway/time_format.h"
@@ -17,8 +16,6 @@ namespace {
 
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kFencesPrefix = "/admin/fences/";
-constexpr std::size_t kDefaultRejections = 100;
-constexpr std::size_t kMaxRejections = 10000;
 
 void SetJson(http::status status, const json::value& value, AdminApi::Response* response) {
   response->result(status);
@@ -68,7 +65,7 @@ bool PercentDecode(std::string_view in, std::string* out) {
   return true;
 }
 
-void AdminApi::Handle(const Request& request, Response* response) {
+void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response* response) {
   response->version(request.version());
   response->keep_alive(request.keep_alive());
   const std::string_view target = request.target();
@@ -78,11 +75,12 @@ void AdminApi::Handle(const Request& request, Response* response) {
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
 
   const auth::AdminGuard::Result caller = context_.admin_guard->Check(
-      path, request[http::field::authorization], request.count(http::field::authorization));
+      path, request[http::field::authorization], request.count(http::field::authorization), &peer);
   if (caller.status != 0) {
     SetProblem(caller.status, "unauthenticated", "Authentication required",
                caller.reason == "missing_credentials"
-                   ? "the admin API needs Authorization: Bearer <admin key>"
+                   ? "the admin API needs Authorization: Bearer <admin key> or an admin client "
+                     "certificate"
                    : "the credentials sent identify no admin principal",
                path, response);
     response->set(http::field::www_authenticate,
@@ -94,7 +92,7 @@ void AdminApi::Handle(const Request& request, Response* response) {
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
                      path == "/admin/rejections" || path.starts_with(kFencesPrefix);
   if (IsFenceRepairRequest(request, path)) {
-    HandleFenceRepair(context_, request, path, query, response);
+    HandleFenceRepair(context_, request, path, query, caller.principal, response);
     return;
   }
   const bool lock_path = context_.lock_table != nullptr && IsAdminLockPath(path);
@@ -187,23 +185,14 @@ void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Respon
 }
 
 void AdminApi::Rejections(std::string_view query, std::string_view path, Response* response) {
-  std::size_t limit = kDefaultRejections;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (!pair.starts_with("limit=")) continue;
-    const std::string_view value = pair.substr(6);
-    const auto result = std::from_chars(value.data(), value.data() + value.size(), limit);
-    if (result.ec != std::errc() || result.ptr != value.data() + value.size() || limit == 0 ||
-        limit > kMaxRejections) {
-      SetProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000", path,
-                 response);
-      return;
-    }
+  const std::optional<std::size_t> limit = ParseLimitQuery(query);
+  if (!limit) {
+    SetProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000", path,
+               response);
+    return;
   }
   json::array out;
-  for (const lockstore::RejectionRecord& record : context_.store->RecentRejections(limit)) {
+  for (const lockstore::RejectionRecord& record : context_.store->RecentRejections(*limit)) {
     json::object item;
     item["sequence"] = record.sequence;
     item["at"] = Rfc3339OrNull(record.at_ms);

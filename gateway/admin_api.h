@@ -4,6 +4,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "gateway/gateway_context.h"
+#include "gateway/tls/peer_identity.h"
 
 namespace fencegate::gateway {
 
@@ -25,8 +26,9 @@ class AdminApi {
 
   explicit AdminApi(GatewayContext& context) : context_(context) {}
 
-  // Fills `response` (status, Content-Type, body) for `request`.
-  void Handle(const Request& request, Response* response);
+  // Fills `response` (status, Content-Type, body) for `request`; `peer` is the client
+  // certificate of a TLS connection (empty on plain ones), an admin credential like a key.
+  void Handle(const Request& request, const PeerIdentity& peer, Response* response);
 
  private:
   void Metrics(Response* response);

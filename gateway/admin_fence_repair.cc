@@ -1,10 +1,10 @@
 #include "gateway/admin_fence_repair.h"
 
-#include <charconv>
 #include <future>
 
 #include <boost/json.hpp>
 
+#include "gateway/admin_request.h"
 #include "gateway/problem.h"
 #include "gateway/time_format.h"
 
@@ -64,19 +64,19 @@ bool TextField(const json::object& body, std::string_view key, bool required, st
 }
 
 void Repair(GatewayContext& context, std::string key, std::string_view body, std::string_view path,
-            AdminApi::Response* response) {
+            std::string_view principal, AdminApi::Response* response) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(body, ec);
   lockstore::FenceRepairRecord record;
   record.fence_key = std::move(key);
-  record.operator_id = "unknown";
+  std::string claimed;
   const json::object* fields = !ec && parsed.is_object() ? &parsed.as_object() : nullptr;
   const json::value* highest = fields ? fields->if_contains("highest_token") : nullptr;
   const bool highest_ok = highest != nullptr &&
                           ((highest->is_uint64() && highest->as_uint64() <= lockstore::kMaxToken) ||
                            (highest->is_int64() && highest->as_int64() >= 0));
   if (fields == nullptr || !highest_ok || !TextField(*fields, "reason", true, &record.reason) ||
-      !TextField(*fields, "operator", false, &record.operator_id) ||
+      !TextField(*fields, "operator", false, &claimed) ||
       fields->size() != (fields->contains("operator") ? 3u : 2u)) {
     BadRequest(
         "the body must be {\"highest_token\": N (0 to 2^63-1), \"reason\": \"...\", "
@@ -84,6 +84,8 @@ void Repair(GatewayContext& context, std::string key, std::string_view body, std
         path, response);
     return;
   }
+  record.operator_id = AuditedOperator(principal, claimed, &record.reason);
+  if (record.operator_id.empty()) record.operator_id = "unknown";
   record.new_highest = highest->to_number<lockstore::Token>();
   record.at_ms = NowUnixMs();
 
@@ -149,7 +151,7 @@ bool IsFenceRepairRequest(const AdminApi::Request& request, std::string_view pat
 }
 
 void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request,
-                       std::string_view path, std::string_view query,
+                       std::string_view path, std::string_view query, std::string_view principal,
                        AdminApi::Response* response) {
   if (path == kRepairs) {
     if (request.method() != http::verb::get && request.method() != http::verb::head) {
@@ -162,18 +164,13 @@ void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request
       response->set(http::field::allow, "GET, HEAD");
       return;
     }
-    std::size_t limit = 100;
-    if (query.starts_with("limit=")) {
-      const std::string_view value = query.substr(6, query.find('&') - 6);
-      const auto parsed = std::from_chars(value.data(), value.data() + value.size(), limit);
-      if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size() || limit == 0 ||
-          limit > 10000) {
-        BadRequest("limit must be an integer from 1 to 10000", path, response);
-        return;
-      }
+    const std::optional<std::size_t> limit = ParseLimitQuery(query);
+    if (!limit) {
+      BadRequest("limit must be an integer from 1 to 10000", path, response);
+      return;
     }
     json::array records;
-    for (const auto& record : context.store->RecentRepairs(limit)) {
+    for (const auto& record : context.store->RecentRepairs(*limit)) {
       records.push_back(RecordJson(record));
     }
     SetJson(records, response);
@@ -186,7 +183,7 @@ void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request
     BadRequest("the fence key is empty or badly encoded", path, response);
     return;
   }
-  Repair(context, std::move(key), request.body(), path, response);
+  Repair(context, std::move(key), request.body(), path, principal, response);
 }
 
 }  // namespace fencegate::gateway

@@ -1,10 +1,10 @@
 #include "gateway/admin_lock_api.h"
 
-#include <charconv>
 #include <future>
 
 #include <boost/json.hpp>
 
+#include "gateway/admin_request.h"
 #include "gateway/lock_api.h"
 #include "gateway/time_format.h"
 #include "lockstore/lock_rules.h"
@@ -91,16 +91,13 @@ void ForceRelease(GatewayContext& context, const std::string& name, std::string_
   if (ec || !parsed.is_object()) {
     error = "the body must be a JSON object {\"reason\": \"...\", \"operator\": \"...\"}";
   } else if (RequiredString(parsed.as_object(), "reason", &reason, &error)) {
-    if (principal.empty()) {
-      RequiredString(parsed.as_object(), "operator", &operator_id, &error);
-    } else {
-      // The audit trail names who proved themselves, not who the body claims to be.
-      const json::value* claimed = parsed.as_object().if_contains("operator");
-      if (claimed != nullptr && !(claimed->is_string() && claimed->as_string() == principal)) {
-        error = "operator, when given, must be the authenticated admin principal";
-      }
-      operator_id = std::string(principal);
+    std::string claimed;
+    const json::value* field = parsed.as_object().if_contains("operator");
+    // Without admin principals the body's operator is all the trail can name: required then.
+    if (principal.empty() || field != nullptr) {
+      RequiredString(parsed.as_object(), "operator", &claimed, &error);
     }
+    operator_id = AuditedOperator(principal, claimed, &reason);
   }
   if (!error.empty()) {
     Set(LockProblem(400, "bad-request", "Bad forced release", error, path, ""), response);
@@ -152,20 +149,15 @@ void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
     return;
   }
   if (path == kAudit) {
-    std::size_t limit = 100;
-    if (query.starts_with("limit=")) {
-      const std::string_view value = query.substr(6, query.find('&') - 6);
-      const auto parsed = std::from_chars(value.data(), value.data() + value.size(), limit);
-      if (parsed.ec != std::errc() || parsed.ptr != value.data() + value.size() || limit == 0 ||
-          limit > 10000) {
-        Set(LockProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000",
-                        path, ""),
-            response);
-        return;
-      }
+    const std::optional<std::size_t> limit = ParseLimitQuery(query);
+    if (!limit) {
+      Set(LockProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000",
+                      path, ""),
+          response);
+      return;
     }
     json::array records;
-    for (const auto& record : context.lock_table->RecentAudit(limit)) {
+    for (const auto& record : context.lock_table->RecentAudit(*limit)) {
       records.push_back(AuditJson(record));
     }
     SetJson(records, response);

@@ -13,8 +13,9 @@ namespace fencegate::gateway {
 //                                            owner token, never the token), token, expiry, waiters
 //   POST /admin/locks/{name}/force-release   {"reason": "...", "operator": "..."} both required;
 //                                            with admin principals configured the audited
-//                                            operator is the authenticated principal and
-//                                            "operator" may be left out
+//                                            operator is the authenticated principal,
+//                                            "operator" may be left out, and another name in
+//                                            it only lands in the reason (AuditedOperator)
 //   GET  /admin/lock-audit?limit=N           forced releases, newest first
 // Runs on the admin thread, which may block on the store.
 bool IsAdminLockPath(std::string_view path);

@@ -54,6 +54,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
         return;
       }
       listener.CountHandshake(tls::HandshakeResult::kOk);
+      self->peer_ = tls::ReadPeerIdentity(self->stream_.native_handle());
       self->Read();
     });
   }
@@ -80,7 +81,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
       response_.result(http::status::bad_request);
       response_.keep_alive(false);
     } else {
-      api_.Handle(parser_->get(), &response_);
+      api_.Handle(parser_->get(), peer_, &response_);
     }
     const bool head = !ec && parser_->get().method() == http::verb::head;
     response_.prepare_payload();
@@ -115,6 +116,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   std::optional<http::request_parser<http::string_body>> parser_;
   AdminApi::Response response_;
   AdminApi& api_;
+  PeerIdentity peer_;  // the client certificate (TLS only): an admin credential
 };
 
 }  // namespace

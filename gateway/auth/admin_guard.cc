@@ -13,13 +13,13 @@ AdminGuard::AdminGuard(const AdminAuthConfig& config, prometheus::Registry& regi
 }
 
 AdminGuard::Result AdminGuard::Check(std::string_view path, std::string_view authorization,
-                                     std::size_t authorization_fields) const {
+                                     std::size_t authorization_fields,
+                                     const PeerIdentity* peer) const {
   Result result;
   const bool open = credentials_.empty() || path == "/healthz" || path == "/readyz" ||
                     (metrics_public_ && path == "/metrics");
   if (open && authorization_fields == 0) return result;
-  const Authentication who =
-      credentials_.Authenticate(authorization, authorization_fields, /*peer=*/nullptr);
+  const Authentication who = credentials_.Authenticate(authorization, authorization_fields, peer);
   if (who.kind == Authentication::Kind::kAuthenticated) {
     result.principal = credentials_.name(who.principal);
     return result;

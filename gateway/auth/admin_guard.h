@@ -13,8 +13,9 @@
 
 namespace fencegate::gateway::auth {
 
-// The admin listener's gate: its own principals, required for everything but /healthz and
-// /readyz (and /metrics when admin.metrics_public). No admin principals: everything is open.
+// The admin listener's gate: its own principals (API keys or client certificates), required for
+// everything but /healthz and /readyz (and /metrics when admin.metrics_public). No admin
+// principals: everything is open.
 class AdminGuard {
  public:
   AdminGuard(const AdminAuthConfig& config, prometheus::Registry& registry);
@@ -24,8 +25,10 @@ class AdminGuard {
     std::string_view reason;  // missing_credentials / invalid_credentials
     std::string principal;    // who is asking ("" when open or not authenticated)
   };
+  // `peer`: the client certificate of a TLS admin connection (may be null); a verified one
+  // matching an admin principal's tls_* names authenticates like an admin key.
   Result Check(std::string_view path, std::string_view authorization,
-               std::size_t authorization_fields) const;
+               std::size_t authorization_fields, const PeerIdentity* peer) const;
 
  private:
   Credentials credentials_;

@@ -2,6 +2,7 @@
 // listener verifies client certificates (client_auth optional) and a route's policy names the
 // principal its subject maps to. Certificates from tests/support/make_test_certs.sh.
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include "tests/integration/admin_client.h"
 #include "tests/integration/gateway_instance.h"
@@ -20,27 +21,29 @@ class AuthMtlsTest : public ::testing::Test {
         {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", certs_}, &error);
     ASSERT_NE(script, nullptr) << error;
     ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
-    // client.pem: subject /CN=writer-1/O=example, i.e. RFC 2253 "O=example,CN=writer-1".
-    const std::string config =
-        "access_log:\n  path: \"\"\n"
-        "backends:\n  files:\n    kind: filesystem\n    root: \"{data_dir}/files\"\n"
-        "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
-        "    fence_key: \"kv:{segment:2}\"\n"
-        "    policy:\n"
-        "      read: [\"*\"]\n"
-        "      write: [writer-1]\n"
-        "      advance: {writer-1: [\"kv:\"]}\n"
-        "auth:\n"
-        "  principals:\n"
-        "    - name: writer-1\n"
-        "      tls_subjects: [\"O=example,CN=writer-1\"]\n"
-        "tls:\n  traffic:\n"
-        "    cert_file: " +
-        Cert("server.pem") + "\n    key_file: " + Cert("server.key") +
-        "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
-    gateway_ =
-        GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config), dir_.Join("data"), &error);
+    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", Config()), dir_.Join("data"),
+                                      &error);
     ASSERT_NE(gateway_, nullptr) << error;
+  }
+
+  virtual std::string Config() const {
+    // client.pem: subject /CN=writer-1/O=example, i.e. RFC 2253 "O=example,CN=writer-1".
+    return "access_log:\n  path: \"\"\n"
+           "backends:\n  files:\n    kind: filesystem\n    root: \"{data_dir}/files\"\n"
+           "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
+           "    fence_key: \"kv:{segment:2}\"\n"
+           "    policy:\n"
+           "      read: [\"*\"]\n"
+           "      write: [writer-1]\n"
+           "      advance: {writer-1: [\"kv:\"]}\n"
+           "auth:\n"
+           "  principals:\n"
+           "    - name: writer-1\n"
+           "      tls_subjects: [\"O=example,CN=writer-1\"]\n"
+           "tls:\n  traffic:\n"
+           "    cert_file: " +
+           Cert("server.pem") + "\n    key_file: " + Cert("server.key") +
+           "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
   }
 
   std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
@@ -91,6 +94,120 @@ TEST_F(AuthMtlsTest, TheVerifiedCertificateIsThePrincipal) {
   EXPECT_EQ(MetricValue(metrics, "fencegate_auth_refusals_total",
                         R"(route="kv",reason="invalid_credentials")"),
             1.0);
+}
+
+// The admin listener over TLS with its own client CA check: an admin principal proves itself with
+// its certificate as with a key, the traffic principal's certificate opens nothing there, and
+// the audit trail of forced operations names the certificate's principal.
+class AdminMtlsTest : public AuthMtlsTest {
+ protected:
+  std::string Config() const override {
+    return "access_log:\n  path: \"\"\n"
+           "backends:\n  files:\n    kind: filesystem\n    root: \"{data_dir}/files\"\n"
+           "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
+           "    fence_key: \"kv:{segment:2}\"\n"
+           "    policy:\n      read: [\"*\"]\n      write: [writer-1]\n"
+           "      advance: {writer-1: [\"kv:\"]}\n"
+           "auth:\n  principals:\n    - name: writer-1\n"
+           "      tls_subjects: [\"O=example,CN=writer-1\"]\n"
+           "admin:\n  principals:\n    - name: ops-1\n      tls_dns_sans: [ops-1.example]\n"
+           "tls:\n  traffic:\n" +
+           Listener() + "  admin:\n" + Listener();
+  }
+
+  std::string Listener() const {
+    return "    cert_file: " + Cert("server.pem") + "\n    key_file: " + Cert("server.key") +
+           "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
+  }
+
+  TlsClientOptions As(const std::string& name) const {
+    TlsClientOptions options;
+    options.ca_file = Cert("ca.pem");
+    if (!name.empty()) {
+      options.cert_file = Cert(name + ".pem");
+      options.key_file = Cert(name + ".key");
+    }
+    return options;
+  }
+
+  Response Admin(const std::string& certificate, http::verb method, const std::string& target,
+                 std::string body = {}) {
+    std::string error;
+    auto response = TlsFetch(gateway_->admin_port(), As(certificate),
+                             MakeRequest(method, target, {}, std::move(body)), &error);
+    if (!response) {
+      ADD_FAILURE() << error;
+      return {};
+    }
+    return *response;
+  }
+
+  Response Traffic(const std::string& certificate, http::verb method, const std::string& target,
+                   std::uint64_t token = 0, std::string body = {}) {
+    Request request = MakeRequest(method, target, {}, std::move(body));
+    if (token != 0) request.set("Fencing-Token", std::to_string(token));
+    std::string error;
+    auto response = TlsFetch(gateway_->traffic_port(), As(certificate), std::move(request), &error);
+    if (!response) {
+      ADD_FAILURE() << error;
+      return {};
+    }
+    return *response;
+  }
+};
+
+TEST_F(AdminMtlsTest, TheOperatorCertificateOpensTheAdminApiAndNothingElse) {
+  EXPECT_EQ(Admin("", http::verb::get, "/healthz").result_int(), 200);
+  const Response none = Admin("", http::verb::get, "/admin/rejections");
+  EXPECT_EQ(none.result_int(), 401);
+  EXPECT_EQ(none[http::field::content_type], "application/problem+json");
+  // The traffic principal's certificate verifies against the same CA but names no operator.
+  EXPECT_EQ(Admin("client", http::verb::get, "/admin/rejections").result_int(), 401);
+  EXPECT_EQ(Admin("operator", http::verb::get, "/admin/rejections").result_int(), 200);
+  // And the operator's certificate names no traffic principal.
+  EXPECT_EQ(Traffic("operator", http::verb::put, "/kv/m/x", 5, "v").result_int(), 401);
+  EXPECT_EQ(Traffic("client", http::verb::put, "/kv/m/x", 5, "v").result_int(), 201);
+
+  const std::string metrics = Admin("operator", http::verb::get, "/metrics").body();
+  EXPECT_EQ(MetricValue(metrics, "fencegate_admin_auth_refusals_total",
+                        R"(reason="missing_credentials")"),
+            1.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_admin_auth_refusals_total",
+                        R"(reason="invalid_credentials")"),
+            1.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_auth_refusals_total",
+                        R"(route="kv",reason="invalid_credentials")"),
+            1.0);
+}
+
+TEST_F(AdminMtlsTest, ForcedOperationsRecordTheCertificatesPrincipal) {
+  ASSERT_EQ(Traffic("client", http::verb::put, "/kv/m/x", 90, "v").result_int(), 201);
+  const std::string repair = R"({"highest_token": 4, "reason": "inflated", "operator": "eve"})";
+  EXPECT_EQ(Admin("client", http::verb::post, "/admin/fences/kv:m/repair", repair).result_int(),
+            401);
+  const Response repaired =
+      Admin("operator", http::verb::post, "/admin/fences/kv:m/repair", repair);
+  ASSERT_EQ(repaired.result_int(), 200) << repaired.body();
+
+  const Response acquired =
+      Traffic("client", http::verb::post, "/locks/job-9", 0, R"({"ttl_ms": 60000})");
+  ASSERT_EQ(acquired.result_int(), 200) << acquired.body();
+  const Response forced = Admin("operator", http::verb::post, "/admin/locks/job-9/force-release",
+                                R"({"reason": "wedged"})");
+  ASSERT_EQ(forced.result_int(), 200) << forced.body();
+
+  const Response repairs = Admin("operator", http::verb::get, "/admin/fence-repairs");
+  ASSERT_EQ(repairs.result_int(), 200);
+  const auto trail = boost::json::parse(repairs.body());
+  ASSERT_EQ(trail.as_array().size(), 1u);
+  EXPECT_EQ(trail.as_array()[0].at("operator").as_string(), "ops-1");
+  EXPECT_EQ(trail.as_array()[0].at("reason").as_string(), "inflated (operator field: eve)");
+  EXPECT_EQ(trail.as_array()[0].at("highest_token").to_number<int>(), 4);
+  const Response audit = Admin("operator", http::verb::get, "/admin/lock-audit");
+  ASSERT_EQ(audit.result_int(), 200);
+  const auto locks = boost::json::parse(audit.body());
+  ASSERT_EQ(locks.as_array().size(), 1u);
+  EXPECT_EQ(locks.as_array()[0].at("operator").as_string(), "ops-1");
 }
 
 }  // namespace

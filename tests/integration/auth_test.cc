@@ -266,16 +266,38 @@ TEST_F(AuthTest, ForcedReleaseRecordsTheAuthenticatedOperator) {
   EXPECT_EQ(Admin(http::verb::post, path, nullptr, "{\"reason\":\"x\",\"operator\":\"alice\"}")
                 .result_int(),
             401);
-  // Claiming to be someone else is refused; nothing is released.
-  EXPECT_EQ(Admin(http::verb::post, path, kAdminKey, "{\"reason\":\"x\",\"operator\":\"bob\"}")
-                .result_int(),
-            400);
-  const Response forced = Admin(http::verb::post, path, kAdminKey, "{\"reason\":\"wedged\"}");
+  // The trail names who authenticated; another name in the body only lands in the reason.
+  const Response forced =
+      Admin(http::verb::post, path, kAdminKey, "{\"reason\":\"wedged\",\"operator\":\"bob\"}");
   ASSERT_EQ(forced.result_int(), 200) << forced.body();
   EXPECT_EQ(boost::json::parse(forced.body()).at("operator").as_string(), "alice");
   const auto audit = FetchAdminJsonWithKey("/admin/lock-audit");
   ASSERT_EQ(audit.as_array().size(), 1u);
   EXPECT_EQ(audit.as_array()[0].at("operator").as_string(), "alice");
+  EXPECT_EQ(audit.as_array()[0].at("reason").as_string(), "wedged (operator field: bob)");
+}
+
+TEST_F(AuthTest, FenceRepairRecordsTheAuthenticatedOperator) {
+  EXPECT_EQ(Call(http::verb::put, "/kv/a/x", kOwnerKey, 50).result_int(), 200);
+  const std::string path = "/admin/fences/kv:a/repair";
+  const std::string body = R"({"highest_token": 7, "reason": "inflated", "operator": "mallory"})";
+  EXPECT_EQ(Admin(http::verb::post, path, nullptr, body).result_int(), 401);
+  EXPECT_EQ(Admin(http::verb::post, path, kWriterKey, body).result_int(), 401);
+  EXPECT_EQ(Highest("kv:a"), 50u);
+  const Response repaired = Admin(http::verb::post, path, kAdminKey, body);
+  ASSERT_EQ(repaired.result_int(), 200) << repaired.body();
+  EXPECT_EQ(boost::json::parse(repaired.body()).at("operator").as_string(), "alice");
+  EXPECT_EQ(Highest("kv:a"), 7u);
+  // Without an operator field the principal is recorded just the same.
+  const Response again = Admin(http::verb::post, path, kAdminKey,
+                               R"({"highest_token": 3, "reason": "still too high"})");
+  ASSERT_EQ(again.result_int(), 200) << again.body();
+  const auto trail = FetchAdminJsonWithKey("/admin/fence-repairs");
+  ASSERT_EQ(trail.as_array().size(), 2u);
+  EXPECT_EQ(trail.as_array()[0].at("operator").as_string(), "alice");
+  EXPECT_EQ(trail.as_array()[0].at("reason").as_string(), "still too high");
+  EXPECT_EQ(trail.as_array()[1].at("operator").as_string(), "alice");
+  EXPECT_EQ(trail.as_array()[1].at("reason").as_string(), "inflated (operator field: mallory)");
 }
 
 TEST_F(AuthTest, KeysNeverReachTheLogs) {

@@ -4,6 +4,7 @@
 #   server.pem/.key         localhost, 127.0.0.1; signed by ca ("server2" the same, reissued)
 #   wronghost.pem/.key      elsewhere.example only; signed by ca (hostname mismatch)
 #   client.pem/.key         CN=writer-1, SAN DNS writer-1.example, URI spiffe://example/writer-1
+#   operator.pem/.key       CN=ops-1, SAN DNS ops-1.example (an admin principal's certificate)
 #   expired_client.pem/.key signed by ca, valid only in 2020
 #   other_ca.pem/.key, other_client.pem/.key  an unrelated CA and a client it signed
 # Usage: make_test_certs.sh DIR
@@ -37,6 +38,7 @@ leaf server2 ca "/CN=localhost-reissued" "DNS:localhost,IP:127.0.0.1" serverAuth
 leaf wronghost ca "/CN=elsewhere.example" "DNS:elsewhere.example" serverAuth
 leaf client ca "/CN=writer-1/O=example" "DNS:writer-1.example,URI:spiffe://example/writer-1" \
   clientAuth
+leaf operator ca "/CN=ops-1/O=example" "DNS:ops-1.example" clientAuth
 leaf other_client other_ca "/CN=intruder" "DNS:intruder.example" clientAuth
 
 # `openssl x509` cannot backdate; `openssl ca` can, with a throwaway database.
