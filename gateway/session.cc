@@ -308,7 +308,7 @@ void Session::HandleRequest() {
     return;
   }
   if (context_.locks != nullptr && context_.locks->Matches(path)) {
-    HandleLockRequest();
+    if (AuthorizeLock(path)) HandleLockRequest();
     return;
   }
   const auto route_index = context_.router->Match(host, path);

@@ -146,6 +146,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   bool CheckTokenSignature();
   // Authentication and the route's policy (session_auth.cc); false: it refused.
   bool Authorize();
+  // The same for the lock API under locks.policy, before its body is read.
+  bool AuthorizeLock(std::string_view path);
+  // 401 (with a challenge) or 403 problem+json; `audited` keeps it in the rejection trail.
+  void RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidden_detail, bool audited);
   // The max_advance bound for Admit(): 0 when the policy grants no advance of the fence key,
   // else the route's max_token_advance unless the token is signed (README "Tokens").
   std::optional<lockstore::Token> AdmitBound();

@@ -26,27 +26,50 @@ bool Session::Authorize() {
   // The key is fencegate's credential, not the backend's: it is never forwarded.
   request.erase(http::field::authorization);
   if (!exchange_.auth.refused) return true;
-  const auth::Refusal refusal = *exchange_.auth.refused;
   const bool fenced = exchange_.route->IsFenced(request.method(), request.method_string());
+  RefuseUnauthorized(*exchange_.auth.refused,
+                     write ? "the route's policy does not let this principal write"
+                           : "the route's policy does not let this principal read",
+                     /*audited=*/fenced);
+  return false;
+}
+
+bool Session::AuthorizeLock(std::string_view path) {
+  const auto& request = parser_->get();
+  std::string_view name = path.substr(context_.config->locks.prefix.size());
+  name = name.substr(0, name.find('/'));
+  const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
+  exchange_.auth =
+      context_.auth->CheckLock(name, write, request[http::field::authorization],
+                               request.count(http::field::authorization), &peer_identity_);
+  if (!exchange_.auth.refused) return true;
+  RefuseUnauthorized(*exchange_.auth.refused,
+                     write ? "locks.policy does not let this principal acquire, renew or release "
+                             "this lock"
+                           : "locks.policy does not let this principal read lock state",
+                     /*audited=*/false);
+  return false;
+}
+
+void Session::RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidden_detail,
+                                 bool audited) {
   const unsigned status = auth::RefusalStatus(refusal);
   Refuse({.status = status,
           .slug = status == 401 ? "unauthenticated" : "forbidden",
           .title = status == 401 ? "Authentication required" : "Not permitted",
           .detail = refusal == auth::Refusal::kMissingCredentials
-                        ? "this route needs credentials: Authorization: Bearer <key> or a client "
-                          "certificate"
+                        ? "this resource needs credentials: Authorization: Bearer <key> or a "
+                          "client certificate"
                     : refusal == auth::Refusal::kInvalidCredentials
                         ? "the credentials sent identify no principal"
-                    : write ? "the route's policy does not let this principal write"
-                            : "the route's policy does not let this principal read",
+                        : forbidden_detail,
           .outcome = status == 401 ? "unauthenticated" : "forbidden",
           // A refused write is kept in the audit trail like the fencing refusals.
-          .audit_reason = fenced ? auth::RefusalName(refusal) : std::string_view{},
+          .audit_reason = audited ? auth::RefusalName(refusal) : std::string_view{},
           .www_authenticate = refusal == auth::Refusal::kMissingCredentials   ? kChallenge
                               : refusal == auth::Refusal::kInvalidCredentials ? kInvalidChallenge
                                                                               : std::string_view{},
           .reason = auth::RefusalName(refusal)});
-  return false;
 }
 
 std::optional<lockstore::Token> Session::AdmitBound() {

@@ -41,4 +41,12 @@ struct RoutePolicyConfig {
   std::map<std::string, std::vector<std::string>> advance;
 };
 
+// Who may use the built-in lock API (config `locks.policy`; none: every client). `read`: who may
+// GET a lock's state ("*": any authenticated principal). `acquire` maps a principal (or "*") to
+// the lock-name patterns ('*' matches any run of characters) it may acquire, renew and release.
+struct LockPolicyConfig {
+  std::vector<std::string> read;
+  std::map<std::string, std::vector<std::string>> acquire;
+};
+
 }  // namespace fencegate::gateway::auth

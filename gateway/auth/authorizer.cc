@@ -42,13 +42,23 @@ Authorizer::Authorizer(const Config& config, prometheus::Registry& registry)
               : nullptr;
     }
   }
+  if (config.locks.policy) {
+    lock_policy_.emplace(*config.locks.policy, credentials_);
+    auto& locks = prometheus::BuildCounter()
+                      .Name("fencegate_lock_auth_refusals_total")
+                      .Help("Lock API requests refused by locks.policy (401 or 403).")
+                      .Register(registry);
+    // An advance is no lock API operation: that reason has no series.
+    for (std::size_t i = 0; i < kRefusalCount; ++i) {
+      if (i == static_cast<std::size_t>(Refusal::kAdvanceNotPermitted)) continue;
+      lock_refusals_[i] = &locks.Add({{"reason", std::string(kRefusalNames[i])}});
+    }
+  }
 }
 
-Decision Authorizer::Check(std::size_t route, bool write, std::string_view authorization,
-                           std::size_t authorization_fields, const PeerIdentity* peer) const {
+Decision Authorizer::Authenticate(std::string_view authorization, std::size_t authorization_fields,
+                                  const PeerIdentity* peer) const {
   Decision decision;
-  const std::optional<RoutePolicy>& policy = policies_[route];
-  if (!policy) return decision;
   decision.guarded = true;
   const Authentication who = credentials_.Authenticate(authorization, authorization_fields, peer);
   if (who.kind == Authentication::Kind::kNone) {
@@ -57,11 +67,32 @@ Decision Authorizer::Check(std::size_t route, bool write, std::string_view autho
     decision.refused = Refusal::kInvalidCredentials;
   } else {
     decision.principal = who.principal;
-    if (write ? !policy->MayWrite(who.principal) : !policy->MayRead(who.principal)) {
-      decision.refused = write ? Refusal::kWriteNotPermitted : Refusal::kReadNotPermitted;
-    }
+  }
+  return decision;
+}
+
+Decision Authorizer::Check(std::size_t route, bool write, std::string_view authorization,
+                           std::size_t authorization_fields, const PeerIdentity* peer) const {
+  const std::optional<RoutePolicy>& policy = policies_[route];
+  if (!policy) return {};
+  Decision decision = Authenticate(authorization, authorization_fields, peer);
+  if (!decision.refused &&
+      (write ? !policy->MayWrite(decision.principal) : !policy->MayRead(decision.principal))) {
+    decision.refused = write ? Refusal::kWriteNotPermitted : Refusal::kReadNotPermitted;
   }
   if (decision.refused) CountRefusal(route, *decision.refused);
+  return decision;
+}
+
+Decision Authorizer::CheckLock(std::string_view name, bool write, std::string_view authorization,
+                               std::size_t authorization_fields, const PeerIdentity* peer) const {
+  if (!lock_policy_) return {};
+  Decision decision = Authenticate(authorization, authorization_fields, peer);
+  if (!decision.refused && (write ? !lock_policy_->MayAcquire(decision.principal, name)
+                                  : !lock_policy_->MayRead(decision.principal))) {
+    decision.refused = write ? Refusal::kWriteNotPermitted : Refusal::kReadNotPermitted;
+  }
+  if (decision.refused) lock_refusals_[static_cast<std::size_t>(*decision.refused)]->Increment();
   return decision;
 }
 
@@ -86,6 +117,10 @@ std::vector<std::string> OpenAccessWarnings(const Config& config) {
     if (!open.empty()) {
       warnings.push_back("routes without a policy accept every client on " + config.listen.host +
                          ": " + open);
+    }
+    if (config.locks.enabled && !config.locks.policy) {
+      warnings.push_back("the lock API has no locks.policy and accepts every client on " +
+                         config.listen.host);
     }
   }
   if (!IsLoopback(config.admin_listen.host) && config.admin.credentials.principals.empty()) {

@@ -12,6 +12,7 @@
 #include <prometheus/registry.h>
 
 #include "gateway/auth/credentials.h"
+#include "gateway/auth/lock_policy.h"
 #include "gateway/auth/route_policy.h"
 #include "gateway/config/config.h"
 
@@ -53,14 +54,27 @@ class Authorizer {
   bool MayAdvance(std::size_t route, const Decision& decision, std::string_view fence_key) const;
 
   void CountRefusal(std::size_t route, Refusal refusal) const;
+
+  // The built-in lock API under `locks.policy` (unguarded without one): authenticates, then
+  // checks reading a lock's state, or acquire, renew and release (`write`) of lock `name`;
+  // counts a refusal in fencegate_lock_auth_refusals_total.
+  Decision CheckLock(std::string_view name, bool write, std::string_view authorization,
+                     std::size_t authorization_fields, const PeerIdentity* peer) const;
+
   const std::string& principal_name(std::size_t principal) const {
     return credentials_.name(principal);
   }
 
  private:
+  // Who is asking: refused when nobody or nobody known.
+  Decision Authenticate(std::string_view authorization, std::size_t authorization_fields,
+                        const PeerIdentity* peer) const;
+
   Credentials credentials_;
   std::vector<std::optional<RoutePolicy>> policies_;  // by route index
   std::vector<std::array<prometheus::Counter*, kRefusalCount>> refusals_;
+  std::optional<LockPolicy> lock_policy_;
+  std::array<prometheus::Counter*, kRefusalCount> lock_refusals_{};  // advance: unused
 };
 
 // Lines for stderr at start: what is reachable without credentials from beyond this host.

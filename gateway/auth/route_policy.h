@@ -7,6 +7,7 @@
 
 #include "gateway/auth/auth_config.h"
 #include "gateway/auth/credentials.h"
+#include "gateway/auth/principal_set.h"
 
 namespace fencegate::gateway::auth {
 
@@ -23,21 +24,8 @@ class RoutePolicy {
   bool MayAdvance(std::size_t principal, std::string_view fence_key) const;
 
  private:
-  struct Members {
-    bool everyone = false;
-    std::vector<bool> principals;
-    bool Has(std::size_t principal) const {
-      return everyone || (principal < principals.size() && principals[principal]);
-    }
-  };
-  struct Grant {
-    bool everyone = false;
-    std::size_t principal = 0;
-    std::vector<std::string> prefixes;  // "" matches every key
-  };
-
-  Members read_;
-  Members write_;
+  PrincipalSet read_;
+  PrincipalSet write_;
   std::vector<Grant> advance_;
 };
 

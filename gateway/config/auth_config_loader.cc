@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gateway/auth/api_key.h"
+#include "lockstore/lock_rules.h"
 
 // The `auth`, `admin` and route `policy` sections (README "Authentication and authorization").
 // Kept apart from config_loader.cc; errors go to the same list through AuthConfigErrors.
@@ -175,6 +176,28 @@ void CheckNames(const YAML::Node& node, const std::string& path,
   }
 }
 
+// A policy's grant map: principal (or "*") -> a list of strings (`what` in the error text).
+std::map<std::string, std::vector<std::string>> ReadGrants(
+    const YAML::Node& node, const std::string& path, std::string_view what,
+    const auth::CredentialsConfig& credentials, const AuthConfigErrors& errors) {
+  std::map<std::string, std::vector<std::string>> out;
+  if (!node.IsMap()) {
+    errors.at_node(node, path, "expected a mapping of principal to " + std::string(what));
+    return out;
+  }
+  for (const auto& entry : node) {
+    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+    const std::string entry_key = Child(path, name);
+    if (!Known(credentials, name)) {
+      errors.at_node(entry.first, entry_key,
+                     "no principal named " + Quote(name) + " (or \"*\" for any principal)");
+      continue;
+    }
+    out[name] = ReadStrings(entry.second, entry_key, errors);
+  }
+  return out;
+}
+
 }  // namespace
 
 void ReadCredentials(const YAML::Node& node, const std::string& path,
@@ -239,22 +262,38 @@ void ReadRoutePolicy(const YAML::Node& node, const std::string& path,
     (access == "read" ? out->read : out->write) = std::move(names);
   }
   if (const YAML::Node& advance = node["advance"]) {
-    const std::string key = Child(path, "advance");
-    if (!advance.IsMap()) {
-      errors.at_node(advance, key,
-                     "expected a mapping of principal to fence-key prefixes, e.g. "
-                     "{writer-1: [\"kv:a\"]}");
-      return;
-    }
-    for (const auto& entry : advance) {
-      const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
-      const std::string entry_key = Child(key, name);
-      if (!Known(credentials, name)) {
-        errors.at_node(entry.first, entry_key,
-                       "no principal named " + Quote(name) + " (or \"*\" for any writer)");
-        continue;
+    out->advance = ReadGrants(advance, Child(path, "advance"),
+                              "fence-key prefixes, e.g. "
+                              "{writer-1: [\"kv:a\"]}",
+                              credentials, errors);
+  }
+}
+
+void ReadLockPolicy(const YAML::Node& node, const std::string& path,
+                    const auth::CredentialsConfig& credentials, const AuthConfigErrors& errors,
+                    auth::LockPolicyConfig* out) {
+  if (!ExpectMapping(node, path, {"read", "acquire"}, errors)) return;
+  if (credentials.principals.empty()) {
+    errors.at_node(node, path,
+                   "a lock policy needs principals: add auth.principals or auth.api_keys_file");
+  }
+  if (const YAML::Node& read = node["read"]) {
+    out->read = ReadStrings(read, Child(path, "read"), errors);
+    CheckNames(read, Child(path, "read"), out->read, credentials, errors);
+  }
+  if (const YAML::Node& acquire = node["acquire"]) {
+    const std::string key = Child(path, "acquire");
+    out->acquire = ReadGrants(acquire, key, "lock-name patterns, e.g. {worker-1: [\"orders-*\"]}",
+                              credentials, errors);
+    for (const auto& entry : acquire) {
+      if (!entry.second.IsSequence()) continue;
+      for (const YAML::Node& pattern : entry.second) {
+        if (pattern.IsScalar() && !lockstore::IsValidLockPattern(pattern.Scalar())) {
+          errors.at_node(
+              pattern, Child(key, entry.first.Scalar()),
+              "a lock-name pattern: A-Z a-z 0-9 . _ : - and '*', got " + Quote(pattern.Scalar()));
+        }
       }
-      out->advance[name] = ReadStrings(entry.second, entry_key, errors);
     }
   }
 }

@@ -34,4 +34,10 @@ void ReadRoutePolicy(const YAML::Node& node, const std::string& path,
                      const auth::CredentialsConfig& credentials, const AuthConfigErrors& errors,
                      auth::RoutePolicyConfig* out);
 
+// `locks.policy:` {read, acquire}: principals of `credentials` (or "*") and, per principal, the
+// lock-name patterns it may acquire, renew and release.
+void ReadLockPolicy(const YAML::Node& node, const std::string& path,
+                    const auth::CredentialsConfig& credentials, const AuthConfigErrors& errors,
+                    auth::LockPolicyConfig* out);
+
 }  // namespace fencegate::gateway

@@ -114,6 +114,8 @@ struct LocksConfig {
   std::size_t cached_locks = 100000;       // idle locks kept in memory
   std::vector<lockstore::LockRule> rules;  // first match wins
   lockstore::TokenKeyring signing;         // empty: tokens are not signed
+  // Who may use the lock API (README "Built-in locks"); none: every client, every lock.
+  std::optional<auth::LockPolicyConfig> policy;
 };
 
 struct Config {

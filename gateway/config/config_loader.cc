@@ -1197,7 +1197,7 @@ void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out) {
   const std::string path = "locks";
   if (!reader.ExpectMapping(node, path,
                             {"enabled", "prefix", "default_ttl", "min_ttl", "max_ttl", "max_wait",
-                             "max_waiters", "cached_locks", "rules", "signing"}))
+                             "max_waiters", "cached_locks", "rules", "signing", "policy"}))
     return;
   if (node["signing"])
     ReadTokenSigning(reader, node["signing"], Child(path, "signing"), &out->signing);
@@ -1260,6 +1260,10 @@ void ReadAuthSections(Reader& reader, const YAML::Node& root, Config* config) {
     }
   }
   if (root["admin"]) ReadAdminAuth(root["admin"], errors, &config->admin);
+  if (root["locks"] && root["locks"].IsMap() && root["locks"]["policy"]) {
+    ReadLockPolicy(root["locks"]["policy"], "locks.policy", config->auth, errors,
+                   &config->locks.policy.emplace());
+  }
   const YAML::Node& routes = root["routes"];
   if (!routes || !routes.IsSequence()) return;
   for (std::size_t i = 0; i < routes.size(); ++i) {

@@ -78,9 +78,10 @@ class AuthTest : public HttpGatewayTest {
         "  principals:\n"
         "    - name: alice\n"
         "      api_key_sha256: [" +
-        Sha256Hex(kAdminKey) + "]\n" + AdminExtra();
+        Sha256Hex(kAdminKey) + "]\n" + AdminExtra() + ExtraSections();
   }
   virtual std::string AdminExtra() const { return ""; }
+  virtual std::string ExtraSections() const { return ""; }
 
   Response Call(http::verb method, const std::string& target, const char* key,
                 std::optional<int> token = std::nullopt) {
@@ -338,6 +339,96 @@ class PublicMetricsTest : public AuthTest {
 TEST_F(PublicMetricsTest, MetricsOpenOnlyWhenConfigured) {
   EXPECT_EQ(Admin(http::verb::get, "/metrics", nullptr).result_int(), 200);
   EXPECT_EQ(Admin(http::verb::get, "/admin/rejections", nullptr).result_int(), 401);
+}
+
+// The built-in lock API behind locks.policy: writer may take orders-* locks, every principal
+// shared-* locks; reader and writer may read lock state.
+class LockPolicyTest : public AuthTest {
+ protected:
+  std::string ExtraSections() const override {
+    return "locks:\n"
+           "  policy:\n"
+           "    read: [reader, writer]\n"
+           "    acquire:\n"
+           "      writer: [\"orders-*\"]\n"
+           "      \"*\": [\"shared-*\"]\n";
+  }
+
+  Response Lock(http::verb method, const std::string& target, const char* key,
+                std::string body = {}) {
+    Request request = MakeRequest(method, target, {}, std::move(body));
+    if (key != nullptr) request.set(http::field::authorization, std::string("Bearer ") + key);
+    return Send(std::move(request));
+  }
+
+  double LockRefusals(const std::string& reason) {
+    const std::string metrics = Admin(http::verb::get, "/metrics", kAdminKey).body();
+    return MetricValue(metrics, "fencegate_lock_auth_refusals_total", "reason=\"" + reason + "\"")
+        .value_or(-1);
+  }
+
+  bool Held(const std::string& name) {
+    const Response state = Lock(http::verb::get, "/locks/" + name, kReaderKey);
+    EXPECT_EQ(state.result_int(), 200) << state.body();
+    return boost::json::parse(state.body()).at("held").as_bool();
+  }
+};
+
+TEST_F(LockPolicyTest, AcquireRenewAndReleaseNeedAGrantForTheLockName) {
+  const std::string acquire = "{\"ttl_ms\":60000}";
+  const Response none = Lock(http::verb::post, "/locks/orders-1", nullptr, acquire);
+  EXPECT_EQ(none.result_int(), 401);
+  EXPECT_EQ(none[http::field::www_authenticate], "Bearer realm=\"fencegate\"");
+  EXPECT_EQ(Problem(none).at("reason").as_string(), "missing_credentials");
+  const Response wrong = Lock(http::verb::post, "/locks/orders-1", kWrongKey, acquire);
+  EXPECT_EQ(wrong.result_int(), 401);
+  EXPECT_EQ(Problem(wrong).at("reason").as_string(), "invalid_credentials");
+  // Authenticated, but no grant covers orders-1 for reader or owner.
+  for (const char* key : {kReaderKey, kOwnerKey}) {
+    const Response refused = Lock(http::verb::post, "/locks/orders-1", key, acquire);
+    EXPECT_EQ(refused.result_int(), 403) << key;
+    EXPECT_EQ(Problem(refused).at("reason").as_string(), "write_not_permitted");
+  }
+  EXPECT_FALSE(Held("orders-1"));
+
+  const Response granted = Lock(http::verb::post, "/locks/orders-1", kWriterKey, acquire);
+  ASSERT_EQ(granted.result_int(), 200) << granted.body();
+  const std::string owner_body =
+      "{\"owner_token\":\"" +
+      std::string(boost::json::parse(granted.body()).at("owner_token").as_string()) + "\"}";
+  // The owner token alone is not enough: renew and release are guarded like acquire.
+  EXPECT_EQ(Lock(http::verb::post, "/locks/orders-1/release", kOwnerKey, owner_body).result_int(),
+            403);
+  EXPECT_EQ(Lock(http::verb::post, "/locks/orders-1/renew", nullptr, owner_body).result_int(), 401);
+  EXPECT_TRUE(Held("orders-1"));
+  EXPECT_EQ(Lock(http::verb::post, "/locks/orders-1/renew", kWriterKey, owner_body).result_int(),
+            200);
+  EXPECT_EQ(Lock(http::verb::post, "/locks/orders-1/release", kWriterKey, owner_body).result_int(),
+            200);
+  EXPECT_FALSE(Held("orders-1"));
+
+  // "*" grants shared-* to every authenticated principal, and nothing else.
+  EXPECT_EQ(Lock(http::verb::post, "/locks/shared-7", kOwnerKey, acquire).result_int(), 200);
+  EXPECT_EQ(Lock(http::verb::post, "/locks/shared-7", nullptr, acquire).result_int(), 401);
+  EXPECT_EQ(Lock(http::verb::post, "/locks/other-7", kOwnerKey, acquire).result_int(), 403);
+
+  EXPECT_EQ(LockRefusals("missing_credentials"), 3.0);
+  EXPECT_EQ(LockRefusals("invalid_credentials"), 1.0);
+  EXPECT_EQ(LockRefusals("write_not_permitted"), 4.0);
+  EXPECT_EQ(LockRefusals("read_not_permitted"), 0.0);
+}
+
+TEST_F(LockPolicyTest, ReadingLockStateNeedsTheReadList) {
+  EXPECT_EQ(Lock(http::verb::get, "/locks/orders-2", kReaderKey).result_int(), 200);
+  EXPECT_EQ(Lock(http::verb::get, "/locks/orders-2", kWriterKey).result_int(), 200);
+  const Response owner = Lock(http::verb::get, "/locks/orders-2", kOwnerKey);
+  EXPECT_EQ(owner.result_int(), 403);
+  EXPECT_EQ(Problem(owner).at("reason").as_string(), "read_not_permitted");
+  EXPECT_EQ(Lock(http::verb::get, "/locks/orders-2", nullptr).result_int(), 401);
+  EXPECT_EQ(LockRefusals("read_not_permitted"), 1.0);
+  EXPECT_EQ(LockRefusals("missing_credentials"), 1.0);
+  // Routes keep their own policy: the lock policy grants nothing there.
+  EXPECT_EQ(Refusals("missing_credentials"), 0.0);
 }
 
 }  // namespace

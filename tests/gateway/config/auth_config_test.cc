@@ -114,6 +114,52 @@ TEST(AuthConfigTest, TheFullReferenceDocumentsEveryAuthKey) {
                                  auth::DigestApiKey("example-admin-key-do-not-use")));
 }
 
+TEST(AuthConfigTest, LockPolicyLoadsAndItsErrorsNameLineAndKey) {
+  const std::string principals =
+      "auth:\n"
+      "  principals:\n"
+      "    - name: worker\n"
+      "      api_key_sha256: [" +
+      kAbc + "]\n";  // 10-13
+  Config config;
+  auto errors = Load(kBackendAndRoute + principals +
+                         "locks:\n"
+                         "  policy:\n"
+                         "    read: [\"*\"]\n"
+                         "    acquire: {worker: [\"orders-*\", \"jobs\"], \"*\": [\"shared-*\"]}\n",
+                     &config);
+  ASSERT_TRUE(errors.empty()) << Dump(errors);
+  ASSERT_TRUE(config.locks.policy.has_value());
+  EXPECT_EQ(config.locks.policy->read, std::vector<std::string>{"*"});
+  EXPECT_EQ(config.locks.policy->acquire.at("worker"),
+            (std::vector<std::string>{"orders-*", "jobs"}));
+  EXPECT_EQ(config.locks.policy->acquire.at("*"), std::vector<std::string>{"shared-*"});
+
+  Config bad;
+  errors = Load(kBackendAndRoute + principals +
+                    "locks:\n"                        // 14
+                    "  policy:\n"                     // 15
+                    "    read: [ghost]\n"             // 16
+                    "    acquire:\n"                  // 17
+                    "      worker: [\"orders/*\"]\n"  // 18
+                    "      nobody: [\"x\"]\n"         // 19
+                    "    release: [worker]\n",        // 20
+                &bad);
+  const std::string text = Dump(errors);
+  EXPECT_NE(text.find("test.yaml:16:"), std::string::npos) << text;
+  EXPECT_NE(text.find("locks.policy.read[0]: no principal named 'ghost'"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("test.yaml:18:"), std::string::npos) << text;
+  EXPECT_NE(text.find("locks.policy.acquire.worker: a lock-name pattern"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("test.yaml:19:"), std::string::npos) << text;
+  EXPECT_NE(text.find("locks.policy.acquire.nobody: no principal named 'nobody'"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("test.yaml:20:"), std::string::npos) << text;
+  EXPECT_NE(text.find("unknown key 'release'"), std::string::npos) << text;
+}
+
 TEST(AuthConfigTest, APolicyNeedsPrincipals) {
   Config config;
   const auto errors = Load(kBackendAndRoute +

@@ -155,6 +155,12 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.routes[4].backend, "objects");
   ASSERT_TRUE(config.routes[4].fence_key.Render({"/objects/b/k", "h", "objects"}, &key));
   EXPECT_EQ(key, "s3:/objects/b/k");
+
+  ASSERT_TRUE(config.locks.policy.has_value());
+  EXPECT_EQ(config.locks.policy->read, std::vector<std::string>{"*"});
+  ASSERT_EQ(config.locks.policy->acquire.size(), 1u);
+  EXPECT_EQ(config.locks.policy->acquire.at("inventory-writer"),
+            std::vector<std::string>{"inventory-*"});
 }
 
 TEST(ConfigLoaderTest, ShippedConfigsLoad) {
