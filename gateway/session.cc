@@ -458,14 +458,7 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
         RefuseAdvance();
         return;
       }
-      Refuse({.status = 403,
-              .slug = "token-advance-too-large",
-              .title = "Fencing token too far ahead",
-              .detail = "the token is more than the route's max_token_advance above the highest "
-                        "seen; only a signed token may jump further",
-              .outcome = "token_advance",
-              .rejection = RejectionReason::kTokenAdvance,
-              .fence_fields = true});
+      RefuseToken(TokenRefusal::kTooFarAhead);
       return;
     case lockstore::AdmissionDecision::Kind::kRepairing:
       Refuse({.status = 503,

@@ -144,6 +144,17 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // README "Tokens" (session_tokens.cc): false after refusing an unsigned, forged, expired or
   // out-of-scope token.
   bool CheckTokenSignature();
+  // The refusals of README "Tokens" (texts in session_tokens.cc, in this order).
+  enum class TokenRefusal {
+    kUnsigned,
+    kSignatureTwice,
+    kMalformed,
+    kForged,
+    kExpired,
+    kWrongScope,
+    kTooFarAhead,
+  };
+  void RefuseToken(TokenRefusal which);
   // Authentication and the route's policy (session_auth.cc); false: it refused.
   bool Authorize();
   // The same for the lock API under locks.policy, before its body is read.

@@ -1,11 +1,60 @@
 // The signed-token checks of a fenced write (README "Tokens"), between parsing Fencing-Token
 // and admission: everything here is decided before the fence is touched.
+#include <array>
+
 #include "gateway/network_thread.h"
 #include "gateway/session.h"
 #include "gateway/time_format.h"
 #include "lockstore/token_signer.h"
 
 namespace fencegate::gateway {
+namespace {
+
+// What each token refusal tells the client, by Session::TokenRefusal. One table, so every
+// refusal of README "Tokens" has the same shape (403s carry the fence fields).
+struct TokenRefusalText {
+  unsigned status;
+  std::string_view slug, title, detail, outcome;
+  RejectionReason rejection;
+};
+constexpr std::array<TokenRefusalText, 7> kTokenRefusals = {{
+    {403, "unsigned-token", "Signed fencing token required",
+     "this route accepts only tokens issued by the lock API, sent with their "
+     "Fencing-Token-Signature",
+     "unsigned_token", RejectionReason::kUnsignedToken},
+    {400, "invalid-token-signature", "Invalid fencing token signature",
+     "the Fencing-Token-Signature header must appear exactly once", "invalid_token",
+     RejectionReason::kInvalidToken},
+    {400, "invalid-token-signature", "Invalid fencing token signature",
+     "Fencing-Token-Signature must be kid=ID;exp=UNIX_MS;scope=LOCK;mac=BASE64URL", "invalid_token",
+     RejectionReason::kInvalidToken},
+    {403, "forged-token", "Fencing token signature does not verify",
+     "the signature does not match this token, lock and expiry under any configured key",
+     "forged_token", RejectionReason::kForgedToken},
+    {403, "expired-token", "Fencing token expired",
+     "the lease this token was signed for has ended: renew the lock for a fresh signature",
+     "expired_token", RejectionReason::kExpiredToken},
+    {403, "token-scope-mismatch", "Fencing token signed for another lock",
+     "the signing lock's fence_keys (locks.rules) do not include this request's fence key",
+     "token_scope", RejectionReason::kTokenScope},
+    {403, "token-advance-too-large", "Fencing token too far ahead",
+     "the token is more than the route's max_token_advance above the highest seen; only a "
+     "signed token may jump further",
+     "token_advance", RejectionReason::kTokenAdvance},
+}};
+
+}  // namespace
+
+void Session::RefuseToken(TokenRefusal which) {
+  const TokenRefusalText& text = kTokenRefusals[static_cast<std::size_t>(which)];
+  Refuse({.status = text.status,
+          .slug = text.slug,
+          .title = text.title,
+          .detail = text.detail,
+          .outcome = text.outcome,
+          .rejection = text.rejection,
+          .fence_fields = text.status == 403});
+}
 
 bool Session::CheckTokenSignature() {
   const auto& request = parser_->get();
@@ -14,25 +63,13 @@ bool Session::CheckTokenSignature() {
   exchange_.token_signed = false;
   if (fields == 0) {
     if (!route.require_signed_tokens) return true;
-    Refuse({.status = 403,
-            .slug = "unsigned-token",
-            .title = "Signed fencing token required",
-            .detail = "this route accepts only tokens issued by the lock API, sent with their "
-                      "Fencing-Token-Signature",
-            .outcome = "unsigned_token",
-            .rejection = RejectionReason::kUnsignedToken,
-            .fence_fields = true});
+    RefuseToken(TokenRefusal::kUnsigned);
     return false;
   }
   // Without a keyring nothing could verify it: the field is the backend's business then.
   if (context_.token_signer == nullptr) return true;
   if (fields > 1) {
-    Refuse({.status = 400,
-            .slug = "invalid-token-signature",
-            .title = "Invalid fencing token signature",
-            .detail = "the Fencing-Token-Signature header must appear exactly once",
-            .outcome = "invalid_token",
-            .rejection = RejectionReason::kInvalidToken});
+    RefuseToken(TokenRefusal::kSignatureTwice);
     return false;
   }
   const lockstore::SignatureCheck check =
@@ -43,43 +80,16 @@ bool Session::CheckTokenSignature() {
       exchange_.token_signed = true;
       return true;
     case lockstore::SignatureCheck::kMalformed:
-      Refuse(
-          {.status = 400,
-           .slug = "invalid-token-signature",
-           .title = "Invalid fencing token signature",
-           .detail = "Fencing-Token-Signature must be kid=ID;exp=UNIX_MS;scope=LOCK;mac=BASE64URL",
-           .outcome = "invalid_token",
-           .rejection = RejectionReason::kInvalidToken});
+      RefuseToken(TokenRefusal::kMalformed);
       return false;
     case lockstore::SignatureCheck::kForged:
-      Refuse({.status = 403,
-              .slug = "forged-token",
-              .title = "Fencing token signature does not verify",
-              .detail = "the signature does not match this token, lock and expiry under any "
-                        "configured key",
-              .outcome = "forged_token",
-              .rejection = RejectionReason::kForgedToken,
-              .fence_fields = true});
+      RefuseToken(TokenRefusal::kForged);
       return false;
     case lockstore::SignatureCheck::kExpired:
-      Refuse({.status = 403,
-              .slug = "expired-token",
-              .title = "Fencing token expired",
-              .detail = "the lease this token was signed for has ended: renew the lock for a "
-                        "fresh signature",
-              .outcome = "expired_token",
-              .rejection = RejectionReason::kExpiredToken,
-              .fence_fields = true});
+      RefuseToken(TokenRefusal::kExpired);
       return false;
     case lockstore::SignatureCheck::kWrongScope:
-      Refuse({.status = 403,
-              .slug = "token-scope-mismatch",
-              .title = "Fencing token signed for another lock",
-              .detail = "the signing lock's fence_keys (locks.rules) do not include this "
-                        "request's fence key",
-              .outcome = "token_scope",
-              .rejection = RejectionReason::kTokenScope,
-              .fence_fields = true});
+      RefuseToken(TokenRefusal::kWrongScope);
       return false;
   }
   return false;
