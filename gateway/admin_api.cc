@@ -6,6 +6,7 @@
 #include "gateway/admin_lock_api.h"
 #include "gateway/admin_request.h"
 #include "gateway/auth/admin_guard.h"
+#include "gateway/cluster/replica_cluster.h"
 #include "gateway/problem.h"
 #include "gateway/time_format.h"
 
@@ -90,7 +91,8 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
     return;
   }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
-                     path == "/admin/rejections" || path.starts_with(kFencesPrefix);
+                     path == "/admin/rejections" || path.starts_with(kFencesPrefix) ||
+                     (path == "/admin/cluster" && context_.cluster != nullptr);
   if (IsFenceRepairRequest(request, path)) {
     HandleFenceRepair(context_, request, path, query, caller.principal, response);
     return;
@@ -128,6 +130,8 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
     Ready(response);
   } else if (path == "/admin/rejections") {
     Rejections(query, path, response);
+  } else if (path == "/admin/cluster") {
+    SetJson(http::status::ok, context_.cluster->AdminView(), response);
   } else {
     Fence(path.substr(kFencesPrefix.size()), path, response);
   }
@@ -146,12 +150,15 @@ void AdminApi::Ready(Response* response) {
   context_.metrics->store_ready().Set(store_ready ? 1 : 0);
   const bool accepting = context_.accepting.load();
   const bool draining = context_.draining.load();
-  const bool ready = store_ready && accepting && !draining;
-  SetJson(ready ? http::status::ok : http::status::service_unavailable,
-          {{"status", ready ? "ready" : (draining ? "draining" : "not_ready")},
-           {"store_ready", store_ready},
-           {"accepting", accepting && !draining}},
-          response);
+  // Several replicas: a replica without a lease it can count on admits nothing and cannot
+  // tell where to forward; the load balancer should send traffic elsewhere.
+  const bool lease_valid = context_.cluster == nullptr || context_.cluster->LeaseValid();
+  const bool ready = store_ready && accepting && !draining && lease_valid;
+  json::object body{{"status", ready ? "ready" : (draining ? "draining" : "not_ready")},
+                    {"store_ready", store_ready},
+                    {"accepting", accepting && !draining}};
+  if (context_.cluster != nullptr) body["cluster_lease_valid"] = lease_valid;
+  SetJson(ready ? http::status::ok : http::status::service_unavailable, std::move(body), response);
 }
 
 void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Response* response) {

@@ -24,6 +24,7 @@
 namespace fencegate::gateway {
 
 class LockApi;
+class ReplicaCluster;
 namespace tls {
 class ListenerTls;
 }
@@ -64,6 +65,10 @@ struct GatewayContext {
   // Brings store-specific metrics up to date before /metrics renders (the etcd store's
   // counters); empty for the embedded store.
   std::function<void()> refresh_store_metrics;
+  // Null unless `cluster:` is configured (docs/ARCHITECTURE.md "Several replicas"). The peers'
+  // adapters follow the backends' in each network thread, from peer_adapter_base on.
+  const ReplicaCluster* cluster = nullptr;
+  std::size_t peer_adapter_base = 0;
   const auth::Authorizer* auth = nullptr;         // route policies (gateway/auth/)
   const auth::AdminGuard* admin_guard = nullptr;  // the admin listener's credentials
 

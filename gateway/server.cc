@@ -10,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "gateway/request_fields.h"
 #include "gateway/time_format.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
@@ -59,6 +60,7 @@ Server::~Server() {
     if (store_) store_->Flush();
     lock_service_.reset();
   }
+  cluster_.reset();  // revokes the lease: the shards move without waiting for the TTL
   admission_.reset();
 }
 
@@ -97,6 +99,7 @@ bool Server::Start(std::string* error) {
     etcd_metrics_ = std::make_unique<EtcdStoreMetrics>(metrics_->registry(), *etcd_store_);
     context_.refresh_store_metrics = [metrics = etcd_metrics_.get()] { metrics->Refresh(); };
   }
+  if (!StartCluster(error)) return false;
   if (!StartLocks(error)) return false;
   if (!OpenIdempotencyStore(error)) return false;
 
@@ -155,6 +158,19 @@ bool Server::OpenEtcdStore(std::string* error) {
   }
   etcd_store_ = store.get();
   store_ = std::move(store);
+  return true;
+}
+
+// Several replicas: shard ownership in etcd and the metrics that come with it.
+bool Server::StartCluster(std::string* error) {
+  if (!config_.cluster.enabled) return true;
+  cluster_ = ReplicaCluster::Start(config_, *admission_, metrics_->registry(), error);
+  if (!cluster_) return false;
+  context_.cluster = cluster_.get();
+  context_.refresh_store_metrics = [etcd = etcd_metrics_.get(), cluster = cluster_.get()] {
+    if (etcd != nullptr) etcd->Refresh();
+    cluster->RefreshMetrics();
+  };
   return true;
 }
 
@@ -288,6 +304,23 @@ bool Server::BuildAdapters(std::string* error) {
     factories.push_back(factories_.back().get());
   }
   context_.routes = ResolveRoutes(config_, backend_names, *metrics_);
+  // Several replicas: one plain http adapter per peer, after the backends' adapters. The peer
+  // gets the token in Fencing-Token, as the client sent it, and admits or refuses it itself.
+  context_.peer_adapter_base = factories.size();
+  if (cluster_) {
+    // The owner answers within its barrier wait plus its own upstream timeout, or with 503/504.
+    const auto owner_answers_within =
+        config_.timeouts.barrier_wait + LongestUpstreamResponse(config_) + std::chrono::seconds(5);
+    for (const ReplicaCluster::Peer& peer : cluster_->peers()) {
+      adapters::HttpAdapterOptions options;
+      options.host = peer.address.host == "localhost" ? "127.0.0.1" : peer.address.host;
+      options.port = peer.address.port;
+      options.forward_token_header = std::string(kFencingTokenField);
+      options.response_timeout = owner_answers_within;
+      factories_.push_back(adapters::MakeHttpAdapterFactory(options));
+      factories.push_back(factories_.back().get());
+    }
+  }
 
   unsigned count = config_.threads;
   if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());

@@ -8,6 +8,7 @@
 #include "gateway/admin_server.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/auth/authorizer.h"
+#include "gateway/cluster/replica_cluster.h"
 #include "gateway/config/config.h"
 #include "gateway/etcd_metrics.h"
 #include "gateway/gateway_context.h"
@@ -61,6 +62,7 @@ class Server {
  private:
   bool OpenStore(std::string* error);
   bool OpenEtcdStore(std::string* error);
+  bool StartCluster(std::string* error);
   bool StartLocks(std::string* error);
   bool StartLockTable(std::string* error);
   void StartEtcdLocks();
@@ -98,6 +100,8 @@ class Server {
   std::unique_ptr<lockstore::IdempotencyStore> idempotency_;
   // Destroyed first: callbacks it still holds point into sessions owned by the threads.
   std::unique_ptr<lockstore::AdmissionController> admission_;
+  // Refers to admission_ (it makes it forget a shard's keys): destroyed before it.
+  std::unique_ptr<ReplicaCluster> cluster_;
 };
 
 }  // namespace fencegate::gateway

@@ -13,6 +13,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "gateway/cluster/replica_cluster.h"
 #include "gateway/header_sanitizer.h"
 #include "gateway/network_thread.h"
 #include "gateway/path_canonical.h"
@@ -378,6 +379,7 @@ void Session::HandleRequest() {
     return;
   }
   if (!CheckTokenSignature()) return;
+  if (!RouteByShard()) return;
   Admit();
 }
 
@@ -438,6 +440,12 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
   switch (decision.kind) {
     case lockstore::AdmissionDecision::Kind::kAdmitted:
       exchange_.admitted = true;
+      if (SelfFenced()) {
+        // The shard stopped being ours while the advance was made durable: send nothing.
+        CompleteAdmission();
+        RefuseSelfFenced();
+        return;
+      }
       exchange_.outcome = "admitted";
       metrics.writes_admitted->Increment();
       if (decision.advanced) metrics.fence_advances->Increment();
@@ -602,11 +610,11 @@ void Session::Forward() {
   adapters::ForwardRequest forward;
   forward.header = &request;
   forward.route_prefix = exchange_.route->config->prefix;
-  if (exchange_.admitted) forward.fencing_token = *exchange_.token;
+  if (exchange_.admitted || exchange_.peer_adapter) forward.fencing_token = *exchange_.token;
   forward.fence_key = exchange_.fence_key;
   forward.request_id = exchange_.request_id;
   self_hold_ = shared_from_this();
-  thread_.adapter(exchange_.route->backend_index)
+  thread_.adapter(exchange_.peer_adapter.value_or(exchange_.route->backend_index))
       .Forward(forward, *this,
                [this](adapters::ForwardOutcome outcome) { OnForwardDone(std::move(outcome)); });
 }
@@ -627,6 +635,27 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
     return;
   }
   exchange_.upstream_status = outcome.upstream_status;
+  if (exchange_.peer_adapter) {
+    context_.cluster->CountForward(outcome.failure == adapters::ForwardOutcome::Failure::kNone ||
+                                   outcome.failure == adapters::ForwardOutcome::Failure::kClient);
+  }
+  if (exchange_.self_fenced && !outcome.response_started) {
+    RefuseSelfFenced();
+    return;
+  }
+  if (exchange_.peer_adapter && !outcome.response_started &&
+      outcome.failure == adapters::ForwardOutcome::Failure::kUpstreamConnect) {
+    // The owner is gone (crashed, stopping): its shards move after its lease and a quarantine.
+    Refuse({.status = 503,
+            .slug = "shard-unavailable",
+            .title = "No replica admits this fence right now",
+            .detail = "the replica that owns this fence key's shard cannot be reached; retry",
+            .outcome = "shard_unavailable",
+            .audit_reason = "shard_unavailable",
+            .close = !parser_->is_done(),
+            .retry_after = true});
+    return;
+  }
   const RouteMetrics& metrics = *exchange_.route->metrics;
   using Failure = adapters::ForwardOutcome::Failure;
   switch (outcome.failure) {
@@ -830,6 +859,15 @@ bool Session::body_done() const { return parser_->is_done(); }
 
 void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
   read_handler_ = std::move(handler);
+  if (SelfFenced()) {
+    // No more body bytes upstream once the shard's lease may have ended: the adapter abandons
+    // the upload and the backend sees a truncated body.
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      auto handler = std::move(self->read_handler_);
+      handler(net::error::operation_aborted, 0, false);
+    });
+    return;
+  }
   if (parser_->is_done()) {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
       auto handler = std::move(self->read_handler_);

@@ -108,6 +108,11 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     IdempotencyExchange idem;
     auth::Decision auth;             // who is asking, on a route with a policy
     bool advance_forbidden = false;  // the policy grants no advance of this fence key
+    // Several replicas (session_cluster.cc): the owned shard this write is admitted under
+    // (self-fencing checks it), or the peer adapter it is forwarded through instead.
+    std::optional<std::size_t> cluster_shard;
+    std::optional<std::size_t> peer_adapter;
+    bool self_fenced = false;  // the shard stopped being ours while the write was under way
   };
 
   // What a refusal looks like to the client and to operators.
@@ -155,6 +160,12 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     kTooFarAhead,
   };
   void RefuseToken(TokenRefusal which);
+  // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): true when this replica admits
+  // the write; otherwise it was forwarded to the shard's owner or refused.
+  bool RouteByShard();
+  // True (and remembered) once the shard of a write admitted here is no longer this replica's.
+  bool SelfFenced();
+  void RefuseSelfFenced();
   // Authentication and the route's policy (session_auth.cc); false: it refused.
   bool Authorize();
   // The same for the lock API under locks.policy, before its body is read.

@@ -33,6 +33,11 @@ void AdmissionController::Repair(FenceRepairRecord record, RepairCallback callba
   impl_->core->Repair(std::move(record), std::move(callback));
 }
 
+std::size_t AdmissionController::ForgetIdle(
+    const std::function<bool(std::string_view key)>& matches) {
+  return impl_->core->ForgetIdle(matches);
+}
+
 std::optional<FenceView> AdmissionController::Inspect(std::string_view key) {
   return impl_->core->Inspect(key);
 }

@@ -115,6 +115,11 @@ class AdmissionController {
   using RepairCallback = std::function<void(const RepairOutcome&)>;
   void Repair(FenceRepairRecord record, RepairCallback callback);
 
+  // Drops the cached state of every idle key that `matches` (no write in flight or waiting), so
+  // its next write reads the store: for a replica that takes over keys another replica may have
+  // advanced meanwhile. Returns how many keys matched but were busy (kept).
+  std::size_t ForgetIdle(const std::function<bool(std::string_view key)>& matches);
+
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;

@@ -290,6 +290,25 @@ void AdmissionCore::Complete(std::string_view key, Token token) {
   Run(effects);
 }
 
+std::size_t AdmissionCore::ForgetIdle(const std::function<bool(std::string_view key)>& matches) {
+  std::size_t busy = 0;
+  for (std::size_t i = 0; i < shard_count_; ++i) {
+    Shard& shard = shards_[i];
+    std::lock_guard lock(shard.mu);
+    for (auto it = shard.keys.begin(); it != shard.keys.end();) {
+      if (!matches(it->first)) {
+        ++it;
+      } else if (it->second.Idle()) {
+        it = shard.keys.erase(it);
+      } else {
+        ++busy;
+        ++it;
+      }
+    }
+  }
+  return busy;
+}
+
 std::optional<FenceView> AdmissionCore::Inspect(std::string_view key) {
   const HashedKey hashed = Hash(key);
   Shard& shard = ShardFor(hashed);

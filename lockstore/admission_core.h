@@ -32,6 +32,7 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
   void Complete(std::string_view key, Token token);
   std::optional<FenceView> Inspect(std::string_view key);
   void Repair(FenceRepairRecord record, AdmissionController::RepairCallback callback);
+  std::size_t ForgetIdle(const std::function<bool(std::string_view key)>& matches);
 
  private:
   struct Shard {

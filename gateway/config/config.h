@@ -118,6 +118,25 @@ struct LocksConfig {
   std::optional<auth::LockPolicyConfig> policy;
 };
 
+// Several replicas on store kind etcd (README "Running several replicas", docs/ARCHITECTURE.md
+// "Several replicas").
+struct ClusterConfig {
+  bool enabled = false;  // a `cluster:` section is present
+  std::string name;      // this replica; a key of `peers`
+  std::size_t shards = 16;
+  std::chrono::milliseconds lease_ttl{3000};  // whole seconds (etcd lease TTLs are)
+  // Before a new owner admits writes to a shard: lease_ttl + the longest upstream
+  // response_timeout (LongestUpstreamResponse), or longer when set so.
+  std::chrono::milliseconds quarantine{0};
+  std::map<std::string, std::string> peers;  // every replica's name -> traffic HOST:PORT
+};
+
+struct Config;
+// The longest a request sent upstream can stay unanswered before the gateway gives up on it:
+// the http, webdav and s3 backends' response_timeout (a filesystem write is in-process and
+// re-checks the token kept with the file).
+std::chrono::milliseconds LongestUpstreamResponse(const Config& config);
+
 struct Config {
   std::string source_path;  // the file it was loaded from
   ListenAddress listen{"127.0.0.1", 8080};
@@ -134,6 +153,7 @@ struct Config {
   tls::TlsConfig tls;            // README "Transport (TLS)"
   auth::CredentialsConfig auth;  // traffic principals (README "Authentication")
   auth::AdminAuthConfig admin;   // the admin listener's own principals
+  ClusterConfig cluster;         // several replicas (store kind etcd)
 };
 
 }  // namespace fencegate::gateway

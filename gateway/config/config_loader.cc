@@ -535,6 +535,67 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   }
 }
 
+void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out) {
+  const std::string path = "cluster";
+  out->enabled = true;
+  if (!reader.ExpectMapping(node, path, {"name", "shards", "lease_ttl", "quarantine", "peers"})) {
+    return;
+  }
+  if (node["name"]) {
+    reader.String(node["name"], Child(path, "name"), &out->name);
+  } else {
+    reader.sink()->Add(node, Child(path, "name"), "required: this replica's name in peers");
+  }
+  if (node["shards"]) reader.Count(node["shards"], Child(path, "shards"), 1, 4096, &out->shards);
+  if (node["lease_ttl"]) {
+    reader.Duration(node["lease_ttl"], Child(path, "lease_ttl"), false, &out->lease_ttl);
+    if (out->lease_ttl.count() % 1000 != 0) {
+      reader.sink()->Add(node["lease_ttl"], Child(path, "lease_ttl"),
+                         "must be whole seconds (etcd lease TTLs are)");
+    }
+  }
+  if (node["quarantine"]) {
+    reader.Duration(node["quarantine"], Child(path, "quarantine"), false, &out->quarantine);
+  }
+  const YAML::Node peers = node["peers"];
+  if (!peers || !peers.IsMap() || peers.size() == 0) {
+    reader.sink()->Add(peers ? peers : node, Child(path, "peers"),
+                       "required: a mapping of every replica's name to its traffic HOST:PORT");
+    return;
+  }
+  for (const auto& entry : peers) {
+    const std::string name = entry.first.Scalar();
+    const std::string key = Child(Child(path, "peers"), name);
+    std::string text;
+    if (!reader.Scalar(entry.second, key, "HOST:PORT", &text)) continue;
+    ListenAddress address;
+    std::string error;
+    if (!ParseListenAddress(text, &address, &error) || address.port == 0) {
+      reader.sink()->Add(entry.second, key, error.empty() ? "the port must not be 0" : error);
+      continue;
+    }
+    out->peers[name] = text;
+  }
+  if (node["name"] && node["name"].IsScalar() && !out->peers.contains(out->name)) {
+    reader.sink()->Add(node["name"], Child(path, "name"),
+                       "must be one of the names under cluster.peers");
+  }
+}
+
+// Writes the previous owner admitted must be over before a new owner admits (ARCHITECTURE.md
+// "Several replicas"): a shorter quarantine would void the argument.
+void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* config) {
+  ClusterConfig& cluster = config->cluster;
+  const auto minimum = cluster.lease_ttl + LongestUpstreamResponse(*config);
+  if (cluster.quarantine.count() == 0) {
+    cluster.quarantine = minimum;
+  } else if (cluster.quarantine < minimum) {
+    reader.sink()->Add(node["quarantine"], "cluster.quarantine",
+                       "must be at least lease_ttl + the longest backend response_timeout (" +
+                           std::to_string(minimum.count()) + "ms)");
+  }
+}
+
 void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out) {
   if (!reader.ExpectMapping(node, "access_log", {"path"})) return;
   if (node["path"]) reader.String(node["path"], "access_log.path", &out->path);
@@ -1284,7 +1345,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (!reader.ExpectMapping(
           root, "",
           {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts", "store",
-           "access_log", "backends", "routes", "locks", "tls", "auth", "admin"}))
+           "access_log", "backends", "routes", "locks", "tls", "auth", "admin", "cluster"}))
     return;
   if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
   if (root["admin_listen"])
@@ -1303,6 +1364,15 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (root["backends"]) ReadBackends(reader, root["backends"], &config->backends);
   if (root["locks"]) ReadLocks(reader, root["locks"], &config->locks);
   if (root["tls"]) ReadTls(reader, root["tls"], &config->tls);
+  if (root["cluster"]) {
+    ReadCluster(reader, root["cluster"], &config->cluster);
+    if (root["cluster"].IsMap()) CheckClusterQuarantine(reader, root["cluster"], config);
+    if (config->store.kind != "etcd") {
+      reader.sink()->Add(root["cluster"], "cluster",
+                         "several replicas share their fences through etcd: needs store kind "
+                         "'etcd'");
+    }
+  }
   if (root["routes"]) {
     ReadRoutes(reader, root["routes"], config->backends, &config->routes);
   } else {
@@ -1354,6 +1424,18 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
 }
 
 }  // namespace
+
+std::chrono::milliseconds LongestUpstreamResponse(const Config& config) {
+  std::chrono::milliseconds longest{0};
+  for (const auto& [name, backend] : config.backends) {
+    if (backend.kind == "http") longest = std::max(longest, backend.http.response_timeout);
+    if (backend.kind == "webdav") {
+      longest = std::max({longest, backend.http.response_timeout, backend.webdav.response_timeout});
+    }
+    if (backend.kind == "s3") longest = std::max(longest, backend.s3.response_timeout);
+  }
+  return longest;
+}
 
 std::vector<ConfigError> LoadConfigText(const std::string& text, const std::string& file,
                                         Config* config) {
