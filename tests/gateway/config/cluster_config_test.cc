@@ -1,0 +1,116 @@
+// The `cluster:` section (several replicas, README "Running several replicas").
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gateway/config/config_loader.h"
+
+namespace fencegate::gateway {
+namespace {
+
+using std::chrono::milliseconds;
+
+const char kEtcdReplica[] =
+    "store:\n"                                              // line 1
+    "  kind: etcd\n"                                        // line 2
+    "  endpoints: [\"127.0.0.1:2379\"]\n"                   // line 3
+    "locks:\n"                                              // line 4
+    "  enabled: false\n"                                    // line 5
+    "backends:\n"                                           // line 6
+    "  api:\n"                                              // line 7
+    "    kind: http\n"                                      // line 8
+    "    url: http://127.0.0.1:9000\n"                      // line 9
+    "    response_timeout: 5s\n"                            // line 10
+    "routes:\n"                                             // line 11
+    "  - name: kv\n"                                        // line 12
+    "    prefix: /kv/\n"                                    // line 13
+    "    backend: api\n"                                    // line 14
+    "    fence_key: \"kv:{segment:2}\"\n"                   // line 15
+    "cluster:\n"                                            // line 16
+    "  name: a\n"                                           // line 17
+    "  peers: {a: \"127.0.0.1:1\", b: \"127.0.0.1:2\"}\n";  // line 18
+
+std::vector<ConfigError> Load(const std::string& text, Config* config = nullptr) {
+  Config scratch;
+  return LoadConfigText(text, "test.yaml", config != nullptr ? config : &scratch);
+}
+
+TEST(ClusterConfigTest, ExampleReplicaLoadsWithExactValues) {
+  Config config;
+  const std::string path =
+      (std::filesystem::path(FENCEGATE_SOURCE_DIR) / "config/examples/replica.yaml").string();
+  std::vector<ConfigError> errors = LoadConfigFile(path, &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(errors.empty());
+  EXPECT_TRUE(config.cluster.enabled);
+  EXPECT_EQ(config.cluster.name, "r1");
+  EXPECT_EQ(config.cluster.shards, 16u);
+  EXPECT_EQ(config.cluster.lease_ttl, milliseconds(3000));
+  EXPECT_EQ(config.cluster.quarantine, milliseconds(33000));
+  EXPECT_EQ(config.cluster.peers,
+            (std::map<std::string, std::string>{
+                {"r1", "127.0.0.1:8081"}, {"r2", "127.0.0.1:8082"}, {"r3", "127.0.0.1:8083"}}));
+}
+
+TEST(ClusterConfigTest, DefaultsAndDefaultQuarantine) {
+  Config config;
+  ASSERT_TRUE(Load(kEtcdReplica, &config).empty());
+  EXPECT_TRUE(config.cluster.enabled);
+  EXPECT_EQ(config.cluster.shards, 16u);
+  EXPECT_EQ(config.cluster.lease_ttl, milliseconds(3000));
+  // lease_ttl + the longest backend response_timeout.
+  EXPECT_EQ(config.cluster.quarantine, milliseconds(8000));
+  Config without;
+  std::string text = kEtcdReplica;
+  ASSERT_TRUE(Load(text.substr(0, text.find("cluster:")), &without).empty());
+  EXPECT_FALSE(without.cluster.enabled);
+}
+
+TEST(ClusterConfigTest, NeedsStoreKindEtcd) {
+  std::string text = kEtcdReplica;
+  text.replace(text.find("  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n"),
+               std::string("  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n").size(),
+               "  kind: rocksdb\n");
+  text.replace(text.find("locks:\n  enabled: false\n"), 24, "");
+  std::vector<ConfigError> errors = Load(text);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key, "cluster");
+  EXPECT_EQ(errors[0].file, "test.yaml");
+  EXPECT_NE(errors[0].message.find("store kind 'etcd'"), std::string::npos);
+}
+
+TEST(ClusterConfigTest, BadKeysNameFileLineAndKey) {
+  std::vector<ConfigError> errors = Load(std::string(kEtcdReplica) +
+                                         "  shards: 0\n"          // line 19
+                                         "  lease_ttl: 1500ms\n"  // line 20
+                                         "  quarantine: 2s\n"     // line 21
+                                         "  colour: red\n");      // line 22
+  ASSERT_EQ(errors.size(), 4u);
+  EXPECT_EQ(errors[0].key, "cluster.colour");
+  EXPECT_EQ(errors[0].line, 22);
+  EXPECT_EQ(errors[1].key, "cluster.shards");
+  EXPECT_EQ(errors[1].line, 19);
+  EXPECT_EQ(errors[2].key, "cluster.lease_ttl");
+  EXPECT_EQ(errors[2].line, 20);
+  EXPECT_NE(errors[2].message.find("whole seconds"), std::string::npos);
+  EXPECT_EQ(errors[3].key, "cluster.quarantine");
+  EXPECT_EQ(errors[3].line, 21);
+  EXPECT_NE(errors[3].message.find("6500ms"), std::string::npos) << errors[3].message;
+}
+
+TEST(ClusterConfigTest, NameMustBeAPeerAndPeersNeedAddresses) {
+  std::string text = kEtcdReplica;
+  text.replace(text.find("name: a"), 7, "name: c");
+  text.replace(text.find("b: \"127.0.0.1:2\""), 16, "b: \"nowhere\"");
+  std::vector<ConfigError> errors = Load(text);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].key, "cluster.peers.b");
+  EXPECT_EQ(errors[0].line, 18);
+  EXPECT_EQ(errors[1].key, "cluster.name");
+  EXPECT_EQ(errors[1].line, 17);
+}
+
+}  // namespace
+}  // namespace fencegate::gateway
