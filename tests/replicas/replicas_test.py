@@ -82,12 +82,12 @@ def shard_of(key):
     return fnv1a(key) % SHARDS
 
 
-def keys_per_shard():
+def keys_per_shard(template="kv:k{}"):
     """One fence key (kv:kN, path /kv/kN/...) per shard."""
     found = {}
     n = 0
     while len(found) < SHARDS:
-        found.setdefault(shard_of(f"kv:k{n}"), n)
+        found.setdefault(shard_of(template.format(n)), n)
         n += 1
     return found  # shard -> N
 
@@ -285,7 +285,14 @@ backends:
     url: http://127.0.0.1:{backend}
     forward_token_header: Fencing-Token
     response_timeout: {response_timeout}s
+  files:
+    kind: filesystem
+    root: {files}
 routes:
+  - name: files
+    prefix: /files/
+    backend: files
+    fence_key: "fs:{{segment:2}}"
   - name: kv
     prefix: /kv/
     backend: api
@@ -303,6 +310,7 @@ class Replica:
                 port=port, admin=admin, data=os.path.join(workdir, name), name=name,
                 shards=SHARDS, ttl=LEASE_TTL_S, backend=backend_port,
                 response_timeout=RESPONSE_TIMEOUT_S,
+                files=os.path.join(workdir, "files"),
                 endpoints=", ".join(f'"127.0.0.1:{r.port}"' for r in relays),
                 peers=", ".join(f'{n}: "127.0.0.1:{p}"' for n, p in peers.items())))
         self.log_path = os.path.join(workdir, name + ".out")
@@ -415,8 +423,24 @@ class ReplicasTest(unittest.TestCase):
                 self.assertEqual(status, 409, (r.name, shard, reply))
                 self.assertEqual(content_type, "application/problem+json")
                 self.assertEqual(json.loads(reply)["highest_token"], token)
+        # The same through the filesystem adapter (one directory shared by the replicas).
+        for shard, n in keys_per_shard("fs:fk{}").items():
+            token = 1000
+            for r in self.live():
+                token += 1
+                body = f"{r.name}:{shard}:{token}".encode()
+                status, _, reply = request(r.port, "PUT", f"/files/fk{n}", body=body,
+                                           headers={"Fencing-Token": str(token)})
+                self.assertIn(status, (200, 201, 204), (r.name, shard, reply))
+                with open(os.path.join(self.workdir, "files", f"fk{n}"), "rb") as f:
+                    self.assertEqual(f.read(), body)
+            for r in self.live():
+                status, _, reply = request(r.port, "PUT", f"/files/fk{n}", body=b"stale",
+                                           headers={"Fencing-Token": str(token - 1)})
+                self.assertEqual(status, 409, (r.name, shard, reply))
         for r in self.live():
             self.assertGreater(r.metric('fencegate_cluster_forwards_total{result="relayed"}'), 0)
+
             self.assertEqual(r.metric("fencegate_cluster_shards_owned"),
                              len(r.cluster()["owned_shards"]))
         status, _, body = request(self.replicas["r0"].admin, "GET", "/readyz")
