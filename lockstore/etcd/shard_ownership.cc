@@ -1,6 +1,5 @@
 #include "lockstore/etcd/shard_ownership.h"
 
-#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -142,8 +141,8 @@ class ShardOwnership::Impl {
       if (lease_ == 0) {
         Acquire();
         next_renew = Clock::now() + options_.lease_ttl / 3;
-      } else if (now >= next_renew) {
-        Renew(now);
+      } else if (now >= next_renew && Renew(now)) {
+        // A failed renewal is retried at the next poll, not a third of the TTL later.
         next_renew = now + options_.lease_ttl / 3;
       }
       if (lease_ != 0 && Clock::now() >= ValidUntil()) {
@@ -183,16 +182,17 @@ class ShardOwnership::Impl {
     Log("cluster: replica " + options_.name + " joined with lease " + std::to_string(id));
   }
 
-  void Renew(Clock::time_point sent) {
+  bool Renew(Clock::time_point sent) {
     std::int64_t ttl = 0;
     const Status status = client_.LeaseKeepAlive(lease_, &ttl);
-    if (!status.ok()) return;  // unreachable: Lookup() fences at valid_until_
+    if (!status.ok()) return false;  // unreachable: Lookup() fences at valid_until_
     if (ttl <= 0) {
       LoseAll("the lease expired");
-      return;
+      return false;
     }
     std::lock_guard lock(mu_);
     valid_until_ = sent + std::chrono::seconds(ttl) - margin_;
+    return true;
   }
 
   void LoseAll(const std::string& why) {

@@ -87,17 +87,18 @@ TEST(ClusterConfigTest, BadKeysNameFileLineAndKey) {
                                          "  lease_ttl: 1500ms\n"  // line 20
                                          "  quarantine: 2s\n"     // line 21
                                          "  colour: red\n");      // line 22
-  ASSERT_EQ(errors.size(), 4u);
-  EXPECT_EQ(errors[0].key, "cluster.colour");
-  EXPECT_EQ(errors[0].line, 22);
-  EXPECT_EQ(errors[1].key, "cluster.shards");
-  EXPECT_EQ(errors[1].line, 19);
-  EXPECT_EQ(errors[2].key, "cluster.lease_ttl");
-  EXPECT_EQ(errors[2].line, 20);
-  EXPECT_NE(errors[2].message.find("whole seconds"), std::string::npos);
-  EXPECT_EQ(errors[3].key, "cluster.quarantine");
-  EXPECT_EQ(errors[3].line, 21);
-  EXPECT_NE(errors[3].message.find("6500ms"), std::string::npos) << errors[3].message;
+  ASSERT_EQ(errors.size(), 4u);                                   // in file order
+  EXPECT_EQ(errors[0].key, "cluster.shards");
+  EXPECT_EQ(errors[0].line, 19);
+  EXPECT_EQ(errors[1].key, "cluster.lease_ttl");
+  EXPECT_EQ(errors[1].line, 20);
+  EXPECT_NE(errors[1].message.find("whole seconds"), std::string::npos);
+  EXPECT_EQ(errors[2].key, "cluster.quarantine");
+  EXPECT_EQ(errors[2].line, 21);
+  EXPECT_NE(errors[2].message.find("6500ms"), std::string::npos) << errors[2].message;
+  EXPECT_EQ(errors[3].key, "cluster.colour");
+  EXPECT_EQ(errors[3].line, 22);
+  EXPECT_EQ(errors[3].file, "test.yaml");
 }
 
 TEST(ClusterConfigTest, NameMustBeAPeerAndPeersNeedAddresses) {
@@ -105,11 +106,11 @@ TEST(ClusterConfigTest, NameMustBeAPeerAndPeersNeedAddresses) {
   text.replace(text.find("name: a"), 7, "name: c");
   text.replace(text.find("b: \"127.0.0.1:2\""), 16, "b: \"nowhere\"");
   std::vector<ConfigError> errors = Load(text);
-  ASSERT_EQ(errors.size(), 2u);
-  EXPECT_EQ(errors[0].key, "cluster.peers.b");
-  EXPECT_EQ(errors[0].line, 18);
-  EXPECT_EQ(errors[1].key, "cluster.name");
-  EXPECT_EQ(errors[1].line, 17);
+  ASSERT_EQ(errors.size(), 2u);  // in file order
+  EXPECT_EQ(errors[0].key, "cluster.name");
+  EXPECT_EQ(errors[0].line, 17);
+  EXPECT_EQ(errors[1].key, "cluster.peers.b");
+  EXPECT_EQ(errors[1].line, 18);
 }
 
 }  // namespace
