@@ -895,6 +895,12 @@ void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
 
 void Session::ReadBodySome(net::mutable_buffer buffer) {
   body_read_target_ = buffer;
+  // Eager: one put() goes on through every chunk header, chunk body, the last chunk and the
+  // trailer that buffer_ holds. Not eager, put() stops after one step (a chunk header, say), and
+  // ContinueBodyRead would then wait on the socket for bytes the client already sent: a chunked
+  // body whose remaining chunks, or only its last chunk, arrived with the previous piece hung
+  // until the body_read timeout and never reached the backend whole.
+  parser_->eager(true);
   auto& body = parser_->get().body();
   body.data = buffer.data();
   body.size = buffer.size();

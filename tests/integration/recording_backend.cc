@@ -81,6 +81,7 @@ void RecordingBackend::Serve(tcp::socket& socket) {
 
     std::uint64_t body_bytes = 0;
     std::string prefix;
+    std::uint64_t digest = kBodyDigestSeed;
     while (!parser.is_done()) {
       parser.get().body().data = chunk.data();
       parser.get().body().size = chunk.size();
@@ -89,6 +90,7 @@ void RecordingBackend::Serve(tcp::socket& socket) {
       if (ec) return;
       std::size_t got = chunk.size() - parser.get().body().size;
       body_bytes += got;
+      digest = BodyDigest(digest, chunk.data(), got);
       if (prefix.size() < kBodyPrefixBytes) {
         prefix.append(chunk.data(), std::min(got, kBodyPrefixBytes - prefix.size()));
       }
@@ -117,6 +119,7 @@ void RecordingBackend::Serve(tcp::socket& socket) {
       std::lock_guard lock(mutex_);
       requests_[index].body_bytes = body_bytes;
       requests_[index].body_prefix = std::move(prefix);
+      requests_[index].body_digest = digest;
       requests_[index].completion = ++clock_;
       changed_.notify_all();
     }

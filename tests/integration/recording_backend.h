@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -16,6 +17,16 @@
 
 namespace fencegate::integration {
 
+inline constexpr std::uint64_t kBodyDigestSeed = 0xcbf29ce484222325ull;
+
+// Folds `bytes` into a RecordedRequest::body_digest.
+inline std::uint64_t BodyDigest(std::uint64_t digest, const char* bytes, std::size_t size) {
+  for (std::size_t i = 0; i < size; ++i) {
+    digest = (digest ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ull;
+  }
+  return digest;
+}
+
 // One request as the backend saw it. Arrival and completion are stamps from one counter shared
 // by all connections, so "B arrived after A completed" is arrived(B) > completed(A).
 struct RecordedRequest {
@@ -24,6 +35,8 @@ struct RecordedRequest {
   boost::beast::http::fields headers;
   std::uint64_t body_bytes = 0;
   std::string body_prefix;  // the first kBodyPrefixBytes of the body
+  // FNV-1a (64 bit) of the whole, de-chunked body: compares bodies longer than the prefix.
+  std::uint64_t body_digest = kBodyDigestSeed;
   std::uint64_t arrival = 0;
   std::uint64_t completion = 0;  // 0 while the request is still being served
 };
