@@ -23,6 +23,9 @@ EtcdStoreMetrics::EtcdStoreMetrics(prometheus::Registry& registry,
                              "Switches to another etcd member after a failed attempt.")),
       errors_(MakeCounter(registry, "fencegate_store_errors_total",
                           "Failed attempts to reach etcd (refused, timed out, 5xx).")),
+      tls_failures_(MakeCounter(registry, "fencegate_store_tls_failures_total",
+                                "TLS handshakes with etcd members that failed (certificate, "
+                                "name, CA).")),
       txn_conflicts_(MakeCounter(registry, "fencegate_store_txn_conflicts_total",
                                  "Fence advances whose etcd compare failed.")) {}
 
@@ -32,6 +35,7 @@ void EtcdStoreMetrics::Refresh() {
   Bump(round_trips_, now.round_trips, last_.round_trips);
   Bump(failovers_, now.failovers, last_.failovers);
   Bump(errors_, now.errors, last_.errors);
+  Bump(tls_failures_, now.tls_failures, last_.tls_failures);
   Bump(txn_conflicts_, now.txn_conflicts, last_.txn_conflicts);
   last_ = now;
 }

@@ -14,6 +14,7 @@ namespace fencegate::gateway {
 //   fencegate_store_round_trips_total    answered HTTP exchanges with etcd members
 //   fencegate_store_failovers_total      switches to another member after a failed attempt
 //   fencegate_store_errors_total         failed attempts (refused, timed out, 5xx)
+//   fencegate_store_tls_failures_total   TLS handshakes with a member refused (CA, name, expiry)
 //   fencegate_store_txn_conflicts_total  advances whose compare failed (raised elsewhere first)
 class EtcdStoreMetrics {
  public:
@@ -29,6 +30,7 @@ class EtcdStoreMetrics {
   prometheus::Counter* round_trips_;
   prometheus::Counter* failovers_;
   prometheus::Counter* errors_;
+  prometheus::Counter* tls_failures_;
   prometheus::Counter* txn_conflicts_;
 };
 

@@ -47,6 +47,15 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
 }
 
+// Turning name verification off must be explicit (config) and loud (here, at every start).
+void WarnIfUnverified(const std::string& name, const adapters::HttpAdapterOptions& http) {
+  if (!http.tls || http.tls_options.verify_hostname) return;
+  std::fprintf(stderr,
+               "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any certificate "
+               "from the configured CA is accepted for %s\n",
+               name.c_str(), http.host.c_str());
+}
+
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {}
@@ -145,6 +154,12 @@ bool Server::OpenEtcdStore(std::string* error) {
   options.client.endpoints = config_.store.endpoints;
   options.client.request_timeout = config_.store.request_timeout;
   options.client.operation_timeout = config_.store.operation_timeout;
+  options.client.tls = config_.store.tls;
+  if (config_.store.tls && !config_.store.tls->verify_hostname) {
+    std::fprintf(stderr,
+                 "fencegate: WARNING: store: tls.verify_hostname is off: any certificate from "
+                 "the configured CA is accepted for every etcd member\n");
+  }
   options.prefix = config_.store.prefix;
   options.rejection_retention = config_.store.rejection_retention;
   options.log = [](std::string_view line) {
@@ -280,20 +295,23 @@ bool Server::BuildAdapters(std::string* error) {
         *error = "backend '" + name + "': " + *error;
         return false;
       }
-      if (backend.http.tls && !backend.http.tls_verify_hostname) {
-        std::fprintf(stderr,
-                     "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any "
-                     "certificate from the configured CA is accepted for %s\n",
-                     name.c_str(), backend.http.host.c_str());
-      }
+      WarnIfUnverified(name, backend.http);
       factories_.push_back(std::move(factory));
     } else if (backend.kind == "filesystem") {
       auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
       if (!factory) return false;
       factories_.push_back(std::move(factory));
     } else if (backend.kind == "webdav") {
-      factories_.push_back(adapters::MakeWebdavAdapterFactory(
-          backend.webdav, adapters::MakeHttpAdapterFactory(backend.http)));
+      auto passthrough = adapters::MakeHttpAdapterFactory(backend.http, error);
+      auto factory = passthrough ? adapters::MakeWebdavAdapterFactory(backend.webdav,
+                                                                      std::move(passthrough), error)
+                                 : nullptr;
+      if (!factory) {
+        *error = "backend '" + name + "': " + *error;
+        return false;
+      }
+      WarnIfUnverified(name, backend.http);
+      factories_.push_back(std::move(factory));
     } else if (backend.kind == "s3") {
       factories_.push_back(adapters::MakeS3AdapterFactory(backend.s3));
     } else {

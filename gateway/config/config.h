@@ -17,6 +17,7 @@
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 
@@ -54,6 +55,8 @@ struct StoreConfig {
   std::string prefix = "/fencegate/";
   std::chrono::milliseconds request_timeout{1000};
   std::chrono::milliseconds operation_timeout{3000};
+  // store.tls: HTTPS to every member (README "Security"); unset: plain HTTP.
+  std::optional<tls_client::ClientTlsOptions> tls;
 };
 
 struct AccessLogConfig {

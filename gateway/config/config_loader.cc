@@ -455,6 +455,36 @@ void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out) {
   }
 }
 
+// A TLS client's keys (`<key_prefix>ca_file`, ...): backends and the etcd store. True when any
+// is set.
+bool ReadClientTls(Reader& reader, const YAML::Node& node, const std::string& path,
+                   const std::string& key_prefix, tls_client::ClientTlsOptions* out) {
+  using tls_client::ClientTlsOptions;
+  static constexpr std::pair<const char*, std::string ClientTlsOptions::*> kFiles[] = {
+      {"ca_file", &ClientTlsOptions::ca_file},
+      {"server_name", &ClientTlsOptions::server_name},
+      {"client_cert_file", &ClientTlsOptions::client_cert_file},
+      {"client_key_file", &ClientTlsOptions::client_key_file}};
+  bool any = false;
+  for (const auto& [name, member] : kFiles) {
+    const std::string key = key_prefix + name;
+    if (!node[key]) continue;
+    any = true;
+    reader.String(node[key], Child(path, key), &(out->*member));
+  }
+  const std::string verify = key_prefix + "verify_hostname";
+  if (node[verify]) {
+    any = true;
+    reader.Bool(node[verify], Child(path, verify), &out->verify_hostname);
+  }
+  if (out->client_cert_file.empty() != out->client_key_file.empty()) {
+    reader.sink()->Add(
+        node, Child(path, key_prefix + "client_key_file"),
+        key_prefix + "client_cert_file and " + key_prefix + "client_key_file go together");
+  }
+  return any;
+}
+
 void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::string& path,
                         std::vector<std::string>* out) {
   if (!node.IsSequence() || node.size() == 0) {
@@ -480,7 +510,7 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   const std::string path = "store";
   if (!reader.ExpectMapping(node, path,
                             {"kind", "path", "block_cache", "cached_keys", "rejection_retention",
-                             "endpoints", "prefix", "request_timeout", "operation_timeout"}))
+                             "endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}))
     return;
   if (node["kind"]) {
     std::string kind;
@@ -507,7 +537,7 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
                  &out->rejection_retention);
   }
   const bool etcd = out->kind == "etcd";
-  for (const char* key : {"endpoints", "prefix", "request_timeout", "operation_timeout"}) {
+  for (const char* key : {"endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}) {
     if (node[key] && !etcd) {
       reader.sink()->Add(node[key], Child(path, key), "only for store kind 'etcd'");
     }
@@ -532,6 +562,17 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   if (node["operation_timeout"]) {
     reader.Duration(node["operation_timeout"], Child(path, "operation_timeout"), false,
                     &out->operation_timeout);
+  }
+  // HTTPS to every member; an empty mapping trusts the system store.
+  if (node["tls"]) {
+    const std::string tls_path = Child(path, "tls");
+    if (!reader.ExpectMapping(
+            node["tls"], tls_path,
+            {"ca_file", "server_name", "verify_hostname", "client_cert_file", "client_key_file"})) {
+      return;
+    }
+    out->tls.emplace();
+    ReadClientTls(reader, node["tls"], tls_path, "", &*out->tls);
   }
 }
 
@@ -669,29 +710,10 @@ void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out) {
 // TLS to an https backend (README "Transport (TLS)"); the keys need an https url.
 void ReadBackendTls(Reader& reader, const YAML::Node& node, const std::string& path,
                     adapters::HttpAdapterOptions* out) {
-  static constexpr std::pair<const char*, std::string adapters::HttpAdapterOptions::*> kFiles[] = {
-      {"tls_ca_file", &adapters::HttpAdapterOptions::tls_ca_file},
-      {"tls_server_name", &adapters::HttpAdapterOptions::tls_server_name},
-      {"tls_client_cert_file", &adapters::HttpAdapterOptions::tls_client_cert_file},
-      {"tls_client_key_file", &adapters::HttpAdapterOptions::tls_client_key_file}};
-  bool any = false;
-  for (const auto& [key, member] : kFiles) {
-    if (!node[key]) continue;
-    any = true;
-    reader.String(node[key], Child(path, key), &(out->*member));
-  }
-  if (node["tls_verify_hostname"]) {
-    any = true;
-    reader.Bool(node["tls_verify_hostname"], Child(path, "tls_verify_hostname"),
-                &out->tls_verify_hostname);
-  }
+  const bool any = ReadClientTls(reader, node, path, "tls_", &out->tls_options);
   if (any && !out->tls && node["url"]) {
     reader.sink()->Add(node["url"], Child(path, "url"),
                        "tls_* keys are set but the url is not https://");
-  }
-  if (out->tls_client_cert_file.empty() != out->tls_client_key_file.empty()) {
-    reader.sink()->Add(node, Child(path, "tls_client_key_file"),
-                       "tls_client_cert_file and tls_client_key_file go together");
   }
 }
 
@@ -915,14 +937,12 @@ const std::vector<std::string_view>& WebdavBackendKeys() {
 void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string& path,
                        BackendConfig* out) {
   ReadHttpBackend(reader, node, path, &out->http);
-  // The lock sequence's connections are plain (TLS to backends covers http backends only).
-  if (out->http.tls && node["url"]) {
-    reader.sink()->Add(node["url"], Child(path, "url"),
-                       "https is not supported for webdav backends yet; use http://");
-  }
+  // The lock sequence's connections use the passthrough's address and TLS settings.
   adapters::WebdavAdapterOptions& webdav = out->webdav;
   webdav.host = out->http.host;
   webdav.port = out->http.port;
+  webdav.tls = out->http.tls;
+  webdav.tls_options = out->http.tls_options;
   webdav.host_header = out->http.host_header;
   webdav.connect_timeout = out->http.connect_timeout;
   webdav.response_timeout = out->http.response_timeout;

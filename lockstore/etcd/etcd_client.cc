@@ -13,6 +13,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/json.hpp>
 
 namespace fencegate::lockstore::etcd {
@@ -228,14 +229,41 @@ class EtcdClient::Impl {
     counters_->failovers.fetch_add(1, std::memory_order_relaxed);
   }
 
+  // No TLS close_notify: the connection is dropped after a failure or a "close" answer, and
+  // etcd does not need it.
   void Close() {
-    if (stream_) {
+    if (connected()) {
       beast::error_code ignored;
-      stream_->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream_->close();
+      Lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+      Lowest().close();
       stream_.reset();
+      tls_stream_.reset();
     }
     buffer_.clear();
+  }
+
+  bool connected() const { return stream_.has_value() || tls_stream_.has_value(); }
+  beast::tcp_stream& Lowest() { return tls_stream_ ? tls_stream_->next_layer() : *stream_; }
+
+  // The HTTP layer: TLS over the TCP stream when the store is configured for it.
+  template <class Operation>
+  void WithStream(Operation operation) {
+    if (tls_stream_) {
+      operation(*tls_stream_);
+    } else {
+      operation(*stream_);
+    }
+  }
+
+  // The certificate must chain to the configured CA and name the member (unless turned off); a
+  // refusal is counted and the attempt fails over like a refused connection, never to plain.
+  bool Handshake(const std::string& endpoint, beast::error_code* ec) {
+    tls_client::PrepareClientHandshake(*options_.tls, Host(endpoint), tls_stream_->native_handle());
+    tls_stream_->async_handshake(net::ssl::stream_base::client,
+                                 [ec](beast::error_code e) { *ec = e; });
+    Run();
+    if (*ec) counters_->tls_failures.fetch_add(1, std::memory_order_relaxed);
+    return !*ec;
   }
 
   // Runs the io_context until the started operation completes (the stream's timer bounds it).
@@ -255,19 +283,30 @@ class EtcdClient::Impl {
     };
     const std::string& endpoint = current_endpoint();
     beast::error_code ec;
-    if (!stream_) {
+    if (!connected()) {
       tcp::endpoint address;
       if (!Resolve(endpoint, &address)) {
         attempt.status = Status::InvalidArgument("etcd: bad endpoint '" + endpoint + "'");
         attempt.retryable = options_.endpoints.size() > 1;
         return attempt;
       }
-      stream_.emplace(ioc_);
-      stream_->expires_after(remaining());
-      stream_->async_connect(address, [&ec](beast::error_code e) { ec = e; });
+      if (options_.tls_context) {
+        tls_stream_.emplace(ioc_, *options_.tls_context);
+      } else {
+        stream_.emplace(ioc_);
+      }
+      Lowest().expires_after(remaining());
+      Lowest().async_connect(address, [&ec](beast::error_code e) { ec = e; });
       Run();
       if (ec) {
         attempt.status = Status::Unavailable("etcd " + endpoint + ": connect: " + ec.message());
+        attempt.retryable = true;
+        return attempt;
+      }
+      if (options_.tls_context && !Handshake(endpoint, &ec)) {
+        Close();
+        attempt.status =
+            Status::Unavailable("etcd " + endpoint + ": TLS handshake: " + ec.message());
         attempt.retryable = true;
         return attempt;
       }
@@ -279,15 +318,19 @@ class EtcdClient::Impl {
     request.body() = body;
     request.prepare_payload();
     attempt.sent = true;
-    stream_->expires_after(remaining());
-    http::async_write(*stream_, request, [&ec](beast::error_code e, std::size_t) { ec = e; });
+    Lowest().expires_after(remaining());
+    WithStream([&](auto& stream) {
+      http::async_write(stream, request, [&ec](beast::error_code e, std::size_t) { ec = e; });
+    });
     Run();
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxAnswerBytes);
     if (!ec) {
-      stream_->expires_after(remaining());
-      http::async_read(*stream_, buffer_, parser,
-                       [&ec](beast::error_code e, std::size_t) { ec = e; });
+      Lowest().expires_after(remaining());
+      WithStream([&](auto& stream) {
+        http::async_read(stream, buffer_, parser,
+                         [&ec](beast::error_code e, std::size_t) { ec = e; });
+      });
       Run();
     }
     if (ec) {
@@ -345,14 +388,20 @@ class EtcdClient::Impl {
     return attempt;
   }
 
-  static bool Resolve(const std::string& endpoint, tcp::endpoint* out) {
-    const auto colon = endpoint.rfind(':');
-    if (colon == std::string::npos) return false;
-    std::string host = endpoint.substr(0, colon);
-    if (host == "localhost") host = "127.0.0.1";
+  // "host" of "host:port", without an IPv6 address's brackets.
+  static std::string Host(const std::string& endpoint) {
+    std::string host = endpoint.substr(0, endpoint.rfind(':'));
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
       host = host.substr(1, host.size() - 2);
     }
+    return host;
+  }
+
+  static bool Resolve(const std::string& endpoint, tcp::endpoint* out) {
+    const auto colon = endpoint.rfind(':');
+    if (colon == std::string::npos) return false;
+    std::string host = Host(endpoint);
+    if (host == "localhost") host = "127.0.0.1";
     boost::system::error_code ec;
     const auto address = net::ip::make_address(host, ec);
     if (ec) return false;
@@ -371,7 +420,9 @@ class EtcdClient::Impl {
   EtcdClientOptions options_;
   std::shared_ptr<EtcdClientCounters> counters_;
   net::io_context ioc_{1};
+  // One of the two while connected: plain, or TLS when the store is configured for it.
   std::optional<beast::tcp_stream> stream_;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls_stream_;
   beast::flat_buffer buffer_;
   std::size_t current_ = 0;
 };

@@ -9,13 +9,21 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/ssl/context.hpp>
+
 #include "lockstore/status.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::lockstore::etcd {
 
 struct EtcdClientOptions {
-  // Members' client addresses, "host:port" (plain HTTP on loopback or a private network).
+  // Members' client addresses, "host:port": plain HTTP, or HTTPS when `tls` is set.
   std::vector<std::string> endpoints;
+  // TLS to every member: what is trusted and presented (server_name empty: the endpoint's host).
+  std::optional<tls_client::ClientTlsOptions> tls;
+  // Built from `tls` once per store by EtcdFenceStore::Open (or the caller) and shared by every
+  // client: one file read, and sessions across connections.
+  std::shared_ptr<boost::asio::ssl::context> tls_context;
   // One attempt on one member: connect, send, and the whole answer.
   std::chrono::milliseconds request_timeout{1000};
   // Every attempt of one operation across members. After it the operation fails Unavailable:
@@ -25,9 +33,10 @@ struct EtcdClientOptions {
 
 // Counters shared by every client of one store; monotonic.
 struct EtcdClientCounters {
-  std::atomic<std::uint64_t> round_trips{0};  // HTTP exchanges that got an answer
-  std::atomic<std::uint64_t> failovers{0};    // switches to another member after a failure
-  std::atomic<std::uint64_t> errors{0};       // attempts that failed (timeout, refused, 5xx)
+  std::atomic<std::uint64_t> round_trips{0};   // HTTP exchanges that got an answer
+  std::atomic<std::uint64_t> failovers{0};     // switches to another member after a failure
+  std::atomic<std::uint64_t> errors{0};        // attempts that failed (timeout, refused, 5xx)
+  std::atomic<std::uint64_t> tls_failures{0};  // TLS handshakes refused (certificate, name, CA)
 };
 
 struct EtcdKeyValue {

@@ -150,6 +150,7 @@ class EtcdFenceStore::Impl {
     stats.round_trips = counters_->round_trips.load();
     stats.failovers = counters_->failovers.load();
     stats.errors = counters_->errors.load();
+    stats.tls_failures = counters_->tls_failures.load();
     stats.txn_conflicts = txn_conflicts_.load();
     stats.advances = advances_.load();
     return stats;
@@ -336,7 +337,13 @@ Status EtcdFenceStore::Open(const EtcdFenceStoreOptions& options,
     return Status::InvalidArgument("the etcd store needs at least one endpoint");
   }
   if (options.prefix.empty()) return Status::InvalidArgument("the etcd store needs a prefix");
-  out->reset(new EtcdFenceStore(std::make_unique<Impl>(options)));
+  EtcdFenceStoreOptions opened = options;
+  if (opened.client.tls && !opened.client.tls_context) {
+    std::string error;
+    opened.client.tls_context = tls_client::BuildClientContext(*opened.client.tls, &error);
+    if (!opened.client.tls_context) return Status::InvalidArgument("etcd tls: " + error);
+  }
+  out->reset(new EtcdFenceStore(std::make_unique<Impl>(opened)));
   return Status::Ok();
 }
 

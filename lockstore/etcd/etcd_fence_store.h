@@ -43,6 +43,7 @@ class EtcdFenceStore final : public FenceStore {
     std::uint64_t round_trips = 0;    // answered HTTP exchanges with etcd
     std::uint64_t failovers = 0;      // switches to another member
     std::uint64_t errors = 0;         // failed attempts
+    std::uint64_t tls_failures = 0;   // TLS handshakes with a member refused
     std::uint64_t txn_conflicts = 0;  // advances whose compare failed (someone raised it first)
     std::uint64_t advances = 0;       // advances that wrote a higher token
   };

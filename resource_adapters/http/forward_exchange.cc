@@ -11,7 +11,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "resource_adapters/http/hop_by_hop.h"
-#include "resource_adapters/http/upstream_tls.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 
@@ -205,7 +205,8 @@ void ForwardExchange::Handshake() {
     WriteRequestHeader();
     return;
   }
-  PrepareUpstreamHandshake(backend_->options, stream_->tls());
+  tls_client::PrepareClientHandshake(backend_->options.tls_options, backend_->options.host,
+                                     stream_->tls().native_handle());
   stream_->expires_after(backend_->options.connect_timeout);
   stream_->tls().async_handshake(boost::asio::ssl::stream_base::client, [self = shared_from_this()](
                                                                             error_code ec) {

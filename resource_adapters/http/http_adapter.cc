@@ -8,7 +8,6 @@
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
-#include "resource_adapters/http/upstream_tls.h"
 
 namespace fencegate::adapters {
 
@@ -87,7 +86,7 @@ std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions option
   auto backend = std::make_shared<HttpBackend>();
   if (options.tls) {
     std::string tls_error;
-    backend->tls_context = BuildUpstreamTlsContext(options, &tls_error);
+    backend->tls_context = tls_client::BuildClientContext(options.tls_options, &tls_error);
     if (!backend->tls_context) {
       if (error != nullptr) *error = tls_error;
       return nullptr;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "resource_adapters/adapter.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 
@@ -14,11 +15,7 @@ struct HttpAdapterOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 80;
   bool tls = false;
-  std::string tls_ca_file;           // empty: the system trust store
-  std::string tls_server_name;       // SNI and the name verified; empty: `host`
-  bool tls_verify_hostname = true;   // off only when configured so (logged at start)
-  std::string tls_client_cert_file;  // backend mTLS; empty: no client certificate
-  std::string tls_client_key_file;
+  tls_client::ClientTlsOptions tls_options;  // when `tls`; server_name empty: `host`
   // Value for the Host header sent upstream; empty = pass the client's Host on unchanged.
   std::string host_header;
   // Idle keep-alive connections kept per network thread; more are closed after use.

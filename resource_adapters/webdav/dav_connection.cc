@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <boost/asio/error.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
@@ -45,7 +46,7 @@ void DavConnection::Send(Request request, Handler handler) {
   handler_ = std::move(handler);
   busy_ = true;
   resent_ = false;
-  reused_ = stream_ && stream_->socket().is_open();
+  reused_ = connected() && Lowest().socket().is_open();
   if (reused_) {
     Write();
   } else {
@@ -53,18 +54,26 @@ void DavConnection::Send(Request request, Handler handler) {
   }
 }
 
-bool DavConnection::Reusable() const { return !busy_ && stream_ && stream_->socket().is_open(); }
+bool DavConnection::Reusable() const {
+  if (busy_) return false;
+  if (tls_) return tls_->next_layer().socket().is_open();
+  return plain_ && plain_->socket().is_open();
+}
 
 void DavConnection::Connect() {
   Close();
-  stream_.emplace(ioc_);
+  if (backend_->tls_context) {
+    tls_.emplace(ioc_, *backend_->tls_context);
+  } else {
+    plain_.emplace(ioc_);
+  }
   auto connect =
       [self = shared_from_this()](const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
-        self->stream_->expires_after(self->backend_->options.connect_timeout);
-        self->stream_->async_connect(endpoints,
+        self->Lowest().expires_after(self->backend_->options.connect_timeout);
+        self->Lowest().async_connect(endpoints,
                                      [self](error_code ec, const boost::asio::ip::tcp::endpoint&) {
                                        if (ec) return self->Fail(ec, false);
-                                       self->Write();
+                                       self->Handshake();
                                      });
       };
   if (!backend_->endpoints.empty()) {
@@ -83,18 +92,38 @@ void DavConnection::Connect() {
                            });
 }
 
+// Still under the connect timeout; never a fallback to plain HTTP.
+void DavConnection::Handshake() {
+  if (!tls_) return Write();
+  tls_client::PrepareClientHandshake(backend_->options.tls_options, backend_->options.host,
+                                     tls_->native_handle());
+  tls_->async_handshake(boost::asio::ssl::stream_base::client,
+                        [self = shared_from_this()](error_code ec) {
+                          if (ec) return self->Fail(ec, false);
+                          self->Write();
+                        });
+}
+
 void DavConnection::Write() {
-  stream_->expires_after(backend_->options.response_timeout);
-  http::async_write(*stream_, request_, [self = shared_from_this()](error_code ec, std::size_t) {
-    if (ec) return self->Fail(ec, false);
-    auto parser = std::make_shared<http::response_parser<http::string_body>>();
-    parser->body_limit(kMaxResponseBytes);
-    http::async_read(*self->stream_, self->buffer_, *parser,
-                     [self, parser](error_code read_ec, std::size_t) {
-                       if (read_ec) return self->Fail(read_ec, parser->got_some());
+  Lowest().expires_after(backend_->options.response_timeout);
+  WithStream([&](auto& stream) {
+    http::async_write(stream, request_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (ec) return self->Fail(ec, false);
+      self->Read();
+    });
+  });
+}
+
+void DavConnection::Read() {
+  auto parser = std::make_shared<http::response_parser<http::string_body>>();
+  parser->body_limit(kMaxResponseBytes);
+  WithStream([&](auto& stream) {
+    http::async_read(stream, buffer_, *parser,
+                     [self = shared_from_this(), parser](error_code ec, std::size_t) {
+                       if (ec) return self->Fail(ec, parser->got_some());
                        Response response = parser->release();
                        if (response.keep_alive()) {
-                         self->stream_->expires_never();  // idle now: no deadline
+                         self->Lowest().expires_never();  // idle now: no deadline
                        } else {
                          self->Close();
                        }
@@ -112,7 +141,8 @@ void DavConnection::Write() {
 void DavConnection::Fail(error_code ec, bool got_some) {
   const bool closed_while_idle =
       ec == http::error::end_of_stream || ec == boost::asio::error::eof ||
-      ec == boost::asio::error::connection_reset || ec == boost::asio::error::broken_pipe;
+      ec == boost::asio::error::connection_reset || ec == boost::asio::error::broken_pipe ||
+      ec == boost::asio::ssl::error::stream_truncated;  // TLS: closed without close_notify
   if (reused_ && !resent_ && !got_some && closed_while_idle) {
     resent_ = true;
     return Connect();
@@ -123,12 +153,15 @@ void DavConnection::Fail(error_code ec, bool got_some) {
   handler(ec, Response{});
 }
 
+// No TLS close_notify: a control connection is dropped only when idle, failed or closed by
+// the server, where nobody reads it.
 void DavConnection::Close() {
-  if (!stream_) return;
+  if (!connected()) return;
   error_code ignored;
-  stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_->close();
-  stream_.reset();
+  Lowest().socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  Lowest().close();
+  plain_.reset();
+  tls_.reset();
   buffer_.clear();
 }
 

@@ -12,6 +12,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "resource_adapters/webdav/webdav_adapter.h"
 
@@ -24,12 +25,16 @@ struct WebdavBackend {
   WebdavAdapterOptions options;
   // Resolved once by the factory; empty if that failed, and then each connect resolves again.
   std::vector<boost::asio::ip::tcp::endpoint> endpoints;
+  // For an https server (options.tls); shared by every connection of every thread.
+  std::shared_ptr<boost::asio::ssl::context> tls_context;
 };
 
 // One keep-alive connection for the adapter's own small requests (LOCK, PROPFIND, PROPPATCH,
 // UNLOCK), sent one after another by one fenced write at a time and kept between writes by
 // DavConnectionPool; bodies are small, so they are held whole. Reconnects when the server
-// closed the connection between requests.
+// closed the connection between requests. Over TLS for an https server: the certificate must
+// chain to the configured CA and name the server (unless turned off); a refusal fails the
+// request like a refused connection.
 class DavConnection : public std::enable_shared_from_this<DavConnection> {
  public:
   using Request = http::request<http::string_body>;
@@ -51,16 +56,31 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   // request is outstanding: only then may another write use it.
   bool Reusable() const;
   // The raw socket, for the pool's check that nothing (not even end-of-stream) is waiting.
-  boost::asio::ip::tcp::socket& socket() { return stream_->socket(); }
+  boost::asio::ip::tcp::socket& socket() { return Lowest().socket(); }
 
  private:
+  bool connected() const { return plain_.has_value() || tls_.has_value(); }
+  boost::beast::tcp_stream& Lowest() { return tls_ ? tls_->next_layer() : *plain_; }
+  // Runs `operation` on the HTTP layer: the TLS stream or the plain one.
+  template <class Operation>
+  void WithStream(Operation operation) {
+    if (tls_) {
+      operation(*tls_);
+    } else {
+      operation(*plain_);
+    }
+  }
   void Connect();
+  void Handshake();
+  void Read();
   void Write();
   void Fail(boost::system::error_code ec, bool got_some);
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
-  std::optional<boost::beast::tcp_stream> stream_;
+  // One of the two while connected.
+  std::optional<boost::beast::tcp_stream> plain_;
+  std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> tls_;
   std::optional<boost::asio::ip::tcp::resolver> resolver_;
   boost::beast::flat_buffer buffer_;
   Request request_;

@@ -106,8 +106,16 @@ std::vector<boost::asio::ip::tcp::endpoint> ResolveOnce(const WebdavAdapterOptio
 }  // namespace
 
 std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
-    WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough) {
+    WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough, std::string* error) {
   auto backend = std::make_shared<WebdavBackend>();
+  if (options.tls) {
+    std::string tls_error;
+    backend->tls_context = tls_client::BuildClientContext(options.tls_options, &tls_error);
+    if (!backend->tls_context) {
+      if (error != nullptr) *error = tls_error;
+      return nullptr;
+    }
+  }
   backend->endpoints = ResolveOnce(options);
   backend->options = std::move(options);
   return std::make_unique<WebdavAdapterFactory>(std::move(backend), std::move(passthrough));

@@ -7,13 +7,17 @@
 #include <string>
 
 #include "resource_adapters/adapter.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 
 struct WebdavAdapterOptions {
-  // The WebDAV server (plain HTTP/1.1), the same one the passthrough factory forwards to.
+  // The WebDAV server (HTTP/1.1, over TLS when `tls`), the same one the passthrough factory
+  // forwards to.
   std::string host = "127.0.0.1";
   std::uint16_t port = 80;
+  bool tls = false;
+  tls_client::ClientTlsOptions tls_options;  // when `tls`; server_name empty: `host`
   // Host header for the adapter's own LOCK/PROPFIND/PROPPATCH/UNLOCK requests; empty:
   // "host:port".
   std::string host_header;
@@ -44,7 +48,9 @@ struct WebdavAdapterOptions {
 // request, goes through `passthrough` (an HTTP adapter factory for the same server), which
 // streams bodies both ways. LOCK, UNLOCK and PROPPATCH from clients are refused (405): the
 // gateway owns the locks and the token property.
+// Null with `error` set when the TLS files of an https server do not load.
 std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
-    WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough);
+    WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough,
+    std::string* error = nullptr);
 
 }  // namespace fencegate::adapters

@@ -13,10 +13,11 @@ namespace {
 
 constexpr auto kStartDeadline = std::chrono::seconds(30);
 
-bool Healthy(std::uint16_t port) {
+bool Healthy(std::uint16_t port, const EtcdTls* tls) {
   std::string error;
-  const auto response = integration::Fetch(
-      port, integration::MakeRequest(integration::http::verb::get, "/health"), &error);
+  auto request = integration::MakeRequest(integration::http::verb::get, "/health");
+  const auto response = tls ? integration::TlsFetch(port, tls->probe, std::move(request), &error)
+                            : integration::Fetch(port, std::move(request), &error);
   return response && response->result_int() == 200 &&
          response->body().find("\"true\"") != std::string::npos;
 }
@@ -29,7 +30,8 @@ std::uint16_t FreePort() {
   return acceptor.local_endpoint().port();
 }
 
-std::unique_ptr<EtcdCluster> EtcdCluster::Start(int members, std::string* error) {
+std::unique_ptr<EtcdCluster> EtcdCluster::Start(int members, std::string* error,
+                                                const EtcdTls* tls) {
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
   std::string initial;
   for (int i = 0; i < members; ++i) {
@@ -42,41 +44,51 @@ std::unique_ptr<EtcdCluster> EtcdCluster::Start(int members, std::string* error)
     cluster->members_.push_back(std::move(member));
   }
   for (Member& member : cluster->members_) {
-    const std::string client = "http://127.0.0.1:" + std::to_string(member.client_port);
+    const std::string client =
+        std::string(tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(member.client_port);
     const std::string peer = "http://127.0.0.1:" + std::to_string(member.peer_port);
-    member.process = integration::Process::Start({"/usr/bin/etcd",
-                                                  "--logger",
-                                                  "zap",
-                                                  "--name",
-                                                  member.name,
-                                                  "--data-dir",
-                                                  cluster->dir_.Join(member.name),
-                                                  "--listen-client-urls",
-                                                  client,
-                                                  "--advertise-client-urls",
-                                                  client,
-                                                  "--listen-peer-urls",
-                                                  peer,
-                                                  "--initial-advertise-peer-urls",
-                                                  peer,
-                                                  "--initial-cluster",
-                                                  initial,
-                                                  "--initial-cluster-state",
-                                                  "new",
-                                                  "--initial-cluster-token",
-                                                  "fencegate-test",
-                                                  "--heartbeat-interval",
-                                                  "50",
-                                                  "--election-timeout",
-                                                  "500",
-                                                  "--log-level",
-                                                  "warn"},
-                                                 error);
+    std::vector<std::string> tls_flags;
+    if (tls) {
+      tls_flags = {"--cert-file", tls->cert_file, "--key-file", tls->key_file};
+      if (!tls->client_ca_file.empty()) {
+        tls_flags.insert(tls_flags.end(),
+                         {"--client-cert-auth", "--trusted-ca-file", tls->client_ca_file});
+      }
+    }
+    std::vector<std::string> argv = {"/usr/bin/etcd",
+                                     "--logger",
+                                     "zap",
+                                     "--name",
+                                     member.name,
+                                     "--data-dir",
+                                     cluster->dir_.Join(member.name),
+                                     "--listen-client-urls",
+                                     client,
+                                     "--advertise-client-urls",
+                                     client,
+                                     "--listen-peer-urls",
+                                     peer,
+                                     "--initial-advertise-peer-urls",
+                                     peer,
+                                     "--initial-cluster",
+                                     initial,
+                                     "--initial-cluster-state",
+                                     "new",
+                                     "--initial-cluster-token",
+                                     "fencegate-test",
+                                     "--heartbeat-interval",
+                                     "50",
+                                     "--election-timeout",
+                                     "500",
+                                     "--log-level",
+                                     "warn"};
+    argv.insert(argv.end(), tls_flags.begin(), tls_flags.end());
+    member.process = integration::Process::Start(argv, error);
     if (!member.process) return nullptr;
   }
   const auto end = std::chrono::steady_clock::now() + kStartDeadline;
   for (Member& member : cluster->members_) {
-    while (!Healthy(member.client_port)) {
+    while (!Healthy(member.client_port, tls)) {
       if (std::chrono::steady_clock::now() > end) {
         *error = "etcd member " + member.name + " not healthy: " + member.process->Stderr();
         return nullptr;

@@ -7,15 +7,27 @@
 
 #include "tests/integration/process.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/integration/tls_client.h"
 
 namespace fencegate::etcdtest {
+
+// HTTPS on the members' client listeners (etcd --cert-file, --key-file, and with a CA file
+// --client-cert-auth --trusted-ca-file). Peers stay plain: loopback, and not what is tested.
+struct EtcdTls {
+  std::string cert_file;
+  std::string key_file;
+  std::string client_ca_file;  // non-empty: client certificates from this CA are required
+  // How the start-up health probe connects (it must pass the server's checks too).
+  integration::TlsClientOptions probe;
+};
 
 // A real etcd cluster (Debian's etcd-server 3.4) of `members` on loopback: ephemeral ports,
 // data under a temp dir, every member killed and the dir removed on destruction.
 class EtcdCluster {
  public:
   // Returns nullptr and sets `error` when the cluster does not answer /health in time.
-  static std::unique_ptr<EtcdCluster> Start(int members, std::string* error);
+  static std::unique_ptr<EtcdCluster> Start(int members, std::string* error,
+                                            const EtcdTls* tls = nullptr);
   ~EtcdCluster();
 
   // "127.0.0.1:PORT" of every member's client listener.

@@ -80,5 +80,82 @@ TEST(StoreConfigTest, EtcdNeedsEndpointsAndRocksdbRefusesEtcdKeys) {
   EXPECT_NE(errors[0].message.find("only for store kind 'etcd'"), std::string::npos);
 }
 
+TEST(StoreConfigTest, EtcdTlsWithEveryKey) {
+  Config config;
+  const auto errors = Load(
+      "store:\n"
+      "  kind: etcd\n"
+      "  endpoints: [\"etcd-1.internal:2379\"]\n"
+      "  tls:\n"
+      "    ca_file: /etc/fencegate/etcd-ca.pem\n"
+      "    server_name: etcd.internal\n"
+      "    verify_hostname: false\n"
+      "    client_cert_file: /etc/fencegate/etcd-client.pem\n"
+      "    client_key_file: /etc/fencegate/etcd-client.key\n"
+      "locks:\n"
+      "  enabled: false\n",
+      &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(config.store.tls.has_value());
+  EXPECT_EQ(config.store.tls->ca_file, "/etc/fencegate/etcd-ca.pem");
+  EXPECT_EQ(config.store.tls->server_name, "etcd.internal");
+  EXPECT_FALSE(config.store.tls->verify_hostname);
+  EXPECT_EQ(config.store.tls->client_cert_file, "/etc/fencegate/etcd-client.pem");
+  EXPECT_EQ(config.store.tls->client_key_file, "/etc/fencegate/etcd-client.key");
+
+  // An empty mapping: HTTPS with the system trust store, names verified.
+  Config defaults;
+  const auto more = Load(
+      "store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n  tls: {}\n"
+      "locks:\n  enabled: false\n",
+      &defaults);
+  for (const ConfigError& error : more) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(defaults.store.tls.has_value());
+  EXPECT_TRUE(defaults.store.tls->ca_file.empty());
+  EXPECT_TRUE(defaults.store.tls->verify_hostname);
+  Config plain;
+  EXPECT_TRUE(Load("store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n"
+                   "locks:\n  enabled: false\n",
+                   &plain)
+                  .empty());
+  EXPECT_FALSE(plain.store.tls.has_value());
+}
+
+TEST(StoreConfigTest, EtcdTlsMistakesNameLineAndKey) {
+  Config config;
+  const auto errors = Load(
+      "store:\n"                             // 1
+      "  kind: etcd\n"                       // 2
+      "  endpoints: [\"127.0.0.1:2379\"]\n"  // 3
+      "  tls:\n"                             // 4
+      "    ca_file: /ca.pem\n"               // 5
+      "    client_cert_file: /c.pem\n"       // 6: without client_key_file
+      "    verify_hostname: perhaps\n"       // 7: not a boolean
+      "    ca_path: /etc/ssl\n"              // 8: unknown
+      "locks:\n"
+      "  enabled: false\n",
+      &config);
+  std::vector<std::pair<int, std::string>> where;
+  for (const ConfigError& error : errors) where.emplace_back(error.line, error.key);
+  const std::vector<std::pair<int, std::string>> expected{{8, "store.tls.ca_path"}};
+  EXPECT_EQ(where, expected);
+
+  const auto pairing = Load(
+      "store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n  tls:\n"
+      "    client_cert_file: /c.pem\n    verify_hostname: perhaps\nlocks:\n  enabled: false\n",
+      &config);
+  where.clear();
+  for (const ConfigError& error : pairing) where.emplace_back(error.line, error.key);
+  const std::vector<std::pair<int, std::string>> pairing_expected{{6, "store.tls.verify_hostname"},
+                                                                  {5, "store.tls.client_key_file"}};
+  EXPECT_EQ(where, pairing_expected);
+
+  // TLS to etcd belongs to the etcd kind.
+  const auto rocksdb = Load("store:\n  tls:\n    ca_file: /ca.pem\n", &config);
+  ASSERT_EQ(rocksdb.size(), 1u);
+  EXPECT_EQ(rocksdb[0].key, "store.tls");
+  EXPECT_EQ(rocksdb[0].line, 2);
+}
+
 }  // namespace
 }  // namespace fencegate::gateway
