@@ -32,8 +32,8 @@ class EtcdTlsTest : public ::testing::Test {
     ASSERT_NE(script, nullptr) << error;
     ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
     EtcdTls tls;
-    tls.cert_file = Cert("server.pem");
-    tls.key_file = Cert("server.key");
+    tls.cert_file = Cert("dual.pem");
+    tls.key_file = Cert("dual.key");
     tls.client_ca_file = Cert("ca.pem");
     tls.probe = {.ca_file = Cert("ca.pem"),
                  .cert_file = Cert("client.pem"),
@@ -112,9 +112,10 @@ TEST_F(EtcdTlsTest, TrustedMemberTakesTheFencesOverMutualTls) {
   // The fence is in etcd: read back over TLS with the store's own client.
   lockstore::etcd::EtcdClientOptions options;
   options.endpoints = cluster_->endpoints();
-  options.tls = tls_client::ClientTlsOptions{.ca_file = Cert("ca.pem"),
-                                             .client_cert_file = Cert("client.pem"),
-                                             .client_key_file = Cert("client.key")};
+  options.tls.emplace();
+  options.tls->ca_file = Cert("ca.pem");
+  options.tls->client_cert_file = Cert("client.pem");
+  options.tls->client_key_file = Cert("client.key");
   std::string error;
   options.tls_context = tls_client::BuildClientContext(*options.tls, &error);
   ASSERT_NE(options.tls_context, nullptr) << error;

@@ -2,6 +2,7 @@
 # Generates the certificates the TLS tests use into DIR with the openssl CLI (P-256 keys):
 #   ca.pem/.key             the test CA (client CA, and the CA clients trust for the gateway)
 #   server.pem/.key         localhost, 127.0.0.1; signed by ca ("server2" the same, reissued)
+#   dual.pem/.key           like server, also good for client authentication (etcd)
 #   wronghost.pem/.key      elsewhere.example only; signed by ca (hostname mismatch)
 #   client.pem/.key         CN=writer-1, SAN DNS writer-1.example, URI spiffe://example/writer-1
 #   operator.pem/.key       CN=ops-1, SAN DNS ops-1.example (an admin principal's certificate)
@@ -35,6 +36,9 @@ ca ca "fencegate test CA"
 ca other_ca "unrelated CA"
 leaf server ca "/CN=localhost" "DNS:localhost,IP:127.0.0.1" serverAuth
 leaf server2 ca "/CN=localhost-reissued" "DNS:localhost,IP:127.0.0.1" serverAuth
+# etcd's own gRPC gateway connects back to it presenting this certificate, so with
+# --client-cert-auth it must be good for client authentication too.
+leaf dual ca "/CN=localhost-dual" "DNS:localhost,IP:127.0.0.1" serverAuth,clientAuth
 leaf wronghost ca "/CN=elsewhere.example" "DNS:elsewhere.example" serverAuth
 leaf client ca "/CN=writer-1/O=example" "DNS:writer-1.example,URI:spiffe://example/writer-1" \
   clientAuth
