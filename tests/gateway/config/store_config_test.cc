@@ -85,7 +85,7 @@ TEST(StoreConfigTest, EtcdTlsWithEveryKey) {
   const auto errors = Load(
       "store:\n"
       "  kind: etcd\n"
-      "  endpoints: [\"etcd-1.internal:2379\"]\n"
+      "  endpoints: [\"10.0.0.7:2379\"]\n"
       "  tls:\n"
       "    ca_file: /etc/fencegate/etcd-ca.pem\n"
       "    server_name: etcd.internal\n"
