@@ -150,16 +150,26 @@ bool Server::OpenStore(std::string* error) {
 }
 
 bool Server::OpenEtcdStore(std::string* error) {
-  lockstore::etcd::EtcdFenceStoreOptions options;
-  options.client.endpoints = config_.store.endpoints;
-  options.client.request_timeout = config_.store.request_timeout;
-  options.client.operation_timeout = config_.store.operation_timeout;
-  options.client.tls = config_.store.tls;
-  if (config_.store.tls && !config_.store.tls->verify_hostname) {
-    std::fprintf(stderr,
-                 "fencegate: WARNING: store: tls.verify_hostname is off: any certificate from "
-                 "the configured CA is accepted for every etcd member\n");
+  lockstore::etcd::EtcdClientOptions& client = etcd_client_options_;
+  client.endpoints = config_.store.endpoints;
+  client.request_timeout = config_.store.request_timeout;
+  client.operation_timeout = config_.store.operation_timeout;
+  client.tls = config_.store.tls;
+  if (client.tls) {
+    // One context for the fence store and the etcd locks alike.
+    client.tls_context = tls_client::BuildClientContext(*client.tls, error);
+    if (!client.tls_context) {
+      *error = "store.tls: " + *error;
+      return false;
+    }
+    if (!client.tls->verify_hostname) {
+      std::fprintf(stderr,
+                   "fencegate: WARNING: store: tls.verify_hostname is off: any certificate from "
+                   "the configured CA is accepted for every etcd member\n");
+    }
   }
+  lockstore::etcd::EtcdFenceStoreOptions options;
+  options.client = client;
   options.prefix = config_.store.prefix;
   options.rejection_retention = config_.store.rejection_retention;
   options.log = [](std::string_view line) {
@@ -237,9 +247,7 @@ bool Server::StartLocks(std::string* error) {
 // several replicas"); the fences they raise go through this replica's admission controller.
 void Server::StartEtcdLocks() {
   lockstore::etcd::EtcdLockServiceOptions options;
-  options.client.endpoints = config_.store.endpoints;
-  options.client.request_timeout = config_.store.request_timeout;
-  options.client.operation_timeout = config_.store.operation_timeout;
+  options.client = etcd_client_options_;  // set by OpenEtcdStore, TLS included
   options.prefix = config_.store.prefix;
   options.min_ttl = config_.locks.min_ttl;
   options.max_ttl = config_.locks.max_ttl;

@@ -77,7 +77,8 @@ class Server {
   // lock table, which reads the clock.
   std::unique_ptr<lockstore::SteadyLockClock> lock_clock_;
   std::unique_ptr<lockstore::FenceStore> store_;
-  lockstore::etcd::EtcdFenceStore* etcd_store_ = nullptr;  // store_ when store.kind is etcd
+  lockstore::etcd::EtcdFenceStore* etcd_store_ = nullptr;   // store_ when store.kind is etcd
+  lockstore::etcd::EtcdClientOptions etcd_client_options_;  // its clients', for the etcd locks
   std::unique_ptr<EtcdStoreMetrics> etcd_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
