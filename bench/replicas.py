@@ -4,14 +4,16 @@
 Setups, same machine, same nginx backend, interleaved repetitions with wrk:
   rocksdb-1   one fencegate, fences in its embedded RocksDB (bench/conf/fencegate.yaml);
   etcd-1      one fencegate, fences in a 3-member etcd cluster on loopback;
-  etcd-3      three fencegate replicas on that etcd cluster behind HAProxy (round robin per
-              request, bench/conf/haproxy-replicas.cfg).
+  etcd-3      three fencegate replicas with shard ownership (`cluster:`) on that etcd cluster
+              behind HAProxy (round robin per request, bench/conf/haproxy-replicas.cfg): two
+              writes in three reach a replica that forwards them to their shard's owner.
 Workloads: put_current (the fence is already at the token: no store write), put_advance_1 and
 put_advance_64 (every request advances its key's fence: one durable store write each). Prints
 req/s and p99 medians and the ratios etcd-1/rocksdb-1 and etcd-3/rocksdb-1. fencegate and
 HAProxy run on --proxy-cpu; etcd, the backend and wrk on --load-cpu (2 cores here)."""
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -56,17 +58,42 @@ def start_etcd(workdir, cpu, members=3):
     return [f"127.0.0.1:{ports[n][0]}" for n in names]
 
 
-def start_fencegate(name, workdir, cpu, backend_port, binary, store_block=""):
+def start_fencegate(name, workdir, cpu, backend_port, binary, store_block="", port=0):
+    """Returns (traffic port, admin port). The backend's response_timeout is 5 s in every
+    setup (default 60 s): it bounds a new shard owner's quarantine, hence the start-up."""
     directory = workdir / name
     directory.mkdir(parents=True, exist_ok=True)
     conf = servers._render("fencegate.yaml", directory / "fencegate.yaml",
                            BACKEND_PORT=backend_port)
-    conf.write_text(conf.read_text() + store_block)
-    process = procs.Process(name, [binary, "--config", conf, "--listen", "127.0.0.1:0",
+    text = conf.read_text().replace("    max_idle_connections: 64\n",
+                                    "    max_idle_connections: 64\n    response_timeout: 5s\n")
+    conf.write_text(text + store_block)
+    process = procs.Process(name, [binary, "--config", conf, "--listen", f"127.0.0.1:{port}",
                                    "--admin-listen", "127.0.0.1:0", "--data-dir",
                                    directory / "data"], cpu, directory / "out.log")
-    match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=", 15)
-    return int(match.group(1))
+    match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=\S+:(\d+)",
+                                  15)
+    return int(match.group(1)), int(match.group(2))
+
+
+def wait_settled(admin_ports, timeout=120):
+    """Shard ownership: until every replica sees every shard owned, out of quarantine."""
+    deadline = time.monotonic() + timeout
+    while True:
+        views = []
+        for port in admin_ports:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/cluster",
+                                            timeout=5) as r:
+                    views.append(json.loads(r.read()))
+            except (OSError, ValueError):
+                views.append({})
+        if all(v.get("shards") and all(s["state"] in ("owned", "peer") for s in v["shards"])
+               for v in views):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"replicas did not settle within {timeout} s")
+        time.sleep(0.2)
 
 
 def start_haproxy(workdir, cpu, ports):
@@ -100,12 +127,21 @@ def main():
         store = ("store:\n  kind: etcd\n  prefix: /bench/\n  endpoints:\n"
                  + "".join(f"    - {e}\n" for e in endpoints) + "locks:\n  enabled: false\n")
         setups = {"rocksdb-1": start_fencegate("rocksdb-1", workdir, args.proxy_cpu,
-                                               backend.port, args.fencegate),
+                                               backend.port, args.fencegate)[0],
                   "etcd-1": start_fencegate("etcd-1", workdir, args.proxy_cpu, backend.port,
-                                            args.fencegate, store)}
-        replicas = [start_fencegate(f"etcd-3-g{i}", workdir, args.proxy_cpu, backend.port,
-                                    args.fencegate, store) for i in range(1, 4)]
-        setups["etcd-3"] = start_haproxy(workdir, args.proxy_cpu, replicas)
+                                            args.fencegate, store)[0]}
+        # Three replicas with shard ownership (their own etcd prefix): a write reaching a
+        # replica that does not own its key's shard is forwarded to the owner.
+        ports = [procs.free_port() for _ in range(3)]
+        cluster = ("cluster:\n  name: {name}\n  lease_ttl: 2s\n  peers:\n"
+                   + "".join(f"    g{i}: 127.0.0.1:{p}\n" for i, p in enumerate(ports, 1)))
+        replica_store = store.replace("prefix: /bench/", "prefix: /bench-cluster/")
+        started = [start_fencegate(f"etcd-3-g{i}", workdir, args.proxy_cpu, backend.port,
+                                   args.fencegate,
+                                   replica_store + cluster.format(name=f"g{i}"), port)
+                   for i, port in enumerate(ports, 1)]
+        wait_settled([admin for _, admin in started])
+        setups["etcd-3"] = start_haproxy(workdir, args.proxy_cpu, ports)
 
         samples = {(w.name, s): [] for w in workloads for s in setups}
         for rep in range(1, args.reps + 1):

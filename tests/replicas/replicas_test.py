@@ -8,9 +8,8 @@ can be cut off from etcd while it still reaches the backend.
 The tests run in order on one cluster (docs/ARCHITECTURE.md "Several replicas"):
   a: writes through every replica for keys of every shard land; stale tokens are refused (409)
      whichever replica they hit.
-  b: forwarding relays a large Content-Length body unchanged (and measures the forwarding
-     overhead). Chunked request bodies are not covered: the gateway's chunked relay (shared with
-     single-replica use) does not deliver them whole yet, forwarded or not.
+  b: forwarding relays large Content-Length and chunked bodies unchanged (and measures the
+     forwarding overhead).
   c: kill -9 of a shard's owner: the shard's writes are refused (503) until another replica owns
      it, which /admin/cluster shows going through quarantine; the new owner refuses a stale token
      it never saw (read from etcd) and admits the current one.
@@ -447,7 +446,7 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertTrue(json.loads(body)["cluster_lease_valid"])
 
-    def test_b_forwarding_relays_large_bodies(self):
+    def test_b_forwarding_relays_large_and_chunked_bodies(self):
         n = self.keys[0]
         owner = self.owner_of(n)
         other = next(r for r in self.live() if r.name != owner)
@@ -456,6 +455,16 @@ class ReplicasTest(unittest.TestCase):
         self.assertEqual(status, 200, reply)
         self.assertEqual(self.backend.last(f"/kv/k{n}/large"),
                          (f"/kv/k{n}/large", 2000, hashlib.sha256(large).hexdigest()))
+
+        pieces = [os.urandom(100 * 1024 + i) for i in range(12)]
+        conn = http.client.HTTPConnection("127.0.0.1", other.port, timeout=20)
+        conn.request("PUT", f"/kv/k{n}/chunked", body=iter(pieces),
+                     headers={"Fencing-Token": "2000"}, encode_chunked=True)
+        response = conn.getresponse()
+        self.assertEqual(response.status, 200, response.read())
+        conn.close()
+        self.assertEqual(self.backend.last(f"/kv/k{n}/chunked"),
+                         (f"/kv/k{n}/chunked", 2000, hashlib.sha256(b"".join(pieces)).hexdigest()))
 
         # A forwarded request is not forwarded again (loop guard): sent to a non-owner with the
         # header, it is refused instead.
