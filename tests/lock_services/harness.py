@@ -3,6 +3,7 @@ the examples under examples/, and the zombie scenario every lock service is put 
 
 import json
 import os
+import sys
 import queue
 import shutil
 import signal
@@ -14,6 +15,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLES = os.path.join(REPO, "examples")
 # A bound on every wait, so a broken server fails the test instead of hanging it.
@@ -22,11 +26,6 @@ DEADLINE_SECONDS = 60
 # the examples take in these tests: short, so the zombie loses its lock quickly.
 LEASE_SECONDS = 2
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, what, deadline=DEADLINE_SECONDS):

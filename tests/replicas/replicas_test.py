@@ -24,6 +24,7 @@ import http.client
 import http.server
 import json
 import os
+import sys
 import shutil
 import signal
 import socket
@@ -33,6 +34,9 @@ import threading
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402
+
 BINARY = os.environ.get("FENCEGATE_BINARY", "build/gateway/fencegate")
 SHARDS = 8
 LEASE_TTL_S = 2
@@ -41,11 +45,6 @@ QUARANTINE_S = LEASE_TTL_S + RESPONSE_TIMEOUT_S  # the default: lease_ttl + long
 DEADLINE = 60
 NAMES = ["r0", "r1", "r2"]
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_until(predicate, what, deadline=DEADLINE):

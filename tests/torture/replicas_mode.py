@@ -29,6 +29,7 @@ stays refused for the lease TTL plus its quarantine).
 import asyncio
 import json
 import os
+import sys
 import signal
 import socket
 import time
@@ -39,6 +40,9 @@ from lock_issuer import LockIssuer
 from recording_backend import RecordingBackend
 from relays import BackendRelay, ClientRelay
 from workers import Workload
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402
 
 FAULTS = ("none", "kill-replica", "kill-etcd-leader", "cut-replica")
 LAYOUTS = ("partitioned", "shared")
@@ -86,11 +90,6 @@ cluster:
 {peers}
 """
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class EtcdMember:
