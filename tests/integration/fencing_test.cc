@@ -86,7 +86,7 @@ TEST_F(FencedReadsTest, ReadsNeedAToken) {
       << "fence_reads fences every method";
 
   std::vector<RecordedRequest> seen = backend_.Requests();
-  ASSERT_EQ(seen.size(), 2u);
+  ASSERT_EQ(seen.size(), 2u) << ::testing::PrintToString(seen);
   EXPECT_EQ(seen[0].method, "PUT");
   EXPECT_EQ(seen[1].method, "GET");
 }

@@ -76,7 +76,7 @@ TEST_F(LimitsTest, OversizedBodyIs413AndNeverForwarded) {
   Response response = Put("/kv/a/x", "1", std::string(4096, 'b'));
   EXPECT_EQ(response.result_int(), 413);
   EXPECT_EQ(response[http::field::content_type], "application/problem+json");
-  EXPECT_TRUE(backend_.Requests().empty());
+  EXPECT_TRUE(backend_.Requests().empty()) << ::testing::PrintToString(backend_.Requests());
 
   // A body within the limit still goes through.
   EXPECT_EQ(Put("/kv/a/x", "1", std::string(512, 'b')).result_int(), 200);

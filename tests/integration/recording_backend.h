@@ -7,6 +7,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,15 @@ struct RecordedRequest {
   std::uint64_t arrival = 0;
   std::uint64_t completion = 0;  // 0 while the request is still being served
 };
+
+// For failure messages: which request reached the backend, and from where it says it came.
+inline std::ostream& operator<<(std::ostream& out, const RecordedRequest& request) {
+  out << request.method << ' ' << request.target << " (" << request.body_bytes << " body bytes";
+  for (const auto& field : request.headers) {
+    out << "; " << field.name_string() << ": " << field.value();
+  }
+  return out << ')';
+}
 
 // An HTTP/1.1 backend on 127.0.0.1:<ephemeral> that records every request and answers
 // "200 OK" with body "ok". A request header `X-Test-Delay-Ms: N` delays the response by N ms
