@@ -94,7 +94,7 @@ fresh_logs() {
 if want asan; then
   stage "asan build (AddressSanitizer + UndefinedBehaviorSanitizer)"
   configure_sanitized build-asan -DFENCEGATE_SANITIZE=address
-  cmake --build build-asan -j "$jobs"
+  cmake --build build-asan --target unit_and_integration_tests -j "$jobs"
   stage_done "asan build"
 
   stage "asan unit + integration tests"
@@ -117,7 +117,7 @@ fi
 if want tsan; then
   stage "tsan build (ThreadSanitizer)"
   configure_sanitized build-tsan -DFENCEGATE_SANITIZE=thread
-  cmake --build build-tsan -j "$jobs"
+  cmake --build build-tsan --target unit_and_integration_tests -j "$jobs"
   stage_done "tsan build"
 
   stage "tsan unit + integration tests"
