@@ -20,6 +20,7 @@
 #include "lockstore/idempotency_store.h"
 #include "lockstore/lock_service.h"
 #include "lockstore/token_signer.h"
+#include "lockstore/token_verifier.h"
 
 namespace fencegate::gateway {
 
@@ -41,6 +42,8 @@ struct RouteRuntime {
   // Fenced methods Beast knows, by verb value, and any others by name.
   std::bitset<64> fenced_verbs;
   std::vector<std::string> fenced_other_methods;
+  // The live check of tokens beyond max_token_advance (config->verify_tokens); null when unset.
+  lockstore::TokenVerifier* token_verifier = nullptr;
 
   bool IsFenced(boost::beast::http::verb verb, std::string_view method) const;
 };

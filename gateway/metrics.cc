@@ -13,6 +13,8 @@ constexpr std::array<std::string_view, RouteMetrics::kMethodSlots> kMethodLabels
 constexpr std::array<std::string_view, 5> kStatusClassLabels = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 constexpr std::array<std::string_view, kUpstreamErrorKindCount> kUpstreamErrorKindLabels = {
     "connect", "timeout", "protocol", "backend_io"};
+// By lockstore::TokenCheck::Verdict.
+constexpr std::array<std::string_view, 3> kVerificationLabels = {"held", "not_held", "unavailable"};
 
 std::size_t MethodSlot(http::verb method) {
   switch (method) {
@@ -69,6 +71,8 @@ std::string_view RejectionReasonName(RejectionReason reason) {
       return "token_advance";
     case RejectionReason::kFenceRepair:
       return "fence_repair";
+    case RejectionReason::kTokenUnverified:
+      return "token_unverified";
   }
   return "unknown";
 }
@@ -97,6 +101,12 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
                        .Name("fencegate_fence_advances_total")
                        .Help("Admitted writes that raised their fence's highest token.")
                        .Register(*registry_);
+  auto& verifications = prometheus::BuildCounter()
+                            .Name("fencegate_token_verifications_total")
+                            .Help(
+                                "Live checks with the lock service of tokens beyond "
+                                "max_token_advance, by result (held: admitted).")
+                            .Register(*registry_);
   auto& duration = prometheus::BuildHistogram()
                        .Name("fencegate_request_duration_seconds")
                        .Help("Time from request header to the end of the response.")
@@ -156,6 +166,10 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
            {"reason", std::string(RejectionReasonName(static_cast<RejectionReason>(reason)))}});
     }
     m.fence_advances = &advances.Add({{"route", route}});
+    for (std::size_t result = 0; result < m.token_verifications.size(); ++result) {
+      m.token_verifications[result] = &verifications.Add(
+          {{"route", route}, {"result", std::string(kVerificationLabels[result])}});
+    }
     m.barrier_wait = &barrier.Add({{"route", route}}, kBarrierBuckets);
     for (std::size_t kind = 0; kind < kUpstreamErrorKindCount; ++kind) {
       m.upstream_errors[kind] =

@@ -24,14 +24,15 @@ enum class RejectionReason {
   kBarrierTimeout,
   kBackendFence,  // the backend refused: it holds a higher token (conditional write failed)
   // README "Tokens": refused before the fence was touched.
-  kUnsignedToken,  // no Fencing-Token-Signature on a route with require_signed_tokens
-  kForgedToken,    // the signature does not verify (unknown key id, wrong MAC)
-  kExpiredToken,   // the signature's lease has ended
-  kTokenScope,     // signed for a lock not bound to this fence key
-  kTokenAdvance,   // more than max_token_advance above the highest, unsigned
-  kFenceRepair,    // an operator repair of the fence was being made durable
+  kUnsignedToken,    // no Fencing-Token-Signature on a route with require_signed_tokens
+  kForgedToken,      // the signature does not verify (unknown key id, wrong MAC)
+  kExpiredToken,     // the signature's lease has ended
+  kTokenScope,       // signed for a lock not bound to this fence key
+  kTokenAdvance,     // more than max_token_advance above the highest, unsigned
+  kFenceRepair,      // an operator repair of the fence was being made durable
+  kTokenUnverified,  // beyond max_token_advance, and the live check got no answer (503)
 };
-inline constexpr std::size_t kRejectionReasonCount = 12;
+inline constexpr std::size_t kRejectionReasonCount = 13;
 std::string_view RejectionReasonName(RejectionReason reason);
 
 // What went wrong upstream; the `kind` label of fencegate_upstream_errors_total.
@@ -47,6 +48,9 @@ struct RouteMetrics {
   prometheus::Counter* writes_admitted = nullptr;
   std::array<prometheus::Counter*, kRejectionReasonCount> writes_rejected{};
   prometheus::Counter* fence_advances = nullptr;
+  // fencegate_token_verifications_total by TokenCheck::Verdict (held, not_held, unavailable):
+  // live checks of tokens beyond max_token_advance (README "Tokens", verify_tokens).
+  std::array<prometheus::Counter*, 3> token_verifications{};
   prometheus::Histogram* request_duration = nullptr;
   prometheus::Histogram* barrier_wait = nullptr;
   std::array<prometheus::Counter*, kUpstreamErrorKindCount> upstream_errors{};

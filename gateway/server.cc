@@ -14,6 +14,7 @@
 #include "gateway/time_format.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
+#include "lockstore/etcd/etcd_token_verifier.h"
 #include "lockstore/rocksdb_fence_store.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
@@ -114,6 +115,7 @@ bool Server::Start(std::string* error) {
 
   if (!LoadTls(error)) return false;
   if (!BuildAdapters(error)) return false;
+  if (!StartTokenVerifiers(error)) return false;
   if (!Listen(error)) return false;
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
@@ -354,6 +356,41 @@ bool Server::BuildAdapters(std::string* error) {
     threads_.push_back(std::make_unique<NetworkThread>(context_, factories));
   }
   admin_ = std::make_unique<AdminServer>(context_, *admin_tls_);
+  return true;
+}
+
+// One etcd client set per route with verify_tokens: routes may ask different lock services.
+bool Server::StartTokenVerifiers(std::string* error) {
+  for (std::size_t i = 0; i < config_.routes.size(); ++i) {
+    const RouteConfig& route = config_.routes[i];
+    if (!route.verify_tokens) continue;
+    const TokenVerifyConfig& verify = *route.verify_tokens;
+    lockstore::etcd::EtcdTokenVerifierOptions options;
+    options.client.endpoints = verify.endpoints;
+    // One bound for the whole check, shared so that a silent member leaves the others time.
+    options.client.request_timeout =
+        std::max(std::chrono::milliseconds(1),
+                 verify.timeout / static_cast<std::int64_t>(verify.endpoints.size()));
+    options.client.operation_timeout = verify.timeout;
+    options.client.tls = verify.tls;
+    if (verify.tls) {
+      options.client.tls_context = tls_client::BuildClientContext(*verify.tls, error);
+      if (!options.client.tls_context) {
+        *error = "route '" + route.name + "': verify_tokens.etcd.tls: " + *error;
+        return false;
+      }
+      if (!verify.tls->verify_hostname) {
+        std::fprintf(stderr,
+                     "fencegate: WARNING: route '%s': verify_tokens.etcd.tls.verify_hostname is "
+                     "off: any certificate from the configured CA is accepted for every etcd "
+                     "member\n",
+                     route.name.c_str());
+      }
+    }
+    token_verifiers_.push_back(
+        std::make_unique<lockstore::etcd::EtcdTokenVerifier>(std::move(options)));
+    context_.routes[i].token_verifier = token_verifiers_.back().get();
+  }
   return true;
 }
 

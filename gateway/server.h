@@ -68,6 +68,7 @@ class Server {
   void StartEtcdLocks();
   bool OpenIdempotencyStore(std::string* error);
   bool BuildAdapters(std::string* error);
+  bool StartTokenVerifiers(std::string* error);
   bool LoadTls(std::string* error);
   bool Listen(std::string* error);
   void StopThreads();
@@ -99,6 +100,8 @@ class Server {
   std::unique_ptr<LockApi> lock_api_;
   // Destroyed before the threads: its drained callbacks post to their (stopped) io_contexts.
   std::unique_ptr<lockstore::IdempotencyStore> idempotency_;
+  // The routes' verify_tokens checks. Destroyed before the threads, like idempotency_.
+  std::vector<std::unique_ptr<lockstore::TokenVerifier>> token_verifiers_;
   // Destroyed first: callbacks it still holds point into sessions owned by the threads.
   std::unique_ptr<lockstore::AdmissionController> admission_;
   // Refers to admission_ (it makes it forget a shard's keys): destroyed before it.

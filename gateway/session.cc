@@ -466,6 +466,10 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
         RefuseAdvance();
         return;
       }
+      if (exchange_.route->token_verifier != nullptr) {
+        VerifyTokenLive();
+        return;
+      }
       RefuseToken(TokenRefusal::kTooFarAhead);
       return;
     case lockstore::AdmissionDecision::Kind::kRepairing:

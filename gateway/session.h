@@ -90,6 +90,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool fenced = false;
     std::optional<lockstore::Token> token;
     bool token_signed = false;  // a valid Fencing-Token-Signature came with it
+    // The lock service confirmed the token's holder live (README "Tokens", verify_tokens).
+    bool token_verified = false;
     std::optional<lockstore::Token> highest;
     bool admitted = false;   // Complete() is owed
     bool abandoned = false;  // the barrier wait timed out; the decision is still awaited
@@ -158,8 +160,13 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     kExpired,
     kWrongScope,
     kTooFarAhead,
+    kNotHeld,
   };
   void RefuseToken(TokenRefusal which);
+  // A token beyond max_token_advance on a route with verify_tokens: ask the lock service whether
+  // it is held right now, off this thread; admit it without the bound if so.
+  void VerifyTokenLive();
+  void OnTokenCheck(const lockstore::TokenCheck& check);
   // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): true when this replica admits
   // the write; otherwise it was forwarded to the shard's owner or refused.
   bool RouteByShard();
@@ -173,7 +180,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // 401 (with a challenge) or 403 problem+json; `audited` keeps it in the rejection trail.
   void RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidden_detail, bool audited);
   // The max_advance bound for Admit(): 0 when the policy grants no advance of the fence key,
-  // else the route's max_token_advance unless the token is signed (README "Tokens").
+  // else the route's max_token_advance unless the token is signed or verified live (README
+  // "Tokens").
   std::optional<lockstore::Token> AdmitBound();
   void RefuseAdvance();
   void Admit();

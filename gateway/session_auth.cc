@@ -77,7 +77,7 @@ std::optional<lockstore::Token> Session::AdmitBound() {
                                                            exchange_.auth, exchange_.fence_key);
   if (exchange_.advance_forbidden) return lockstore::Token{0};
   const lockstore::Token route_bound = exchange_.route->config->max_token_advance;
-  if (exchange_.token_signed || route_bound == 0) return std::nullopt;
+  if (exchange_.token_signed || exchange_.token_verified || route_bound == 0) return std::nullopt;
   return route_bound;
 }
 

@@ -1,6 +1,9 @@
-// The signed-token checks of a fenced write (README "Tokens"), between parsing Fencing-Token
-// and admission: everything here is decided before the fence is touched.
+// The token checks of a fenced write (README "Tokens"): the signature, between parsing
+// Fencing-Token and admission, and the live check with the lock service of a token the
+// admission found too far ahead. Nothing here touches the fence.
 #include <array>
+
+#include <boost/asio/post.hpp>
 
 #include "gateway/network_thread.h"
 #include "gateway/session.h"
@@ -8,6 +11,7 @@
 #include "lockstore/token_signer.h"
 
 namespace fencegate::gateway {
+namespace net = boost::asio;
 namespace {
 
 // What each token refusal tells the client, by Session::TokenRefusal. One table, so every
@@ -17,7 +21,7 @@ struct TokenRefusalText {
   std::string_view slug, title, detail, outcome;
   RejectionReason rejection;
 };
-constexpr std::array<TokenRefusalText, 7> kTokenRefusals = {{
+constexpr std::array<TokenRefusalText, 8> kTokenRefusals = {{
     {403, "unsigned-token", "Signed fencing token required",
      "this route accepts only tokens issued by the lock API, sent with their "
      "Fencing-Token-Signature",
@@ -41,6 +45,10 @@ constexpr std::array<TokenRefusalText, 7> kTokenRefusals = {{
      "the token is more than the route's max_token_advance above the highest seen; only a "
      "signed token may jump further",
      "token_advance", RejectionReason::kTokenAdvance},
+    {403, "token-advance-too-large", "Fencing token too far ahead",
+     "the token is more than the route's max_token_advance above the highest seen, and the live "
+     "check found no such lock holder: the lock service's current holder has another token",
+     "token_advance", RejectionReason::kTokenAdvance},
 }};
 
 }  // namespace
@@ -54,6 +62,54 @@ void Session::RefuseToken(TokenRefusal which) {
           .outcome = text.outcome,
           .rejection = text.rejection,
           .fence_fields = text.status == 403});
+}
+
+void Session::VerifyTokenLive() {
+  const RouteRuntime& route = *exchange_.route;
+  const lockstore::RequestFacts facts{RequestPath(), host_lower_, route.config->name};
+  std::string lock_name;
+  if (!route.config->verify_tokens->lock_name.Render(facts, &lock_name)) {
+    // No lock to ask about, so nothing can vouch for the token.
+    route.metrics
+        ->token_verifications[static_cast<std::size_t>(lockstore::TokenCheck::Verdict::kNotHeld)]
+        ->Increment();
+    RefuseToken(TokenRefusal::kNotHeld);
+    return;
+  }
+  route.token_verifier->Verify(
+      std::move(lock_name), *exchange_.token,
+      [self = shared_from_this()](lockstore::TokenCheck check) {
+        // On a verifier thread: hop back to this session's thread.
+        net::post(self->stream_.get_executor(),
+                  [self, check = std::move(check)] { self->OnTokenCheck(check); });
+      });
+}
+
+void Session::OnTokenCheck(const lockstore::TokenCheck& check) {
+  exchange_.route->metrics->token_verifications[static_cast<std::size_t>(check.verdict)]
+      ->Increment();
+  switch (check.verdict) {
+    case lockstore::TokenCheck::Verdict::kHeld:
+      // Admitted again without the bound: the fence still refuses it if a higher token came in
+      // meanwhile.
+      exchange_.token_verified = true;
+      Admit();
+      return;
+    case lockstore::TokenCheck::Verdict::kNotHeld:
+      RefuseToken(TokenRefusal::kNotHeld);
+      return;
+    case lockstore::TokenCheck::Verdict::kUnavailable:
+      scratch_ = check.status.message();
+      Refuse({.status = 503,
+              .slug = "token-verification-unavailable",
+              .title = "Fencing token cannot be verified",
+              .detail = scratch_,
+              .outcome = "token_unverified",
+              .rejection = RejectionReason::kTokenUnverified,
+              .retry_after = true,
+              .fence_fields = true});
+      return;
+  }
 }
 
 bool Session::CheckTokenSignature() {

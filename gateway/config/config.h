@@ -89,6 +89,17 @@ struct IdempotencyConfig {
   std::string forward_header = "Idempotency-Key";  // mode forward: the backend's field
 };
 
+// A route's live check of unsigned tokens against the external lock service that issued them
+// (README "Tokens", verify_tokens.etcd): etcd's lock API, token = the lock key's create_revision.
+struct TokenVerifyConfig {
+  std::vector<std::string> endpoints;  // the lock service's etcd members, "HOST:PORT"
+  // The etcd lock name for a request (its keys are "<lock name>/<lease hex>"), from the same
+  // placeholders as fence_key.
+  lockstore::FenceKeyTemplate lock_name;
+  std::chrono::milliseconds timeout{500};           // one whole check; then 503 (fail closed)
+  std::optional<tls_client::ClientTlsOptions> tls;  // HTTPS to the members; unset: plain HTTP
+};
+
 struct RouteConfig {
   std::string name;
   std::string prefix;   // path prefix, starts with '/'
@@ -102,6 +113,8 @@ struct RouteConfig {
   bool require_signed_tokens = false;
   // A token more than this above the fence's highest is refused unless validly signed; 0: off.
   std::uint64_t max_token_advance = 0;
+  // A token beyond max_token_advance is admitted when the lock service confirms it is held now.
+  std::optional<TokenVerifyConfig> verify_tokens;
   std::optional<auth::RoutePolicyConfig> policy;  // none: open to every client
 };
 

@@ -1091,11 +1091,57 @@ void ReadIdempotency(Reader& reader, const YAML::Node& node, const std::string& 
   }
 }
 
+// verify_tokens: { etcd: { endpoints, lock_name, timeout, tls } } (README "Tokens").
+void ReadVerifyTokens(Reader& reader, const YAML::Node& node, const std::string& path,
+                      TokenVerifyConfig* out) {
+  if (!reader.ExpectMapping(node, path, {"etcd"})) return;
+  const std::string etcd_path = Child(path, "etcd");
+  if (!node["etcd"]) {
+    reader.sink()->Add(node, etcd_path, "required: the lock service to ask (only etcd for now)");
+    return;
+  }
+  const YAML::Node etcd = node["etcd"];
+  if (!reader.ExpectMapping(etcd, etcd_path, {"endpoints", "lock_name", "timeout", "tls"})) return;
+  if (etcd["endpoints"]) {
+    ReadStoreEndpoints(reader, etcd["endpoints"], Child(etcd_path, "endpoints"), &out->endpoints);
+  } else {
+    reader.sink()->Add(etcd, Child(etcd_path, "endpoints"),
+                       "required: the etcd members' HOST:PORT");
+  }
+  const std::string name_path = Child(etcd_path, "lock_name");
+  std::string text;
+  if (!etcd["lock_name"]) {
+    reader.sink()->Add(etcd, name_path,
+                       "required: the etcd lock name, a template such as \"jobs/{segment:2}\"");
+  } else if (reader.Scalar(etcd["lock_name"], name_path, "a lock-name template", &text)) {
+    const lockstore::Status status = lockstore::FenceKeyTemplate::Parse(text, &out->lock_name);
+    if (!status.ok()) {
+      reader.sink()->Add(etcd["lock_name"], name_path,
+                         "invalid lock-name template " + Quote(text) + ": " + status.message());
+    } else if (text.empty()) {
+      reader.sink()->Add(etcd["lock_name"], name_path, "must not be empty");
+    }
+  }
+  if (etcd["timeout"]) {
+    reader.Duration(etcd["timeout"], Child(etcd_path, "timeout"), false, &out->timeout);
+  }
+  if (etcd["tls"]) {
+    const std::string tls_path = Child(etcd_path, "tls");
+    if (!reader.ExpectMapping(
+            etcd["tls"], tls_path,
+            {"ca_file", "server_name", "verify_hostname", "client_cert_file", "client_key_file"})) {
+      return;
+    }
+    out->tls.emplace();
+    ReadClientTls(reader, etcd["tls"], tls_path, "", &*out->tls);
+  }
+}
+
 void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
   if (!reader.ExpectMapping(
           node, path,
           {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads",
-           "idempotency", "require_signed_tokens", "max_token_advance", "policy"}))
+           "idempotency", "require_signed_tokens", "max_token_advance", "verify_tokens", "policy"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
@@ -1155,6 +1201,16 @@ void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, 
   if (node["max_token_advance"]) {
     reader.Count(node["max_token_advance"], Child(path, "max_token_advance"), 0,
                  lockstore::kMaxToken, &out->max_token_advance);
+  }
+  if (node["verify_tokens"]) {
+    ReadVerifyTokens(reader, node["verify_tokens"], Child(path, "verify_tokens"),
+                     &out->verify_tokens.emplace());
+    // The check runs only for a token beyond the bound: without one it would never run.
+    if (out->max_token_advance == 0) {
+      reader.sink()->Add(node["verify_tokens"], Child(path, "verify_tokens"),
+                         "needs max_token_advance (greater than 0): only a token further ahead "
+                         "than that is checked live");
+    }
   }
 }
 

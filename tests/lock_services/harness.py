@@ -93,11 +93,12 @@ routes:
     fence_key: "files:{{path}}"
 """
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, extra_routes=""):
+        """`extra_routes`: YAML route items appended to the files route (same backend)."""
         binary = os.environ["FENCEGATE_BINARY"]
         config = os.path.join(workdir, "fencegate.yaml")
         with open(config, "w") as f:
-            f.write(self.CONFIG.format(log=os.path.join(workdir, "access.log")))
+            f.write(self.CONFIG.format(log=os.path.join(workdir, "access.log")) + extra_routes)
         self.process = Process([binary, "--config", config, "--listen", "127.0.0.1:0",
                                 "--admin-listen", "127.0.0.1:0", "--data-dir",
                                 os.path.join(workdir, "data")],
