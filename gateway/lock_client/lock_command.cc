@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -42,8 +44,29 @@ struct Options {
   milliseconds kill_grace{5000};
   std::string url = "http://127.0.0.1:8080/locks/";
   std::string owner;
+  // locks.policy's credential: from --api-key-file or $FENCEGATE_API_KEY, never argv (which
+  // every local user can read in ps).
+  std::string api_key;
   std::vector<std::string> command;
 };
+
+// The key file's content without its trailing newline; false with `error` set if unusable.
+bool ReadApiKeyFile(const std::string& path, std::string* out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    *error = "--api-key-file: cannot read '" + path + "'";
+    return false;
+  }
+  *out = text.str();
+  while (!out->empty() && (out->back() == '\n' || out->back() == '\r')) out->pop_back();
+  if (out->empty()) {
+    *error = "--api-key-file: '" + path + "' is empty";
+    return false;
+  }
+  return true;
+}
 
 bool ParseDuration(const std::string& text, milliseconds* out) {
   std::size_t digits = 0;
@@ -77,6 +100,7 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
   }
   if (const char* url = std::getenv("FENCEGATE_LOCK_URL")) out->url = url;
   if (const char* owner = std::getenv("FENCEGATE_LOCK_OWNER_TOKEN")) out->owner = owner;
+  if (const char* key = std::getenv("FENCEGATE_API_KEY")) out->api_key = key;
   for (std::size_t i = 2; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
@@ -108,6 +132,8 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
       out->url = value;
     } else if (name == "--owner") {
       out->owner = value;
+    } else if (name == "--api-key-file") {
+      if (!ReadApiKeyFile(value, &out->api_key, error)) return false;
     } else {
       *error = "unknown option " + name;
       return false;
@@ -140,10 +166,11 @@ int Refused(const std::string& what, const HttpAnswer& answer) {
   return answer.status == 409 || answer.status == 410 ? kExitNotHeld : kExitFailed;
 }
 
-std::optional<HttpAnswer> Call(const LockApiUrl& url, const std::string& target,
-                               const std::string& body, milliseconds timeout) {
+std::optional<HttpAnswer> Call(const LockApiUrl& url, const Options& options,
+                               const std::string& target, const std::string& body,
+                               milliseconds timeout) {
   std::string error;
-  auto answer = Post(url, target, body, timeout, &error);
+  auto answer = Post(url, options.api_key, target, body, timeout, &error);
   if (!answer) std::cerr << "fencegate lock: " << target << ": " << error << std::endl;
   return answer;
 }
@@ -204,7 +231,8 @@ int Stop(pid_t child, milliseconds grace) {
 int Run(const Options& options, const LockApiUrl& url) {
   const std::string lock_target = url.prefix + options.name;
   const auto sent = Clock::now();
-  auto acquired = Call(url, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
+  auto acquired =
+      Call(url, options, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
   if (!acquired) return kExitFailed;
   if (acquired->status != 200) return Refused("acquire " + options.name, *acquired);
   boost::system::error_code ec;
@@ -229,7 +257,7 @@ int Run(const Options& options, const LockApiUrl& url) {
   const pid_t child = Spawn(options, grant.as_object());
   if (child < 0) {
     std::cerr << "fencegate lock: fork failed: " << std::strerror(errno) << std::endl;
-    Call(url, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
+    Call(url, options, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
     return kExitFailed;
   }
   g_child = child;
@@ -245,7 +273,7 @@ int Run(const Options& options, const LockApiUrl& url) {
     } else if (now >= next_renewal) {
       const auto sent = Clock::now();
       std::string error;
-      auto renewed = Post(url, lock_target + "/renew", OwnerBody(owner),
+      auto renewed = Post(url, options.api_key, lock_target + "/renew", OwnerBody(owner),
                           std::max(renew_every, milliseconds(1)), &error);
       if (renewed && renewed->status == 200) {
         lease_end = sent + options.ttl;
@@ -268,7 +296,7 @@ int Run(const Options& options, const LockApiUrl& url) {
     std::this_thread::sleep_for(kPollInterval);
   }
   g_child = 0;
-  if (!lost) Call(url, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
+  if (!lost) Call(url, options, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
   return StatusOf(wait_status);
 }
 
@@ -286,6 +314,8 @@ std::string LockUsageText() {
          "(--ttl default 30s, --wait default 0 = fail at once, --kill-grace default 5s);\n"
          "TOKEN defaults to $FENCEGATE_LOCK_OWNER_TOKEN. acquire/renew/release print the JSON "
          "answer.\n"
+         "Under locks.policy: --api-key-file PATH (the key, one line) or $FENCEGATE_API_KEY is\n"
+         "sent as Authorization: Bearer with every call (there is no argv option: ps shows it).\n"
          "run acquires, runs CMD with FENCING_TOKEN, FENCING_TOKEN_SIGNATURE (when the gateway\n"
          "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every "
          "TTL/3, stops CMD (SIGTERM, then SIGKILL after the\n"
@@ -311,10 +341,11 @@ int RunLockCommand(const std::vector<std::string>& args) {
   const std::string lock_target = url.prefix + options.name;
   std::optional<HttpAnswer> answer;
   if (options.verb == "acquire") {
-    answer = Call(url, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
-  } else {
     answer =
-        Call(url, lock_target + "/" + options.verb, OwnerBody(options.owner), milliseconds(10000));
+        Call(url, options, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
+  } else {
+    answer = Call(url, options, lock_target + "/" + options.verb, OwnerBody(options.owner),
+                  milliseconds(10000));
   }
   if (!answer) return kExitFailed;
   if (answer->status != 200) return Refused(options.verb + " " + options.name, *answer);

@@ -51,9 +51,9 @@ bool ParseLockApiUrl(const std::string& text, LockApiUrl* out, std::string* erro
   return true;
 }
 
-std::optional<HttpAnswer> Post(const LockApiUrl& url, const std::string& target,
-                               const std::string& json_body, std::chrono::milliseconds timeout,
-                               std::string* error) {
+std::optional<HttpAnswer> Post(const LockApiUrl& url, const std::string& api_key,
+                               const std::string& target, const std::string& json_body,
+                               std::chrono::milliseconds timeout, std::string* error) {
   net::io_context ioc;
   tcp::resolver resolver(ioc);
   beast::tcp_stream stream(ioc);
@@ -61,6 +61,7 @@ std::optional<HttpAnswer> Post(const LockApiUrl& url, const std::string& target,
   http::request<http::string_body> request{http::verb::post, target, 11};
   request.set(http::field::host, url.host);
   request.set(http::field::content_type, "application/json");
+  if (!api_key.empty()) request.set(http::field::authorization, "Bearer " + api_key);
   request.body() = json_body;
   request.prepare_payload();
   http::response<http::string_body> response;

@@ -22,9 +22,10 @@ struct HttpAnswer {
 };
 
 // One POST on a fresh connection, with a deadline for the whole exchange (Beast, driven by a
-// private io_context). nullopt, with `error` set, if the exchange failed or timed out.
-std::optional<HttpAnswer> Post(const LockApiUrl& url, const std::string& target,
-                               const std::string& json_body, std::chrono::milliseconds timeout,
-                               std::string* error);
+// private io_context), sending `api_key` (unless empty) as Authorization: Bearer. nullopt, with
+// `error` set, if the exchange failed or timed out.
+std::optional<HttpAnswer> Post(const LockApiUrl& url, const std::string& api_key,
+                               const std::string& target, const std::string& json_body,
+                               std::chrono::milliseconds timeout, std::string* error);
 
 }  // namespace fencegate::gateway::lock_client

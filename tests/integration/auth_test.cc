@@ -11,6 +11,7 @@
 #include "tests/integration/admin_client.h"
 #include "tests/integration/http_gateway_fixture.h"
 #include "tests/integration/lock_test_support.h"
+#include "tests/integration/process.h"
 
 namespace fencegate::integration {
 namespace {
@@ -436,6 +437,63 @@ TEST_F(LockPolicyTest, ReadingLockStateNeedsTheReadList) {
   EXPECT_EQ(LockRefusals("missing_credentials"), 1.0);
   // Routes keep their own policy: the lock policy grants nothing there.
   EXPECT_EQ(Refusals("missing_credentials"), 0.0);
+}
+
+// `fencegate lock` under locks.policy: the key comes from --api-key-file or $FENCEGATE_API_KEY.
+TEST_F(LockPolicyTest, LockCommandSendsTheApiKey) {
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(gateway_->traffic_port()) + "/locks/";
+  // Runs `fencegate lock ARGS`, behind `env` (whose arguments come first) when `env` is set.
+  const auto run = [](std::vector<std::string> args, std::string* stdout_line,
+                      std::string* stderr_text, const std::string& env = "") {
+    args.insert(args.begin(), FencegateBinary());
+    if (!env.empty()) args.insert(args.begin(), {"/usr/bin/env", env});
+    std::string error;
+    auto process = Process::Start(args, &error);
+    if (process == nullptr) {
+      ADD_FAILURE() << error;
+      return -1;
+    }
+    const auto status = process->Wait(std::chrono::seconds(30));
+    process->WaitForOutputEnd(std::chrono::seconds(10));
+    const auto lines = process->StdoutLines();
+    if (stdout_line != nullptr && !lines.empty()) *stdout_line = lines[0];
+    if (stderr_text != nullptr) *stderr_text = process->Stderr();
+    return status.value_or(-1);
+  };
+  const std::string writer_file = dir_.WriteFile("writer.key", std::string(kWriterKey) + "\n");
+  const std::string wrong_file = dir_.WriteFile("wrong.key", kWrongKey);
+
+  std::string out, err;
+  EXPECT_EQ(run({"lock", "acquire", "orders-9", "--url", url}, nullptr, &err), 3);
+  EXPECT_NE(err.find("HTTP 401"), std::string::npos) << err;
+  EXPECT_EQ(run({"lock", "acquire", "orders-9", "--url", url, "--api-key-file", wrong_file},
+                nullptr, &err),
+            3);
+  EXPECT_NE(err.find("invalid_credentials"), std::string::npos) << err;
+  EXPECT_FALSE(Held("orders-9"));
+
+  ASSERT_EQ(
+      run({"lock", "acquire", "orders-9", "--url", url, "--api-key-file", writer_file}, &out, &err),
+      0)
+      << err;
+  const std::string owner(boost::json::parse(out).at("owner_token").as_string());
+  EXPECT_TRUE(Held("orders-9"));
+  // The environment variable, through env(1): release as the writer.
+  EXPECT_EQ(run({"lock", "release", "orders-9", "--owner", owner, "--url", url}, nullptr, &err,
+                std::string("FENCEGATE_API_KEY=") + kWriterKey),
+            0)
+      << err;
+  EXPECT_FALSE(Held("orders-9"));
+
+  // A key file that cannot be read is a usage error, and nothing is sent.
+  EXPECT_EQ(run({"lock", "acquire", "orders-9", "--url", url, "--api-key-file",
+                 dir_.path() + "/missing.key"},
+                nullptr, &err),
+            2);
+  EXPECT_NE(err.find("missing.key"), std::string::npos) << err;
+  EXPECT_EQ(LockRefusals("missing_credentials"), 1.0);
+  EXPECT_EQ(LockRefusals("invalid_credentials"), 1.0);
 }
 
 }  // namespace

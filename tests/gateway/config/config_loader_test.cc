@@ -119,7 +119,7 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(objects.s3.max_idle_connections, 16u);
   EXPECT_EQ(objects.s3.idle_timeout, milliseconds(15000));
 
-  ASSERT_EQ(config.routes.size(), 5u);
+  ASSERT_EQ(config.routes.size(), 6u);
   const RouteConfig& files_route = config.routes[0];
   EXPECT_EQ(files_route.name, "files");
   EXPECT_EQ(files_route.prefix, "/files/");
@@ -155,6 +155,15 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.routes[4].backend, "objects");
   ASSERT_TRUE(config.routes[4].fence_key.Render({"/objects/b/k", "h", "objects"}, &key));
   EXPECT_EQ(key, "s3:/objects/b/k");
+  const RouteConfig& reports = config.routes[5];
+  EXPECT_EQ(reports.max_token_advance, 100000u);
+  ASSERT_TRUE(reports.verify_tokens.has_value());
+  EXPECT_EQ(reports.verify_tokens->endpoints, std::vector<std::string>{"127.0.0.1:2379"});
+  ASSERT_TRUE(
+      reports.verify_tokens->lock_name.Render({"/api/reports/q3/summary", "h", "reports"}, &key));
+  EXPECT_EQ(key, "reports/q3");
+  EXPECT_EQ(reports.verify_tokens->timeout, milliseconds(500));
+  EXPECT_FALSE(reports.verify_tokens->tls.has_value());
 
   ASSERT_TRUE(config.locks.policy.has_value());
   EXPECT_EQ(config.locks.policy->read, std::vector<std::string>{"*"});

@@ -1,4 +1,4 @@
-// locks.signing, require_signed_tokens and max_token_advance (README "Tokens").
+// locks.signing, require_signed_tokens, max_token_advance and verify_tokens (README "Tokens").
 #include <cstdlib>
 
 #include <gtest/gtest.h>
@@ -80,6 +80,81 @@ TEST(TokenConfigTest, ErrorsNameFileLineAndKey) {
     Config config;
     const auto errors = Load(kRoutes + c.lines, &config);
     ASSERT_EQ(errors.size(), 1u) << c.lines;
+    EXPECT_EQ(errors[0].file, "test.yaml");
+    EXPECT_EQ(errors[0].line, c.line) << c.lines << errors[0].ToString();
+    EXPECT_EQ(errors[0].key, c.key) << c.lines << errors[0].ToString();
+  }
+}
+
+const std::string kVerify =
+    "    max_token_advance: 1000\n"
+    "    verify_tokens:\n"
+    "      etcd:\n";
+
+TEST(TokenConfigTest, VerifyTokensIsRead) {
+  Config config;
+  const auto errors = Load(kRoutes + kVerify +
+                               "        endpoints: [\"127.0.0.1:2379\", \"localhost:2381\"]\n"
+                               "        lock_name: \"jobs/{segment:2}\"\n"
+                               "        timeout: 250ms\n"
+                               "        tls:\n"
+                               "          ca_file: /etc/etcd/ca.pem\n"
+                               "          server_name: etcd.internal\n",
+                           &config);
+  for (const auto& error : errors) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(config.routes[0].verify_tokens.has_value());
+  const TokenVerifyConfig& verify = *config.routes[0].verify_tokens;
+  EXPECT_EQ(verify.endpoints, (std::vector<std::string>{"127.0.0.1:2379", "localhost:2381"}));
+  EXPECT_EQ(verify.lock_name.source(), "jobs/{segment:2}");
+  EXPECT_EQ(verify.timeout, std::chrono::milliseconds(250));
+  ASSERT_TRUE(verify.tls.has_value());
+  EXPECT_EQ(verify.tls->ca_file, "/etc/etcd/ca.pem");
+  EXPECT_EQ(verify.tls->server_name, "etcd.internal");
+}
+
+TEST(TokenConfigTest, VerifyTokensDefaults) {
+  Config config;
+  const auto errors = Load(kRoutes + kVerify +
+                               "        endpoints: [\"127.0.0.1:2379\"]\n"
+                               "        lock_name: jobs\n",
+                           &config);
+  for (const auto& error : errors) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(config.routes[0].verify_tokens.has_value());
+  EXPECT_EQ(config.routes[0].verify_tokens->timeout, std::chrono::milliseconds(500));
+  EXPECT_FALSE(config.routes[0].verify_tokens->tls.has_value());
+  Config off;
+  ASSERT_TRUE(Load(kRoutes, &off).empty());
+  EXPECT_FALSE(off.routes[0].verify_tokens.has_value());
+}
+
+TEST(TokenConfigTest, VerifyTokensErrorsNameFileLineAndKey) {
+  struct Case {
+    std::string lines;
+    int line;
+    std::string key;
+  };
+  const std::string endpoints = "        endpoints: [\"127.0.0.1:2379\"]\n";
+  const std::string lock_name = "        lock_name: \"jobs/{segment:2}\"\n";
+  const std::string prefix = "routes[0].verify_tokens";
+  const std::vector<Case> cases = {
+      {kVerify + lock_name, 12, prefix + ".etcd.endpoints"},
+      {kVerify + endpoints, 12, prefix + ".etcd.lock_name"},
+      {kVerify + endpoints + "        lock_name: \"jobs/{segment}\"\n", 13,
+       prefix + ".etcd.lock_name"},
+      {kVerify + "        endpoints: [\"127.0.0.1\"]\n" + lock_name, 12,
+       prefix + ".etcd.endpoints[0]"},
+      {kVerify + endpoints + lock_name + "        timeout: soon\n", 14, prefix + ".etcd.timeout"},
+      {kVerify + endpoints + lock_name + "        tls:\n          ca: x\n", 15,
+       prefix + ".etcd.tls.ca"},
+      {kVerify + endpoints + lock_name + "        endpoint: x\n", 14, prefix + ".etcd.endpoint"},
+      {"    max_token_advance: 1000\n    verify_tokens:\n      zookeeper: {}\n", 12,
+       prefix + ".zookeeper"},
+      {"    verify_tokens:\n      etcd:\n" + endpoints + lock_name, 10, prefix},
+  };
+  for (const Case& c : cases) {
+    Config config;
+    const auto errors = Load(kRoutes + c.lines, &config);
+    ASSERT_GE(errors.size(), 1u) << c.lines;
     EXPECT_EQ(errors[0].file, "test.yaml");
     EXPECT_EQ(errors[0].line, c.line) << c.lines << errors[0].ToString();
     EXPECT_EQ(errors[0].key, c.key) << c.lines << errors[0].ToString();
