@@ -137,19 +137,19 @@ TEST(TokenConfigTest, VerifyTokensErrorsNameFileLineAndKey) {
   const std::string lock_name = "        lock_name: \"jobs/{segment:2}\"\n";
   const std::string prefix = "routes[0].verify_tokens";
   const std::vector<Case> cases = {
-      {kVerify + lock_name, 12, prefix + ".etcd.endpoints"},
-      {kVerify + endpoints, 12, prefix + ".etcd.lock_name"},
-      {kVerify + endpoints + "        lock_name: \"jobs/{segment}\"\n", 13,
+      {kVerify + lock_name, 13, prefix + ".etcd.endpoints"},
+      {kVerify + endpoints, 13, prefix + ".etcd.lock_name"},
+      {kVerify + endpoints + "        lock_name: \"jobs/{segment}\"\n", 14,
        prefix + ".etcd.lock_name"},
-      {kVerify + "        endpoints: [\"127.0.0.1\"]\n" + lock_name, 12,
+      {kVerify + "        endpoints: [\"127.0.0.1\"]\n" + lock_name, 13,
        prefix + ".etcd.endpoints[0]"},
-      {kVerify + endpoints + lock_name + "        timeout: soon\n", 14, prefix + ".etcd.timeout"},
-      {kVerify + endpoints + lock_name + "        tls:\n          ca: x\n", 15,
+      {kVerify + endpoints + lock_name + "        timeout: soon\n", 15, prefix + ".etcd.timeout"},
+      {kVerify + endpoints + lock_name + "        tls:\n          ca: x\n", 16,
        prefix + ".etcd.tls.ca"},
-      {kVerify + endpoints + lock_name + "        endpoint: x\n", 14, prefix + ".etcd.endpoint"},
+      {kVerify + endpoints + lock_name + "        endpoint: x\n", 15, prefix + ".etcd.endpoint"},
       {"    max_token_advance: 1000\n    verify_tokens:\n      zookeeper: {}\n", 12,
        prefix + ".zookeeper"},
-      {"    verify_tokens:\n      etcd:\n" + endpoints + lock_name, 10, prefix},
+      {"    verify_tokens:\n      etcd:\n" + endpoints + lock_name, 11, prefix},
   };
   for (const Case& c : cases) {
     Config config;
