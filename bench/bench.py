@@ -188,16 +188,29 @@ def main():
         samples = {w.name: {p: [] for p in proxies} for w in workloads}
         fsync_samples = []
         for rep in range(1, args.reps + 1 if workloads else 1):
-            fsync_samples.append(fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds))
             for workload in workloads:
                 for endpoint in endpoints:
                     run_id += 1
+                    # The shared disk's fsync rate swings by 10x within a minute (other
+                    # tenants' I/O), so the probe brackets the very run it is compared with.
+                    probe = (workload.advances and endpoint.name == "fencegate")
+                    if probe:
+                        before = fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds)
                     figures = measure(endpoint, workload, args, f"r{run_id}")
+                    if probe:
+                        after = fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds)
+                        figures["fsync_before_per_s"] = before
+                        figures["fsync_after_per_s"] = after
+                        figures["fsync_per_s"] = (before + after) / 2
+                        figures["advances_per_fsync"] = figures["req_per_s"] / figures["fsync_per_s"]
+                        fsync_samples.append(figures["fsync_per_s"])
                     samples[workload.name][endpoint.name].append(figures)
                     print(f"rep {rep}/{args.reps} {workload.name:15} {endpoint.name:10} "
                           f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
                           + (f"  {figures['cpu_us_per_req']:.1f} µs/req"
                              if figures.get("cpu_us_per_req") else "")
+                          + (f"  fsync/s {before:.0f}/{after:.0f} -> "
+                             f"{figures['advances_per_fsync']:.2f} advances/fsync" if probe else "")
                           + (f"  non-2xx {figures['non_2xx']}" if figures["non_2xx"] else ""),
                           flush=True)
 
