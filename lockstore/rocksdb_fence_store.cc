@@ -292,6 +292,16 @@ void RocksDbFenceStore::Close() {
   db_ = nullptr;
 }
 
+Status RocksDbFenceStore::CompactFences() {
+  if (Status drained = Flush(); !drained.ok()) return drained;
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) return Status::Unavailable("fence store is closed");
+  rocksdb::CompactRangeOptions options;
+  options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  options.change_level = true;
+  return FromRocksDb(db_->CompactRange(options, fences_cf_, nullptr, nullptr));
+}
+
 RocksDbFenceStore::Stats RocksDbFenceStore::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
