@@ -110,8 +110,9 @@ class StoreFailureTest : public ::testing::Test {
   void ExpectDegradedButServing(std::uint64_t current) {
     EXPECT_EQ(ReadyStatus(), 503);
     EXPECT_EQ(StoreReadyMetric(), 0.0);
-    const std::string log = gateway_->process().Stderr();
-    EXPECT_NE(log.find("fencegate: fence store write failed"), std::string::npos) << log;
+    EXPECT_TRUE(gateway_->process().WaitForStderr("fencegate: fence store write failed",
+                                                  std::chrono::seconds(10)))
+        << gateway_->process().Stderr();
 
     Response same = Put("/kv/a/x", current);
     EXPECT_EQ(same.result_int(), 200) << "a write at the current token needs no store write";

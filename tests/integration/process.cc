@@ -123,6 +123,13 @@ bool Process::WaitForOutputEnd(std::chrono::milliseconds timeout) {
   return output_changed_.wait_for(lock, timeout, [this] { return open_outputs_ == 0; });
 }
 
+bool Process::WaitForStderr(const std::string& text, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return output_changed_.wait_for(lock, timeout, [&] {
+    return stderr_.find(text) != std::string::npos || open_outputs_ == 0;
+  }) && stderr_.find(text) != std::string::npos;
+}
+
 std::vector<std::string> Process::StdoutLines() const {
   std::lock_guard lock(mutex_);
   return stdout_lines_;

@@ -36,6 +36,9 @@ class Process {
   // Waits until the child closed stdout and stderr (it exited, normally), so that StdoutLines()
   // and Stderr() are complete. False on timeout.
   bool WaitForOutputEnd(std::chrono::milliseconds timeout);
+  // Waits up to `timeout` until stderr contains `text`: the child writes its log after it has
+  // answered, and the reader thread may not have drained the pipe yet when the answer arrives.
+  bool WaitForStderr(const std::string& text, std::chrono::milliseconds timeout);
   std::vector<std::string> StdoutLines() const;
   std::string Stderr() const;
 
