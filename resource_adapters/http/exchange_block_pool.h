@@ -16,7 +16,7 @@ class ExchangeBlockPool {
  public:
   explicit ExchangeBlockPool(std::size_t max_idle) : max_idle_(max_idle) {}
   ~ExchangeBlockPool() {
-    for (void* block : idle_) ::operator delete(block, block_bytes_);
+    for (void* block : idle_) ::operator delete(block);
   }
   ExchangeBlockPool(const ExchangeBlockPool&) = delete;
   ExchangeBlockPool& operator=(const ExchangeBlockPool&) = delete;
@@ -31,7 +31,7 @@ class ExchangeBlockPool {
 
   void Give(void* block, std::size_t bytes) {
     if (bytes != block_bytes_ || idle_.size() >= max_idle_) {
-      ::operator delete(block, bytes);
+      ::operator delete(block);
       return;
     }
     idle_.push_back(block);
