@@ -132,6 +132,28 @@ void AppendForwardedValue(std::string_view value, std::string* out) {
   out->push_back('"');
 }
 
+// Appends this hop's RFC 7239 element: for=<client>;proto=http[;host=<Host>].
+void AppendForwardedElement(std::string_view client_ip, std::string_view host, std::string* out) {
+  out->append("for=");
+  if (client_ip.find(':') != std::string_view::npos) {
+    out->append("\"[").append(client_ip).append("]\"");
+  } else {
+    AppendForwardedValue(client_ip, out);
+  }
+  out->append(";proto=http");
+  if (!host.empty()) {
+    out->append(";host=");
+    AppendForwardedValue(host, out);
+  }
+}
+
+struct ForwardedElementCache {
+  bool valid = false;
+  std::string client_ip;
+  std::string host;
+  std::string element;
+};
+
 }  // namespace
 
 void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts& facts,
@@ -175,32 +197,32 @@ void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts
 
   header.insert(http::field::via, kViaValue);
 
-  scratch->clear();
-  if (x_forwarded_for) BeginListAppend(header, kXForwardedFor, scratch);
-  scratch->append(facts.client_ip);
   if (x_forwarded_for) {
+    scratch->clear();
+    BeginListAppend(header, kXForwardedFor, scratch);
+    scratch->append(facts.client_ip);
     header.set(kXForwardedFor, *scratch);
   } else {
-    header.insert(http::field::unknown, kXForwardedFor, *scratch);
+    header.insert(http::field::unknown, kXForwardedFor, facts.client_ip);
   }
 
-  scratch->clear();
-  if (forwarded) BeginListAppend(header, "Forwarded", scratch);
-  scratch->append("for=");
-  if (facts.client_ip.find(':') != std::string_view::npos) {
-    scratch->append("\"[").append(facts.client_ip).append("]\"");
-  } else {
-    AppendForwardedValue(facts.client_ip, scratch);
-  }
-  scratch->append(";proto=http");
-  if (!host.empty()) {
-    scratch->append(";host=");
-    AppendForwardedValue(host, scratch);
-  }
   if (forwarded) {
+    scratch->clear();
+    BeginListAppend(header, "Forwarded", scratch);
+    AppendForwardedElement(facts.client_ip, host, scratch);
     header.set(http::field::forwarded, *scratch);
   } else {
-    header.insert(http::field::forwarded, *scratch);
+    // A keep-alive connection sends the same Host from the same address request after
+    // request: the element composed for the previous request of this thread is reused.
+    thread_local ForwardedElementCache cache;
+    if (!cache.valid || cache.client_ip != facts.client_ip || cache.host != host) {
+      cache.client_ip.assign(facts.client_ip);
+      cache.host.assign(host);
+      cache.element.clear();
+      AppendForwardedElement(facts.client_ip, host, &cache.element);
+      cache.valid = true;
+    }
+    header.insert(http::field::forwarded, cache.element);
   }
 
   if (x_request_id) {

@@ -58,8 +58,11 @@ class NetworkThread {
   // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared
   // before ioc_ so it outlives it.
   std::unordered_set<Session*> sessions_;
-  // Destroyed after every I/O object below, which all belong to it.
-  boost::asio::io_context ioc_{1};
+  // Destroyed after every I/O object below, which all belong to it. Only this thread starts
+  // and completes operations on its sockets, so the reactor's per-socket lock is switched off
+  // (a lock and unlock around every read and write). Store, fsync and lock-service threads
+  // still post() completions here, so the scheduler's queue stays locked: UNSAFE would not do.
+  boost::asio::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::vector<std::unique_ptr<adapters::ResourceAdapter>> adapters_;
   boost::asio::ip::tcp::acceptor acceptor_;

@@ -1,5 +1,7 @@
 #include "gateway/request_id.h"
 
+#include <array>
+#include <cstring>
 #include <random>
 
 namespace fencegate::gateway {
@@ -30,16 +32,25 @@ std::uint64_t RequestIdGenerator::Next() {
   return state_[1] + s0;
 }
 
+// The two hex digits of every byte, low nibble first (the order the digits have always come
+// in): one lookup per byte instead of one per digit, on every request without an id.
+constexpr std::array<std::array<char, 2>, 256> kHexPairs = [] {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::array<std::array<char, 2>, 256> table{};
+  for (int byte = 0; byte < 256; ++byte) table[byte] = {kHex[byte & 0xF], kHex[byte >> 4]};
+  return table;
+}();
+
 void RequestIdGenerator::Generate(std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->resize(32);
+  char digits[32];
   for (int half = 0; half < 2; ++half) {
     std::uint64_t word = Next();
-    for (int i = 0; i < 16; ++i) {
-      (*out)[half * 16 + i] = kHex[word & 0xF];
-      word >>= 4;
+    for (int i = 0; i < 8; ++i) {
+      std::memcpy(digits + half * 16 + i * 2, kHexPairs[word & 0xFF].data(), 2);
+      word >>= 8;
     }
   }
+  out->assign(digits, sizeof digits);
 }
 
 }  // namespace fencegate::gateway

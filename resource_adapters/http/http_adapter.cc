@@ -5,6 +5,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
 #include "resource_adapters/http/upstream_connection_pool.h"
@@ -17,6 +18,8 @@ namespace {
 // only as far as bodies have filled them): enough
 // for the exchanges one thread usually has in flight at once, without pinning a burst's worth.
 constexpr std::size_t kMaxIdleRelayBuffers = 16;
+// Exchange blocks kept the same way (a few KiB each).
+constexpr std::size_t kMaxIdleExchangeBlocks = 16;
 
 // The adapter of one network thread: its connection pool is touched only from that thread.
 class HttpAdapter : public ResourceAdapter {
@@ -27,13 +30,15 @@ class HttpAdapter : public ResourceAdapter {
         pool_(std::make_shared<UpstreamConnectionPool>(backend_->options.max_idle_connections,
                                                        backend_->options.idle_timeout)),
         buffers_(std::make_shared<RelayBufferPool>(backend_->options.buffer_bytes,
-                                                   kMaxIdleRelayBuffers)) {}
+                                                   kMaxIdleRelayBuffers)),
+        blocks_(std::make_shared<ExchangeBlockPool>(kMaxIdleExchangeBlocks)) {}
 
   ~HttpAdapter() override { pool_->CloseAll(); }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
-    std::make_shared<ForwardExchange>(ioc_, backend_, pool_, buffers_, request, downstream,
-                                      std::move(done))
+    std::allocate_shared<ForwardExchange>(ExchangeBlockAllocator<ForwardExchange>(blocks_), ioc_,
+                                          backend_, pool_, buffers_, request, downstream,
+                                          std::move(done))
         ->Start();
   }
 
@@ -46,6 +51,8 @@ class HttpAdapter : public ResourceAdapter {
   std::shared_ptr<UpstreamConnectionPool> pool_;
   // Shared with in-flight exchanges, which return their buffer when they end.
   std::shared_ptr<RelayBufferPool> buffers_;
+  // Kept alive by the allocator copy in each exchange's control block.
+  std::shared_ptr<ExchangeBlockPool> blocks_;
 };
 
 class HttpAdapterFactory : public AdapterFactory {

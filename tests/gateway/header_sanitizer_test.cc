@@ -1,5 +1,8 @@
 #include "gateway/header_sanitizer.h"
 
+#include <string>
+#include <string_view>
+
 #include <gtest/gtest.h>
 
 namespace fencegate::gateway {
@@ -94,6 +97,31 @@ TEST_F(HeaderSanitizerTest, QuotesIpv6ClientInForwarded) {
   SanitizeRequestHeader(header, {"2001:db8::1", "req-2"}, &scratch_);
   EXPECT_EQ(header[http::field::forwarded], "for=\"[2001:db8::1]\";proto=http;host=files.example");
   EXPECT_EQ(header["X-Forwarded-For"], "2001:db8::1");
+}
+
+// The element of a request without Forwarded is reused while address and Host repeat: a new
+// Host or address on the same thread must not get the previous request's element.
+TEST_F(HeaderSanitizerTest, ForwardedFollowsEachRequestsHostAndAddress) {
+  const auto forwarded = [this](std::string_view host, std::string_view client_ip) {
+    auto header = MakeHeader();
+    if (host.empty()) {
+      header.erase(http::field::host);
+    } else {
+      header.set(http::field::host, host);
+    }
+    SanitizeRequestHeader(header, {client_ip, "req-3"}, &scratch_);
+    EXPECT_EQ(header.count(http::field::forwarded), 1u);
+    return std::string(header[http::field::forwarded]);
+  };
+  EXPECT_EQ(forwarded("a.example", "192.0.2.7"), "for=192.0.2.7;proto=http;host=a.example");
+  EXPECT_EQ(forwarded("a.example", "192.0.2.7"), "for=192.0.2.7;proto=http;host=a.example");
+  EXPECT_EQ(forwarded("b.example:81", "192.0.2.7"),
+            "for=192.0.2.7;proto=http;host=\"b.example:81\"");
+  EXPECT_EQ(forwarded("b.example:81", "192.0.2.8"),
+            "for=192.0.2.8;proto=http;host=\"b.example:81\"");
+  EXPECT_EQ(forwarded("", "192.0.2.8"), "for=192.0.2.8;proto=http");
+  EXPECT_EQ(forwarded("b.example:81", "192.0.2.8"),
+            "for=192.0.2.8;proto=http;host=\"b.example:81\"");
 }
 
 TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
