@@ -7,8 +7,6 @@ packages=(
   g++ cmake ninja-build pkg-config
   libboost1.81-all-dev libboost-json1.81-dev
   libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev
-  # tcmalloc for the gateway binary (gateway/CMakeLists.txt, FENCEGATE_TCMALLOC).
-  libgoogle-perftools-dev
   libgtest-dev libgmock-dev
   curl procps
   # Lock services and their clients, for examples/ and tests/lock_services/.
