@@ -35,7 +35,7 @@ import socket
 import time
 
 import checker
-from gateway import Gateway
+from gateway import CONFIG_HEAD, HTTP_BACKEND, Gateway
 from lock_issuer import LockIssuer
 from recording_backend import RecordingBackend
 from relays import BackendRelay, ClientRelay
@@ -49,13 +49,7 @@ LAYOUTS = ("partitioned", "shared")
 
 # The http torture config with the fences in etcd. request_timeout / operation_timeout are short
 # so an unreachable member is left quickly and a replica without etcd answers 503 within 1.5 s.
-REPLICA_CONFIG = """\
-threads: 2
-access_log:
-  path: "{access_log}"
-timeouts:
-  barrier_wait: 6s
-  shutdown_drain: 5s
+REPLICA_CONFIG = CONFIG_HEAD + """\
 store:
   kind: etcd
   prefix: /torture/
@@ -65,19 +59,7 @@ store:
 {endpoints}
 locks:
   enabled: false
-backends:
-  api:
-    kind: http
-    url: http://127.0.0.1:{backend_port}
-    connect_timeout: 2s
-    response_timeout: 4s
-    forward_token_header: Fencing-Token
-routes:
-  - name: kv
-    prefix: /kv/
-    backend: api
-    fence_key: "kv:{{segment:2}}"
-"""
+""" + HTTP_BACKEND
 
 # Shard ownership (docs/ARCHITECTURE.md "Several replicas"): every replica knows every other's
 # traffic address, so each listens on a port fixed before the start (kept across a restart).
