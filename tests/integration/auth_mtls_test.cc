@@ -9,6 +9,7 @@
 #include "tests/integration/http_client.h"
 #include "tests/integration/lock_test_support.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/integration/test_certs.h"
 #include "tests/integration/tls_client.h"
 
 namespace fencegate::integration {
@@ -18,10 +19,7 @@ class AuthMtlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    auto script = Process::Start(
-        {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", certs_}, &error);
-    ASSERT_NE(script, nullptr) << error;
-    ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
+    ASSERT_TRUE(MakeTestCerts(certs_, &error)) << error;
     gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", Config()), dir_.Join("data"),
                                       &error);
     ASSERT_NE(gateway_, nullptr) << error;

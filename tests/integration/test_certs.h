@@ -1,0 +1,24 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "tests/integration/process.h"
+
+namespace fencegate::integration {
+
+// Makes the certificates of tests/support/make_test_certs.sh (test CA, server certificate for
+// localhost/127.0.0.1, client certificate, ...) in `dir`; false and *error when it fails.
+// Inline: FENCEGATE_SOURCE_DIR is defined by each test target, not the support library.
+inline bool MakeTestCerts(const std::string& dir, std::string* error) {
+  auto script = Process::Start(
+      {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", dir}, error);
+  if (script == nullptr) return false;
+  if (script->Wait(std::chrono::seconds(60)) != 0) {
+    *error = "make_test_certs.sh failed: " + script->Stderr();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace fencegate::integration
