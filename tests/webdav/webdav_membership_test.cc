@@ -24,14 +24,7 @@ class WebdavMembershipTest : public ApacheDavTest {
     return Send(dav(), MakeRequest(http::verb::get, path)).result_int();
   }
   // True when nothing holds a lock on `path` (Apache takes an unconditional PROPPATCH).
-  bool Unlocked(const std::string& path) {
-    const auto probe = Send(dav(), MakeRequest(http::verb::proppatch, path, {},
-                                               "<?xml version=\"1.0\"?><D:propertyupdate "
-                                               "xmlns:D=\"DAV:\"><D:set><D:prop><x:probe "
-                                               "xmlns:x=\"urn:test\">1</x:probe></D:prop>"
-                                               "</D:set></D:propertyupdate>"));
-    return probe.result_int() == 207;
-  }
+  bool Unlocked(const std::string& path) { return UnconditionalWriteStatus(path) == 207; }
   // True when a LOCK straight at Apache is granted (it is released again): no lock, not even
   // the lock-null resource of a refused create, was left on the missing `path`.
   bool Lockable(const std::string& path) {

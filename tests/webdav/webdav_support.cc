@@ -23,6 +23,15 @@ void ApacheDavTest::StartApacheAndGateways(int count, const std::string& extra_b
   }
 }
 
+unsigned ApacheDavTest::UnconditionalWriteStatus(const std::string& path) {
+  return Send(dav(), MakeRequest(http::verb::proppatch, path, {},
+                                 "<?xml version=\"1.0\"?><D:propertyupdate "
+                                 "xmlns:D=\"DAV:\"><D:set><D:prop><x:probe "
+                                 "xmlns:x=\"urn:test\">1</x:probe></D:prop>"
+                                 "</D:set></D:propertyupdate>"))
+      .result_int();
+}
+
 integration::Request Fenced(http::verb method, const std::string& path, std::uint64_t token,
                             std::string body, const std::string& destination) {
   auto request =

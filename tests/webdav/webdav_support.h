@@ -31,6 +31,9 @@ class ApacheDavTest : public ::testing::Test {
   // Starts Apache, then `count` gateways with `extra_backend_keys` in their webdav backend.
   void StartApacheAndGateways(int count, const std::string& extra_backend_keys);
   std::uint16_t dav() const { return apache_->port(); }
+  // What Apache answers a PROPPATCH of `path` sent straight to it without a lock token: 423
+  // while a lock is held on it, 207 once it is written.
+  unsigned UnconditionalWriteStatus(const std::string& path);
 
   std::unique_ptr<ApacheDav> apache_;
   std::vector<std::unique_ptr<Gateway>> gateways_;  // after apache_: stopped before it

@@ -27,14 +27,7 @@ class WebdavTest : public ApacheDavTest {
   std::uint16_t gw() const { return gateways_[0]->port(); }
 
   // True when nothing holds a lock on `path`: Apache takes an unconditional write.
-  bool Unlocked(const std::string& path) {
-    const auto probe = Send(dav(), MakeRequest(http::verb::proppatch, path, {},
-                                               "<?xml version=\"1.0\"?><D:propertyupdate "
-                                               "xmlns:D=\"DAV:\"><D:set><D:prop><x:probe "
-                                               "xmlns:x=\"urn:test\">1</x:probe></D:prop>"
-                                               "</D:set></D:propertyupdate>"));
-    return probe.result_int() != 423;
-  }
+  bool Unlocked(const std::string& path) { return UnconditionalWriteStatus(path) != 423; }
 };
 
 TEST_F(WebdavTest, FencedPutStoresTheTokenWithTheResourceAndReadsPassThrough) {
@@ -79,7 +72,8 @@ TEST_F(WebdavTest, SecondGatewayWithALowerTokenIsRefusedByTheBackend) {
   auto stale_delete =
       Send(other->port(), MakeRequest(http::verb::delete_, "/dav/b.txt", {{"Fencing-Token", "8"}}));
   EXPECT_EQ(stale_delete.result_int(), 409) << stale_delete.body();
-  EXPECT_EQ(Send(other->port(), Fenced(http::verb::put, "/dav/b.txt", 11, "eleven")).result_int(), 204);
+  EXPECT_EQ(Send(other->port(), Fenced(http::verb::put, "/dav/b.txt", 11, "eleven")).result_int(),
+            204);
   EXPECT_EQ(StoredToken(dav(), "/dav/b.txt"), 11u);
 }
 
@@ -120,7 +114,8 @@ TEST_F(WebdavTest, MoveOntoADestinationWithAHigherTokenIsRefused) {
   ASSERT_NE(other, nullptr) << error;
   // Different fence keys at the gateway (first path segment), one resource at the backend.
   ASSERT_EQ(Send(gw(), Fenced(http::verb::put, "/dav/high.txt", 20, "high")).result_int(), 201);
-  ASSERT_EQ(Send(other->port(), Fenced(http::verb::put, "/dav/low.txt", 2, "low")).result_int(), 201);
+  ASSERT_EQ(Send(other->port(), Fenced(http::verb::put, "/dav/low.txt", 2, "low")).result_int(),
+            201);
   auto move =
       Send(other->port(), MakeRequest(http::verb::move, "/dav/low.txt",
                                       {{"Fencing-Token", "3"}, {"Destination", "/dav/high.txt"}}));
