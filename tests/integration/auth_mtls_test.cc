@@ -48,13 +48,7 @@ class AuthMtlsTest : public ::testing::Test {
   std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
 
   TlsClientOptions Client(bool with_certificate) const {
-    TlsClientOptions options;
-    options.ca_file = Cert("ca.pem");
-    if (with_certificate) {
-      options.cert_file = Cert("client.pem");
-      options.key_file = Cert("client.key");
-    }
-    return options;
+    return TestClient(certs_, with_certificate ? "client" : "");
   }
 
   int Put(bool with_certificate, std::uint64_t token, const char* bearer = nullptr) {
@@ -119,15 +113,7 @@ class AdminMtlsTest : public AuthMtlsTest {
            "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
   }
 
-  TlsClientOptions As(const std::string& name) const {
-    TlsClientOptions options;
-    options.ca_file = Cert("ca.pem");
-    if (!name.empty()) {
-      options.cert_file = Cert(name + ".pem");
-      options.key_file = Cert(name + ".key");
-    }
-    return options;
-  }
+  TlsClientOptions As(const std::string& name) const { return TestClient(certs_, name); }
 
   Response Admin(const std::string& certificate, http::verb method, const std::string& target,
                  std::string body = {}) {

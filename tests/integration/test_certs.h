@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tests/integration/process.h"
+#include "tests/integration/tls_client.h"
 
 namespace fencegate::integration {
 
@@ -19,6 +20,18 @@ inline bool MakeTestCerts(const std::string& dir, std::string* error) {
     return false;
   }
   return true;
+}
+
+// A client that trusts the test CA and presents certificate `name` (client, other_client, ...;
+// none when empty).
+inline TlsClientOptions TestClient(const std::string& dir, const std::string& name) {
+  TlsClientOptions options;
+  options.ca_file = dir + "/ca.pem";
+  if (!name.empty()) {
+    options.cert_file = dir + "/" + name + ".pem";
+    options.key_file = dir + "/" + name + ".key";
+  }
+  return options;
 }
 
 }  // namespace fencegate::integration

@@ -62,15 +62,7 @@ class TlsTest : public ::testing::Test {
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
-  TlsClientOptions Client(const std::string& name = "") const {
-    TlsClientOptions options;
-    options.ca_file = Cert("ca.pem");
-    if (!name.empty()) {
-      options.cert_file = Cert(name + ".pem");
-      options.key_file = Cert(name + ".key");
-    }
-    return options;
-  }
+  TlsClientOptions Client(const std::string& name = "") const { return TestClient(certs_, name); }
 
   static Request PutRequest(const std::string& target, std::uint64_t token, std::string body) {
     return MakeRequest(http::verb::put, target, {{"Fencing-Token", std::to_string(token)}},
