@@ -7,7 +7,6 @@ import sys
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
