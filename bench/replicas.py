@@ -61,19 +61,9 @@ def start_etcd(workdir, cpu, members=3):
 def start_fencegate(name, workdir, cpu, backend_port, binary, store_block="", port=0):
     """Returns (traffic port, admin port). The backend's response_timeout is 5 s in every
     setup (default 60 s): it bounds a new shard owner's quarantine, hence the start-up."""
-    directory = workdir / name
-    directory.mkdir(parents=True, exist_ok=True)
-    conf = servers._render("fencegate.yaml", directory / "fencegate.yaml",
-                           BACKEND_PORT=backend_port)
-    text = conf.read_text().replace("    max_idle_connections: 64\n",
-                                    "    max_idle_connections: 64\n    response_timeout: 5s\n")
-    conf.write_text(text + store_block)
-    process = procs.Process(name, [binary, "--config", conf, "--listen", f"127.0.0.1:{port}",
-                                   "--admin-listen", "127.0.0.1:0", "--data-dir",
-                                   directory / "data"], cpu, directory / "out.log")
-    match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=\S+:(\d+)",
-                                  15)
-    return int(match.group(1)), int(match.group(2))
+    traffic, admin, _ = servers.start_fencegate(name, workdir, cpu, backend_port, binary,
+                                                store_block, port, response_timeout="5s")
+    return traffic, admin
 
 
 def wait_settled(admin_ports, timeout=120):
@@ -143,19 +133,10 @@ def main():
         wait_settled([admin for _, admin in started])
         setups["etcd-3"] = start_haproxy(workdir, args.proxy_cpu, ports)
 
-        samples = {(w.name, s): [] for w in workloads for s in setups}
-        for rep in range(1, args.reps + 1):
-            for workload in workloads:
-                for name, port in setups.items():
-                    # Distinct advance keys per workload, setup and run: tokens start at 1.
-                    figures = wrk.run(f"http://127.0.0.1:{port}", workload, args.duration,
-                                      args.load_cpu,
-                                      script_args=[f"{workload.name}-{name}-r{rep}"])
-                    bad = figures["non_2xx"] + figures["socket_errors"]
-                    samples[(workload.name, name)].append(figures)
-                    print(f"rep {rep}/{args.reps} {workload.name:15} {name:10} "
-                          f"{figures['req_per_s']:9.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
-                          + (f"  errors {bad}" if bad else ""), flush=True)
+        # Distinct advance keys per workload, setup and run: tokens start at 1.
+        urls = {name: f"http://127.0.0.1:{port}" for name, port in setups.items()}
+        samples = wrk.interleaved(urls, workloads, args.reps, args.duration, args.load_cpu,
+                                  lambda rep, workload, name: f"{workload.name}-{name}-r{rep}")
         print()
         print("| workload | figure | " + " | ".join(setups)
               + " | etcd-1/rocksdb-1 | etcd-3/rocksdb-1 |")

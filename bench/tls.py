@@ -28,19 +28,6 @@ WORKLOADS = [
 ]
 
 
-def start_fencegate(name, workdir, cpu, backend_port, binary, tls_block):
-    directory = Path(workdir) / name
-    directory.mkdir(parents=True, exist_ok=True)
-    conf = servers._render("fencegate.yaml", directory / "fencegate.yaml",
-                           BACKEND_PORT=backend_port)
-    conf.write_text(conf.read_text() + tls_block)
-    process = procs.Process(name, [binary, "--config", conf, "--listen", "127.0.0.1:0",
-                                   "--admin-listen", "127.0.0.1:0", "--data-dir",
-                                   directory / "data"], cpu, directory / "out.log")
-    match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=", 15)
-    return int(match.group(1)), process
-
-
 def start_nginx_tls(workdir, cpu, backend_port, certs):
     directory = servers._nginx_dir(workdir, "nginx-tls")
     port = procs.free_port()
@@ -70,31 +57,23 @@ def main():
         tls_block = (f"tls:\n  traffic:\n    cert_file: {certs / 'server.pem'}\n"
                      f"    key_file: {certs / 'server.key'}\n")
         endpoints = {}
-        port, _ = start_fencegate("fencegate-tls", workdir, args.proxy_cpu,
-                                  backend_endpoint.port, args.fencegate, tls_block)
+        port, _, _ = servers.start_fencegate("fencegate-tls", workdir, args.proxy_cpu,
+                                             backend_endpoint.port, args.fencegate, tls_block)
         endpoints["fencegate TLS"] = f"https://127.0.0.1:{port}"
         port, _ = start_nginx_tls(workdir, args.proxy_cpu, backend_endpoint.port, certs)
         endpoints["nginx TLS"] = f"https://127.0.0.1:{port}"
-        port, _ = start_fencegate("fencegate-plain", workdir, args.proxy_cpu,
-                                  backend_endpoint.port, args.fencegate, "")
+        port, _, _ = servers.start_fencegate("fencegate-plain", workdir, args.proxy_cpu,
+                                             backend_endpoint.port, args.fencegate)
         endpoints["fencegate plain"] = f"http://127.0.0.1:{port}"
 
-        samples = {(w.name, name): [] for w in WORKLOADS for name in endpoints}
-        for rep in range(1, args.reps + 1):
-            for workload in WORKLOADS:
-                for name, url in endpoints.items():
-                    figures = wrk.run(url, workload, args.duration, args.load_cpu,
-                                      script_args=[f"r{rep}"])
-                    bad = figures["non_2xx"] + figures["socket_errors"]
-                    samples[(workload.name, name)].append(figures["req_per_s"])
-                    print(f"rep {rep}/{args.reps} {workload.name:12} {name:16} "
-                          f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
-                          + (f"  errors {bad}" if bad else ""), flush=True)
+        samples = wrk.interleaved(endpoints, WORKLOADS, args.reps, args.duration, args.load_cpu,
+                                  lambda rep, workload, name: f"r{rep}")
         print()
         print("| workload | " + " | ".join(endpoints) + " |")
         print("| --- |" + " --- |" * len(endpoints))
         for workload in WORKLOADS:
-            medians = [statistics.median(samples[(workload.name, n)]) for n in endpoints]
+            medians = [statistics.median(f["req_per_s"] for f in samples[(workload.name, n)])
+                       for n in endpoints]
             print(f"| {workload.title} | " + " | ".join(f"{m:,.0f}/s" for m in medians) + " |")
     finally:
         procs.stop_all()

@@ -100,6 +100,21 @@ json::array FencesJson(const std::vector<lockstore::FenceRaise>& fences) {
   return out;
 }
 
+LockHttpResponse RetryableProblem(unsigned status, std::string_view slug, std::string_view title,
+                                  std::string_view detail, std::string_view instance,
+                                  std::string_view request_id, std::chrono::seconds retry_after) {
+  LockHttpResponse response = LockProblem(status, slug, title, detail, instance, request_id);
+  response.retry_after = retry_after;
+  return response;
+}
+
+// The store's trouble is passing (an etcd election, a full disk freed): worth a retry soon.
+LockHttpResponse StoreUnavailable(std::string_view detail, std::string_view instance,
+                                  std::string_view request_id) {
+  return RetryableProblem(503, "store-error", "Lock store unavailable", detail, instance,
+                          request_id, std::chrono::seconds(1));
+}
+
 }  // namespace
 
 LockHttpResponse LockProblem(unsigned status, std::string_view slug, std::string_view title,
@@ -196,33 +211,28 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
             break;
           }
           case Kind::kHeld:
-            response =
-                LockProblem(409, "lock-held", "Lock held", result.detail, instance, request_id);
-            response.retry_after = RetryAfter(result.retry_after);
+            response = RetryableProblem(409, "lock-held", "Lock held", result.detail, instance,
+                                        request_id, RetryAfter(result.retry_after));
             break;
           case Kind::kQuarantined:
-            response = LockProblem(409, "lock-quarantined", "Lock in lock-delay", result.detail,
-                                   instance, request_id);
-            response.retry_after = RetryAfter(result.retry_after);
+            response =
+                RetryableProblem(409, "lock-quarantined", "Lock in lock-delay", result.detail,
+                                 instance, request_id, RetryAfter(result.retry_after));
             break;
           case Kind::kBusy:
-            response = LockProblem(429, "too-many-waiters", "Too many waiters", result.detail,
-                                   instance, request_id);
-            response.retry_after = std::chrono::seconds(1);
+            response = RetryableProblem(429, "too-many-waiters", "Too many waiters", result.detail,
+                                        instance, request_id, std::chrono::seconds(1));
             break;
           case Kind::kInvalid:
             response = LockProblem(400, "bad-request", "Bad lock request", result.detail, instance,
                                    request_id);
             break;
           case Kind::kStoreError:
-            response = LockProblem(503, "store-error", "Lock store unavailable", result.detail,
-                                   instance, request_id);
-            response.retry_after = std::chrono::seconds(1);
+            response = StoreUnavailable(result.detail, instance, request_id);
             break;
           case Kind::kCancelled:
-            response = LockProblem(503, "lock-wait-cancelled", "Wait cancelled", result.detail,
-                                   instance, request_id);
-            response.retry_after = std::chrono::seconds(1);
+            response = RetryableProblem(503, "lock-wait-cancelled", "Wait cancelled", result.detail,
+                                        instance, request_id, std::chrono::seconds(1));
             break;
         }
         done(std::move(response));
@@ -243,10 +253,7 @@ void LockApi::Renew(const std::string& name, std::string_view path, std::string_
       [name, instance = std::string(path), request_id = std::string(request_id), done,
        signer = signer_](lockstore::RenewResult renewed) {
         if (!renewed.status.ok()) {
-          LockHttpResponse response = LockProblem(503, "store-error", "Lock store unavailable",
-                                                  renewed.status.ToString(), instance, request_id);
-          response.retry_after = std::chrono::seconds(1);
-          done(std::move(response));
+          done(StoreUnavailable(renewed.status.ToString(), instance, request_id));
           return;
         }
         if (!renewed.renewed) {
@@ -276,11 +283,7 @@ void LockApi::Release(const std::string& name, std::string_view path, std::strin
                  [name, instance = std::string(path), request_id = std::string(request_id),
                   done](lockstore::ReleaseResult result) {
                    if (!result.status.ok()) {
-                     LockHttpResponse response =
-                         LockProblem(503, "store-error", "Lock store unavailable",
-                                     result.status.ToString(), instance, request_id);
-                     response.retry_after = std::chrono::seconds(1);
-                     done(std::move(response));
+                     done(StoreUnavailable(result.status.ToString(), instance, request_id));
                      return;
                    }
                    done(JsonResponse(200, {{"lock", name}, {"released", result.released}}));

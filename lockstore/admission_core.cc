@@ -28,32 +28,12 @@ AdmissionDecision Admitted(Token token, bool advanced, std::chrono::nanoseconds 
   return decision;
 }
 
-AdmissionDecision Stale(Token highest) {
+// kStale, kRepairing, kTooFarAhead, or kStoreError with its status.
+AdmissionDecision Refused(AdmissionDecision::Kind kind, Token highest, Status status = {}) {
   AdmissionDecision decision;
-  decision.kind = AdmissionDecision::Kind::kStale;
+  decision.kind = kind;
   decision.highest = highest;
-  return decision;
-}
-
-AdmissionDecision Repairing(Token highest) {
-  AdmissionDecision decision;
-  decision.kind = AdmissionDecision::Kind::kRepairing;
-  decision.highest = highest;
-  return decision;
-}
-
-AdmissionDecision TooFarAhead(Token highest) {
-  AdmissionDecision decision;
-  decision.kind = AdmissionDecision::Kind::kTooFarAhead;
-  decision.highest = highest;
-  return decision;
-}
-
-AdmissionDecision StoreError(Token highest, const Status& status) {
-  AdmissionDecision decision;
-  decision.kind = AdmissionDecision::Kind::kStoreError;
-  decision.highest = highest;
-  decision.status = status;
+  decision.status = std::move(status);
   return decision;
 }
 
@@ -124,11 +104,12 @@ std::optional<AdmissionDecision> AdmissionCore::Decide(std::string_view key, Key
                                                        std::optional<Token> max_advance,
                                                        std::string_view request_id,
                                                        MakeWaiter&& make_waiter, Effects& effects) {
-  if (state.repairing) return Repairing(state.target);
-  if (token < state.target) return Stale(state.target);
+  if (state.repairing) return Refused(AdmissionDecision::Kind::kRepairing, state.target);
+  if (token < state.target) return Refused(AdmissionDecision::Kind::kStale, state.target);
   // Decided here, under the shard mutex, so the bound is measured against the same highest
   // the advance would raise.
-  if (max_advance && token - state.target > *max_advance) return TooFarAhead(state.target);
+  if (max_advance && token - state.target > *max_advance)
+    return Refused(AdmissionDecision::Kind::kTooFarAhead, state.target);
   if (token == state.target) {
     if (state.groups.empty()) {
       assert(state.inflight_count == 0 || state.inflight_token == token);
@@ -206,7 +187,8 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
     state.loading.clear();
     if (!status.ok()) {
       for (LoadingRequest& request : loading) {
-        effects.decisions.emplace_back(std::move(request.waiter.delivery), StoreError(0, status));
+        effects.decisions.emplace_back(std::move(request.waiter.delivery),
+                                       Refused(AdmissionDecision::Kind::kStoreError, 0, status));
       }
       shard.keys.erase(it);  // the next write retries the read
     } else {
@@ -262,8 +244,9 @@ void AdmissionCore::OnAdvanced(const std::string& key, std::uint64_t group_id, c
           state.target = std::max(state.target, group.token);
         }
         for (Waiter& waiter : refused) {
-          effects.decisions.emplace_back(std::move(waiter.delivery),
-                                         StoreError(state.target, status));
+          effects.decisions.emplace_back(
+              std::move(waiter.delivery),
+              Refused(AdmissionDecision::Kind::kStoreError, state.target, status));
         }
       }
     }

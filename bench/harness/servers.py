@@ -50,6 +50,27 @@ def start_backend(workdir, cpu, stream_tmp):
     return Endpoint("direct", port, None), process
 
 
+def start_fencegate(name, workdir, cpu, backend_port, binary, extra_config="", port=0,
+                    response_timeout=None):
+    """fencegate on conf/fencegate.yaml with `extra_config` (whole top-level blocks: tls:,
+    store:, cluster:) appended, listening on `port` (0: any); `response_timeout` overrides the
+    backend's. Returns (traffic port, admin port, process)."""
+    directory = Path(workdir) / name
+    directory.mkdir(parents=True, exist_ok=True)
+    conf = _render("fencegate.yaml", directory / "fencegate.yaml", BACKEND_PORT=backend_port)
+    text = conf.read_text()
+    if response_timeout:
+        idle = "    max_idle_connections: 64\n"
+        text = text.replace(idle, f"{idle}    response_timeout: {response_timeout}\n")
+    conf.write_text(text + extra_config)
+    process = procs.Process(name, [binary, "--config", conf, "--listen", f"127.0.0.1:{port}",
+                                   "--admin-listen", "127.0.0.1:0", "--data-dir",
+                                   directory / "data"], cpu, directory / "out.log")
+    match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=\S+:(\d+)",
+                                  15)
+    return int(match.group(1)), int(match.group(2)), process
+
+
 def start_proxy(name, workdir, cpu, backend_port, fencegate_bin, wrapper=(), tag=""):
     """Starts proxy `name`; wrapper prefixes the command (valgrind) and stretches the timeouts."""
     timeout_s = 120 if wrapper else 15

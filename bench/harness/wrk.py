@@ -35,6 +35,24 @@ def parse(output):
     }
 
 
+def interleaved(urls, workloads, reps, duration_s, cpu, script_arg):
+    """Every workload against every url (name -> url), `reps` rounds, a line printed per run;
+    script_arg(rep, workload, name) is the run's nonce for the Lua script. Returns
+    {(workload name, url name): [figures of each rep]}."""
+    samples = {(w.name, name): [] for w in workloads for name in urls}
+    for rep in range(1, reps + 1):
+        for workload in workloads:
+            for name, url in urls.items():
+                figures = run(url, workload, duration_s, cpu,
+                              script_args=[script_arg(rep, workload, name)])
+                bad = figures["non_2xx"] + figures["socket_errors"]
+                samples[(workload.name, name)].append(figures)
+                print(f"rep {rep}/{reps} {workload.name:15} {name:16} "
+                      f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
+                      + (f"  errors {bad}" if bad else ""), flush=True)
+    return samples
+
+
 def run(url, workload, duration_s, cpu, script_args=()):
     """One timed run of workload against url; returns parse()'s figures."""
     argv = ["taskset", "-c", str(cpu), "wrk", "--latency",

@@ -33,6 +33,14 @@ bool Int64(const json::object& object, std::string_view name, std::int64_t* out)
   return false;
 }
 
+// Tokens are stored as JSON integers; a negative one is corrupt, not a token.
+bool TokenField(const json::object& object, std::string_view name, Token* out) {
+  std::int64_t value = 0;
+  if (!Int64(object, name, &value) || value < 0) return false;
+  *out = static_cast<Token>(value);
+  return true;
+}
+
 bool String(const json::object& object, std::string_view name, std::string* out) {
   const json::value* value = object.if_contains(name);
   if (value == nullptr || !value->is_string()) return false;
@@ -82,15 +90,10 @@ std::string EncodeEtcdLockEntry(const EtcdLockEntry& entry) {
 
 bool DecodeEtcdLockEntry(std::string_view value, EtcdLockEntry* out) {
   json::object object;
-  std::int64_t token = 0;
-  if (!ParseObject(value, &object) || !String(object, "owner_hash", &out->owner_hash) ||
-      !Int64(object, "ttl_ms", &out->ttl_ms) ||
-      !Int64(object, "acquired_at_ms", &out->acquired_at_unix_ms) ||
-      !Int64(object, "token", &token) || token < 0) {
-    return false;
-  }
-  out->token = static_cast<Token>(token);
-  return true;
+  return ParseObject(value, &object) && String(object, "owner_hash", &out->owner_hash) &&
+         Int64(object, "ttl_ms", &out->ttl_ms) &&
+         Int64(object, "acquired_at_ms", &out->acquired_at_unix_ms) &&
+         TokenField(object, "token", &out->token);
 }
 
 std::string EncodeEtcdLockAudit(const LockAuditRecord& record) {
@@ -105,19 +108,12 @@ std::string EncodeEtcdLockAudit(const LockAuditRecord& record) {
 
 bool DecodeEtcdLockAudit(std::string_view value, LockAuditRecord* out) {
   json::object object;
-  std::int64_t previous = 0;
-  std::int64_t fence = 0;
-  if (!ParseObject(value, &object) || !Int64(object, "at_ms", &out->at_unix_ms) ||
-      !String(object, "lock", &out->lock) || !String(object, "operator", &out->operator_id) ||
-      !String(object, "reason", &out->reason) ||
-      !String(object, "previous_owner_id", &out->previous_owner_id) ||
-      !Int64(object, "previous_token", &previous) || !Int64(object, "fence_token", &fence) ||
-      previous < 0 || fence < 0) {
-    return false;
-  }
-  out->previous_token = static_cast<Token>(previous);
-  out->fence_token = static_cast<Token>(fence);
-  return true;
+  return ParseObject(value, &object) && Int64(object, "at_ms", &out->at_unix_ms) &&
+         String(object, "lock", &out->lock) && String(object, "operator", &out->operator_id) &&
+         String(object, "reason", &out->reason) &&
+         String(object, "previous_owner_id", &out->previous_owner_id) &&
+         TokenField(object, "previous_token", &out->previous_token) &&
+         TokenField(object, "fence_token", &out->fence_token);
 }
 
 std::map<std::string, EtcdLockState> GroupEtcdLocks(std::string_view prefix,

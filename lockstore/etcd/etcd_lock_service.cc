@@ -126,6 +126,11 @@ class EtcdLockService::Impl : public std::enable_shared_from_this<EtcdLockServic
   void FinishGrant(EtcdClient& client, const Claim& claim, Token token, FenceOutcome outcome);
   void Wake(const std::string& name);
   Status ReadLock(EtcdClient& client, std::string_view name, EtcdLockState* out) const;
+  // The queue entry through which `owner_token` holds lock `name` (it points into *state), or
+  // nullptr: not the holder, or *status says the lock could not be read.
+  const EtcdLockState::Queued* ReadHolder(EtcdClient& client, std::string_view name,
+                                          std::string_view owner_token, EtcdLockState* state,
+                                          Status* status) const;
   std::int64_t NowUnixMs() const { return options_.now_unix_ms ? options_.now_unix_ms() : 0; }
 
   const EtcdLockServiceOptions options_;
@@ -578,15 +583,23 @@ Status EtcdLockService::Impl::ReadLock(EtcdClient& client, std::string_view name
   return Status::Ok();
 }
 
+const EtcdLockState::Queued* EtcdLockService::Impl::ReadHolder(EtcdClient& client,
+                                                               std::string_view name,
+                                                               std::string_view owner_token,
+                                                               EtcdLockState* state,
+                                                               Status* status) const {
+  *status = ReadLock(client, name, state);
+  return status->ok() ? FindOwner(*state, owner_token) : nullptr;
+}
+
 void EtcdLockService::Impl::Renew(std::string name, std::string owner_token,
                                   RenewCallback callback) {
   Post([self = shared_from_this(), name = std::move(name), owner_token = std::move(owner_token),
         callback = std::move(callback)](EtcdClient& client) {
     RenewResult result;
     EtcdLockState state;
-    result.status = self->ReadLock(client, name, &state);
     const EtcdLockState::Queued* holder =
-        result.status.ok() ? FindOwner(state, owner_token) : nullptr;
+        self->ReadHolder(client, name, owner_token, &state, &result.status);
     if (holder != nullptr) {
       std::int64_t left = 0;
       const Status kept = client.LeaseKeepAlive(holder->lease, &left);
@@ -609,9 +622,8 @@ void EtcdLockService::Impl::Release(std::string name, std::string owner_token,
         callback = std::move(callback)](EtcdClient& client) {
     ReleaseResult result;
     EtcdLockState state;
-    result.status = self->ReadLock(client, name, &state);
     const EtcdLockState::Queued* holder =
-        result.status.ok() ? FindOwner(state, owner_token) : nullptr;
+        self->ReadHolder(client, name, owner_token, &state, &result.status);
     if (holder != nullptr) {
       // Revoking the lease deletes the key with it, atomically; the lease is this acquire's
       // own, so nothing else goes.

@@ -47,6 +47,22 @@ TEST(EtcdLockKeysTest, EntryAndAuditRoundTrip) {
   EXPECT_EQ(back.fence_token, 8u);
 }
 
+// A negative token is corrupt, in whichever token field it stands.
+TEST(EtcdLockKeysTest, NegativeTokensAreRefused) {
+  EtcdLockEntry entry;
+  EXPECT_TRUE(
+      DecodeEtcdLockEntry(R"({"owner_hash":"x","ttl_ms":1,"acquired_at_ms":2,"token":0})", &entry));
+  EXPECT_FALSE(DecodeEtcdLockEntry(R"({"owner_hash":"x","ttl_ms":1,"acquired_at_ms":2,"token":-1})",
+                                   &entry));
+
+  const std::string audit_head =
+      R"({"at_ms":5,"lock":"job","operator":"alice","reason":"r","previous_owner_id":"o",)";
+  LockAuditRecord audit;
+  EXPECT_TRUE(DecodeEtcdLockAudit(audit_head + R"("previous_token":0,"fence_token":1})", &audit));
+  EXPECT_FALSE(DecodeEtcdLockAudit(audit_head + R"("previous_token":-1,"fence_token":1})", &audit));
+  EXPECT_FALSE(DecodeEtcdLockAudit(audit_head + R"("previous_token":0,"fence_token":-1})", &audit));
+}
+
 TEST(EtcdLockKeysTest, GroupsByLockOrdersByCreateRevisionAndSkipsForeignKeys) {
   const std::string holder = EncodeEtcdLockEntry({"h", 1000, 1, 3});
   const std::string waiting = EncodeEtcdLockEntry({"w", 1000, 0, 0});

@@ -9,6 +9,7 @@
 #include "tests/integration/http_client.h"
 #include "tests/integration/lock_test_support.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/integration/test_certs.h"
 #include "tests/integration/tls_client.h"
 
 namespace fencegate::integration {
@@ -18,10 +19,7 @@ class AuthMtlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    auto script = Process::Start(
-        {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", certs_}, &error);
-    ASSERT_NE(script, nullptr) << error;
-    ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
+    ASSERT_TRUE(MakeTestCerts(certs_, &error)) << error;
     gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", Config()), dir_.Join("data"),
                                       &error);
     ASSERT_NE(gateway_, nullptr) << error;
@@ -50,13 +48,7 @@ class AuthMtlsTest : public ::testing::Test {
   std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
 
   TlsClientOptions Client(bool with_certificate) const {
-    TlsClientOptions options;
-    options.ca_file = Cert("ca.pem");
-    if (with_certificate) {
-      options.cert_file = Cert("client.pem");
-      options.key_file = Cert("client.key");
-    }
-    return options;
+    return TestClient(certs_, with_certificate ? "client" : "");
   }
 
   int Put(bool with_certificate, std::uint64_t token, const char* bearer = nullptr) {
@@ -121,15 +113,7 @@ class AdminMtlsTest : public AuthMtlsTest {
            "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
   }
 
-  TlsClientOptions As(const std::string& name) const {
-    TlsClientOptions options;
-    options.ca_file = Cert("ca.pem");
-    if (!name.empty()) {
-      options.cert_file = Cert(name + ".pem");
-      options.key_file = Cert(name + ".key");
-    }
-    return options;
-  }
+  TlsClientOptions As(const std::string& name) const { return TestClient(certs_, name); }
 
   Response Admin(const std::string& certificate, http::verb method, const std::string& target,
                  std::string body = {}) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/held_put.h"
 #include "tests/integration/http_gateway_fixture.h"
 
 namespace fencegate::integration {
@@ -13,11 +14,7 @@ using BarrierTest = HttpGatewayTest;
 // Token 6 must not overtake the still-running write of token 5 on the same fence: the backend
 // would otherwise apply 5 after 6.
 TEST_F(BarrierTest, NewerTokenWaitsForOlderWriteToComplete) {
-  std::uint16_t port = gateway_->traffic_port();
-  auto slow = std::async(std::launch::async, [port] {
-    return Fetch(port, MakeRequest(http::verb::put, "/kv/item/x",
-                                   {{"Fencing-Token", "5"}, {"X-Test-Delay-Ms", "500"}}, "five"));
-  });
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/item/x", "5", 500, "five");
   ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
 
   Response newer = Put("/kv/item/y", "6", "six");
@@ -37,11 +34,7 @@ TEST_F(BarrierTest, NewerTokenWaitsForOlderWriteToComplete) {
 
 // The barrier is per fence: a write on another fence is not held back.
 TEST_F(BarrierTest, OtherFencesAreNotHeldBack) {
-  std::uint16_t port = gateway_->traffic_port();
-  auto slow = std::async(std::launch::async, [port] {
-    return Fetch(port, MakeRequest(http::verb::put, "/kv/one/x",
-                                   {{"Fencing-Token", "5"}, {"X-Test-Delay-Ms", "800"}}, "one"));
-  });
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/one/x", "5", 800, "one");
   ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
   EXPECT_EQ(Put("/kv/two/x", "6", "two").result_int(), 200);
   std::vector<RecordedRequest> seen = backend_.Requests();

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/integration/fencegate_run.h"
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/process.h"
 #include "tests/integration/recording_backend.h"
@@ -12,31 +13,6 @@ namespace fencegate::integration {
 namespace {
 
 using ::testing::HasSubstr;
-
-struct Finished {
-  int status = -1;
-  std::string stdout_text;
-  std::string stderr_text;
-};
-
-Finished RunFencegate(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {FencegateBinary()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::string error;
-  std::unique_ptr<Process> process = Process::Start(argv, &error);
-  Finished finished;
-  if (!process) {
-    ADD_FAILURE() << error;
-    return finished;
-  }
-  std::optional<int> status = process->Wait(std::chrono::seconds(10));
-  EXPECT_TRUE(status.has_value()) << "still running";
-  finished.status = status.value_or(-1);
-  EXPECT_TRUE(process->WaitForOutputEnd(std::chrono::seconds(5)));
-  for (const std::string& line : process->StdoutLines()) finished.stdout_text += line + "\n";
-  finished.stderr_text = process->Stderr();
-  return finished;
-}
 
 TEST(CliTest, CheckConfigAcceptsTheShippedConfigs) {
   for (const char* relative : {"/config/fencegate.yaml", "/config/examples/full-reference.yaml",

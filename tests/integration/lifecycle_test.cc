@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
+#include "tests/integration/held_put.h"
 #include "tests/integration/http_gateway_fixture.h"
 
 namespace fencegate::integration {
@@ -14,11 +15,7 @@ namespace {
 using LifecycleTest = HttpGatewayTest;
 
 TEST_F(LifecycleTest, SigtermDrainsInFlightRequestThenExitsZero) {
-  std::uint16_t port = gateway_->traffic_port();
-  auto slow = std::async(std::launch::async, [port] {
-    return Fetch(port, MakeRequest(http::verb::put, "/kv/s/x",
-                                   {{"Fencing-Token", "1"}, {"X-Test-Delay-Ms", "1000"}}, "slow"));
-  });
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/s/x", "1", 1000, "slow");
   ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
   gateway_->process().Signal(SIGTERM);
 
@@ -37,11 +34,7 @@ class ShortDrainTest : public HttpGatewayTest {
 
 // A request still running when the drain deadline passes is cut, and the exit code says so.
 TEST_F(ShortDrainTest, DrainDeadlineCutsRequestExitsFour) {
-  std::uint16_t port = gateway_->traffic_port();
-  auto slow = std::async(std::launch::async, [port] {
-    return Fetch(port, MakeRequest(http::verb::put, "/kv/s/x",
-                                   {{"Fencing-Token", "1"}, {"X-Test-Delay-Ms", "1500"}}, "slow"));
-  });
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/s/x", "1", 1500, "slow");
   ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
   gateway_->process().Signal(SIGTERM);
   EXPECT_EQ(gateway_->process().Wait(std::chrono::seconds(10)), 4) << gateway_->process().Stderr();

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "tests/integration/admin_client.h"
+#include "tests/integration/held_put.h"
 #include "tests/integration/http_gateway_fixture.h"
 
 namespace fencegate::integration {
@@ -28,11 +29,7 @@ class BarrierTimeoutTest : public HttpGatewayTest {
 // forwarded; the fence has still moved, so the holder's retry goes through and the old token is
 // stale from then on.
 TEST_F(BarrierTimeoutTest, NewerWriteGivesUpWithoutReachingTheBackend) {
-  std::uint16_t port = gateway_->traffic_port();
-  auto slow = std::async(std::launch::async, [port] {
-    return Fetch(port, MakeRequest(http::verb::put, "/kv/item/x",
-                                   {{"Fencing-Token", "5"}, {"X-Test-Delay-Ms", "1500"}}, "five"));
-  });
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/item/x", "5", 1500, "five");
   ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
 
   Response held = Put("/kv/item/y", "6", "six");

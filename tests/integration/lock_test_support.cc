@@ -8,10 +8,8 @@
 
 namespace fencegate::integration {
 
-std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
-                              const std::string& store) {
-  return store +
-         "access_log:\n"
+std::string KvRouteConfig(std::uint16_t backend_port, const std::string& access_log) {
+  return "access_log:\n"
          "  path: \"" +
          access_log +
          "\"\n"
@@ -25,7 +23,12 @@ std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& acc
          "  - name: kv\n"
          "    prefix: /kv/\n"
          "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n"
+         "    fence_key: \"kv:{segment:2}\"\n";
+}
+
+std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
+                              const std::string& store) {
+  return store + KvRouteConfig(backend_port, access_log) +
          "locks:\n"
          "  prefix: /locks/\n"
          "  min_ttl: 50ms\n"

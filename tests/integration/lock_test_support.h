@@ -16,6 +16,10 @@
 
 namespace fencegate::integration {
 
+// The access log, backend "api" (the RecordingBackend at `backend_port`) and the fenced route
+// "kv" (/kv/<item>/... -> fence key "kv:<item>"), last, so more of its keys may follow.
+std::string KvRouteConfig(std::uint16_t backend_port, const std::string& access_log);
+
 // A gateway with the fenced route "kv" (/kv/<item>/... -> fence key "kv:<item>") in front of a
 // RecordingBackend, and the built-in locks under /locks/ with two rules: locks "orders-*" are
 // bound to fence key "kv:{name}" (eager fencing), locks "delayed-*" have a 1 s lock-delay.

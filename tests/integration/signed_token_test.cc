@@ -21,19 +21,7 @@ namespace {
 // and scope fence key "kv:{name}".
 std::string SignedConfig(std::uint16_t backend_port, const std::string& access_log,
                          const std::string& signing) {
-  return "access_log:\n  path: \"" + access_log +
-         "\"\n"
-         "backends:\n"
-         "  api:\n"
-         "    kind: http\n"
-         "    url: http://127.0.0.1:" +
-         std::to_string(backend_port) +
-         "\n"
-         "routes:\n"
-         "  - name: kv\n"
-         "    prefix: /kv/\n"
-         "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n"
+  return KvRouteConfig(backend_port, access_log) +
          "    require_signed_tokens: true\n"
          "  - name: open\n"
          "    prefix: /open/\n"

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "tests/integration/fencegate_run.h"
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/http_client.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/integration/test_certs.h"
 
 namespace fencegate::integration {
 namespace {
@@ -25,10 +27,7 @@ class TlsBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    auto script = Process::Start(
-        {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", certs_}, &error);
-    ASSERT_NE(script, nullptr) << error;
-    ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
+    ASSERT_TRUE(MakeTestCerts(certs_, &error)) << error;
     StartNginx();
   }
 
@@ -164,14 +163,12 @@ TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
       "  store:\n    kind: s3\n    endpoint: https://127.0.0.1:1\n    access_key: a\n"
       "    secret_key: b\n"
       "routes:\n  - name: r\n    prefix: /r/\n    backend: plain\n    fence_key: \"r\"\n");
-  std::string error;
-  auto check = Process::Start({FencegateBinary(), "--check-config", config}, &error);
-  ASSERT_NE(check, nullptr) << error;
-  EXPECT_EQ(check->Wait(std::chrono::seconds(30)), 1);
-  ASSERT_TRUE(check->WaitForOutputEnd(std::chrono::seconds(30)));
-  EXPECT_NE(check->Stderr().find("bad.yaml:4"), std::string::npos) << check->Stderr();
-  EXPECT_NE(check->Stderr().find("not https://"), std::string::npos) << check->Stderr();
-  EXPECT_NE(check->Stderr().find("backends.store.endpoint"), std::string::npos) << check->Stderr();
+  const Finished check = RunFencegate({"--check-config", config});
+  EXPECT_EQ(check.status, 1);
+  EXPECT_NE(check.stderr_text.find("bad.yaml:4"), std::string::npos) << check.stderr_text;
+  EXPECT_NE(check.stderr_text.find("not https://"), std::string::npos) << check.stderr_text;
+  EXPECT_NE(check.stderr_text.find("backends.store.endpoint"), std::string::npos)
+      << check.stderr_text;
 
   // A CA file that does not exist: the gateway does not start and says which file.
   const std::string missing = dir_.WriteFile(
@@ -179,13 +176,11 @@ TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
       "backends:\n  api:\n    kind: http\n    url: https://127.0.0.1:" +
           std::to_string(good_port_) + "\n    tls_ca_file: " + Cert("absent.pem") +
           "\nroutes:\n  - name: r\n    prefix: /r/\n    backend: api\n    fence_key: \"r\"\n");
-  auto start = Process::Start({FencegateBinary(), "--config", missing, "--listen", "127.0.0.1:0",
-                               "--admin-listen", "127.0.0.1:0", "--data-dir", dir_.Join("data")},
-                              &error);
-  ASSERT_NE(start, nullptr) << error;
-  EXPECT_EQ(start->Wait(std::chrono::seconds(30)), 3);
-  ASSERT_TRUE(start->WaitForOutputEnd(std::chrono::seconds(30)));
-  EXPECT_NE(start->Stderr().find(Cert("absent.pem")), std::string::npos) << start->Stderr();
+  const Finished start =
+      RunFencegate({"--config", missing, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                    "--data-dir", dir_.Join("data")});
+  EXPECT_EQ(start.status, 3);
+  EXPECT_NE(start.stderr_text.find(Cert("absent.pem")), std::string::npos) << start.stderr_text;
 }
 
 }  // namespace

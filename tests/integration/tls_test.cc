@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "tests/integration/admin_client.h"
+#include "tests/integration/fencegate_run.h"
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/http_client.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/integration/test_certs.h"
 #include "tests/integration/tls_client.h"
 
 namespace fencegate::integration {
@@ -28,10 +30,7 @@ class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    auto script = Process::Start(
-        {"/bin/bash", FENCEGATE_SOURCE_DIR "/tests/support/make_test_certs.sh", certs_}, &error);
-    ASSERT_NE(script, nullptr) << error;
-    ASSERT_EQ(script->Wait(std::chrono::seconds(60)), 0) << script->Stderr();
+    ASSERT_TRUE(MakeTestCerts(certs_, &error)) << error;
     // The listener reads these two; the reload test replaces them.
     std::filesystem::copy_file(Cert("server.pem"), Cert("live.pem"));
     std::filesystem::copy_file(Cert("server.key"), Cert("live.key"));
@@ -63,15 +62,7 @@ class TlsTest : public ::testing::Test {
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
-  TlsClientOptions Client(const std::string& name = "") const {
-    TlsClientOptions options;
-    options.ca_file = Cert("ca.pem");
-    if (!name.empty()) {
-      options.cert_file = Cert(name + ".pem");
-      options.key_file = Cert(name + ".key");
-    }
-    return options;
-  }
+  TlsClientOptions Client(const std::string& name = "") const { return TestClient(certs_, name); }
 
   static Request PutRequest(const std::string& target, std::uint64_t token, std::string body) {
     return MakeRequest(http::verb::put, target, {{"Fencing-Token", std::to_string(token)}},
@@ -290,14 +281,11 @@ TEST_F(TlsTest, ConfigAndCertificateErrorsNameTheirSource) {
                       "backends:\n  files:\n    kind: filesystem\n    root: /tmp\n"
                       "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
                       "    fence_key: \"kv:{segment:2}\"\n");
-  std::string error;
-  auto check = Process::Start({FencegateBinary(), "--check-config", config_path}, &error);
-  ASSERT_NE(check, nullptr) << error;
-  EXPECT_EQ(check->Wait(std::chrono::seconds(30)), 1);
-  ASSERT_TRUE(check->WaitForOutputEnd(std::chrono::seconds(30)));
-  EXPECT_NE(check->Stderr().find("bad.yaml:5"), std::string::npos) << check->Stderr();
-  EXPECT_NE(check->Stderr().find("tls.traffic.client_ca_file"), std::string::npos)
-      << check->Stderr();
+  const Finished check = RunFencegate({"--check-config", config_path});
+  EXPECT_EQ(check.status, 1);
+  EXPECT_NE(check.stderr_text.find("bad.yaml:5"), std::string::npos) << check.stderr_text;
+  EXPECT_NE(check.stderr_text.find("tls.traffic.client_ca_file"), std::string::npos)
+      << check.stderr_text;
 
   std::filesystem::remove(Cert("live.pem"));
   const std::string missing = dir_.WriteFile(
@@ -306,13 +294,11 @@ TEST_F(TlsTest, ConfigAndCertificateErrorsNameTheirSource) {
                           "\nbackends:\n  files:\n    kind: filesystem\n    root: /tmp\n"
                           "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
                           "    fence_key: \"kv:{segment:2}\"\n");
-  auto start = Process::Start({FencegateBinary(), "--config", missing, "--listen", "127.0.0.1:0",
-                               "--admin-listen", "127.0.0.1:0", "--data-dir", dir_.Join("data")},
-                              &error);
-  ASSERT_NE(start, nullptr) << error;
-  EXPECT_EQ(start->Wait(std::chrono::seconds(30)), 3);
-  ASSERT_TRUE(start->WaitForOutputEnd(std::chrono::seconds(30)));
-  EXPECT_NE(start->Stderr().find(Cert("live.pem")), std::string::npos) << start->Stderr();
+  const Finished start =
+      RunFencegate({"--config", missing, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                    "--data-dir", dir_.Join("data")});
+  EXPECT_EQ(start.status, 3);
+  EXPECT_NE(start.stderr_text.find(Cert("live.pem")), std::string::npos) << start.stderr_text;
 }
 
 }  // namespace

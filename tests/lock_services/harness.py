@@ -7,7 +7,6 @@ import sys
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -17,6 +16,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from free_port import free_port  # noqa: E402
+from wait_until import wait_until as shared_wait_until  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLES = os.path.join(REPO, "examples")
@@ -29,15 +29,7 @@ LEASE_SECONDS = 2
 
 
 def wait_until(predicate, what, deadline=DEADLINE_SECONDS):
-    """Polls `predicate` until it returns a true value, which it returns."""
-    end = time.monotonic() + deadline
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up after {deadline}s waiting for {what}")
-        time.sleep(0.1)
+    return shared_wait_until(predicate, what, deadline)
 
 
 def http(method, url, body=None, headers=None):

@@ -3,38 +3,16 @@
 // max_advance_test.cc.
 #include <gtest/gtest.h>
 
-#include <mutex>
-#include <vector>
-
 #include "lockstore/admission.h"
 #include "lockstore/memory_fence_store.h"
+#include "tests/lockstore/admission_test_support.h"
 
 namespace fencegate::lockstore {
 namespace {
 
 using Kind = AdmissionDecision::Kind;
-
-class Recorded {
- public:
-  AdmissionController::Callback Callback() {
-    return [this](const AdmissionDecision& decision) {
-      std::lock_guard lock(mu_);
-      received_.push_back(decision);
-    };
-  }
-  std::vector<AdmissionDecision> received() const {
-    std::lock_guard lock(mu_);
-    return received_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<AdmissionDecision> received_;
-};
-
-AdmissionController::Callback Unexpected() {
-  return [](const AdmissionDecision&) { ADD_FAILURE() << "callback for an immediate decision"; };
-}
+using testing::Decisions;
+using testing::Unexpected;
 
 class NoAdvanceTest : public ::testing::Test {
  protected:
@@ -83,11 +61,11 @@ TEST_F(NoAdvanceTest, ZeroAdmitsTheCurrentHighestAndRefusesAnyAdvance) {
 TEST_F(NoAdvanceTest, PendingAdvanceCountsAsHighest) {
   Establish(1);
   store_.SetDeferred(true);
-  Recorded first;
+  Decisions first;
   // An unbounded advance to 8 is being made durable ...
   ASSERT_FALSE(controller_.Admit("k", 8, "a", first.Callback()).has_value());
   // ... so 8 is the highest for a caller without an advance grant: joining it is no advance.
-  Recorded joined;
+  Decisions joined;
   ASSERT_FALSE(controller_.Admit("k", 8, "b", joined.Callback(), Token{0}).has_value());
   auto beyond = controller_.Admit("k", 9, "c", Unexpected(), Token{0});
   ASSERT_TRUE(beyond.has_value());
@@ -106,7 +84,7 @@ TEST_F(NoAdvanceTest, KeyNotYetLoadedIsDecidedWithTheBound) {
   Establish(3);
   AdmissionController fresh(store_, AdmissionOptions{});
   store_.SetDeferred(true);
-  Recorded refused;
+  Decisions refused;
   auto decision = fresh.Admit("k", 4, "r", refused.Callback(), Token{0});
   if (!decision) {
     store_.RunPending();

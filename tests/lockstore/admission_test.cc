@@ -13,35 +13,14 @@
 #include <vector>
 
 #include "lockstore/memory_fence_store.h"
+#include "tests/lockstore/admission_test_support.h"
 
 namespace fencegate::lockstore {
 namespace {
 
 using Kind = AdmissionDecision::Kind;
-
-// Collects the decisions delivered through callbacks.
-class Decisions {
- public:
-  AdmissionController::Callback Callback() {
-    return [this](const AdmissionDecision& decision) {
-      std::lock_guard lock(mu_);
-      received_.push_back(decision);
-    };
-  }
-  std::vector<AdmissionDecision> received() const {
-    std::lock_guard lock(mu_);
-    return received_;
-  }
-  std::size_t size() const { return received().size(); }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<AdmissionDecision> received_;
-};
-
-AdmissionController::Callback Unexpected() {
-  return [](const AdmissionDecision&) { ADD_FAILURE() << "callback for an immediate decision"; };
-}
+using testing::Decisions;
+using testing::Unexpected;
 
 class AdmissionTest : public ::testing::Test {
  protected:

@@ -36,6 +36,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from free_port import free_port  # noqa: E402
+from wait_until import wait_until as shared_wait_until  # noqa: E402
 
 BINARY = os.environ.get("FENCEGATE_BINARY", "build/gateway/fencegate")
 SHARDS = 8
@@ -48,14 +49,7 @@ NAMES = ["r0", "r1", "r2"]
 
 
 def wait_until(predicate, what, deadline=DEADLINE):
-    end = time.monotonic() + deadline
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up after {deadline}s waiting for {what}")
-        time.sleep(0.05)
+    return shared_wait_until(predicate, what, deadline, interval=0.05)
 
 
 def request(port, method, path, headers=None, body=b"", timeout=20):

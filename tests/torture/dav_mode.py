@@ -15,22 +15,17 @@ answered and unlocked). Violations, besides those of checker.check_files on the 
 """
 
 import asyncio
-import json
 import re
 import time
 
 import checker
 import httpwire
+from gateway import CONFIG_HEAD
+from snapshots import ThinnedSnapshots, empty_snapshot, set_body
 
 # lock_timeout is short so a lock whose UNLOCK the relay lost blocks a resource briefly; the
 # LOCK retries outlast it. response_timeout as in the http mode (above the relay's delays).
-WEBDAV_CONFIG = """\
-threads: 2
-access_log:
-  path: "{access_log}"
-timeouts:
-  barrier_wait: 6s
-  shutdown_drain: 5s
+WEBDAV_CONFIG = CONFIG_HEAD + """\
 backends:
   share:
     kind: webdav
@@ -72,16 +67,10 @@ async def _request(port, head, body=b""):
 async def read_snapshot(port, resource, start):
     """Body first, then the stored token: the token is stored before the body is replaced and
     never lowered, so a later read of it is at least the token stored with that body."""
-    snapshot = {"start": start, "resource": resource, "token": None, "stored_token": None,
-                "body": None}
+    snapshot = empty_snapshot(resource, start)
     status, body = await _request(port, f"GET /dav/{resource} HTTP/1.1\r\n")
     if status == 200:
-        try:
-            snapshot["body"] = json.loads(body)
-        except ValueError:
-            snapshot["body"] = {"attempt": "?", "copy": -1, "token": None,
-                                "raw": body[:80].decode("latin-1")}
-        snapshot["token"] = snapshot["body"].get("token")
+        set_body(snapshot, body)
     status, body = await _request(port, f"PROPFIND /dav/{resource} HTTP/1.1\r\nDepth: 0\r\n"
                                   "Content-Type: application/xml\r\n", PROPFIND)
     match = STORED.search(body) if status == 207 else None
@@ -90,30 +79,18 @@ async def read_snapshot(port, resource, start):
     return snapshot
 
 
-class DavSnapshots:
+class DavSnapshots(ThinnedSnapshots):
     def __init__(self, port, resources, keep_every=0.1):
+        super().__init__(keep_every, stored_token_counts=True)
         self.port = port
         self.resources = resources
-        self.keep_every = keep_every
-        self.snapshots = []
         self.errors = 0
-        self._last = {}
-
-    def _keep(self, snapshot):
-        previous = self._last.get(snapshot["resource"])
-        body = snapshot["body"] or {}
-        identity = (snapshot["token"], snapshot["stored_token"], body.get("attempt"),
-                    body.get("copy"))
-        if (previous is None or previous[0] != identity
-                or snapshot["start"] - previous[1] >= self.keep_every):
-            self.snapshots.append(snapshot)
-            self._last[snapshot["resource"]] = (identity, snapshot["start"])
 
     async def run(self, stop):
         while not stop.is_set():
             for resource in self.resources:
                 try:
-                    self._keep(await read_snapshot(self.port, resource, time.monotonic()))
+                    self.keep(await read_snapshot(self.port, resource, time.monotonic()))
                 except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
                     self.errors += 1
             await asyncio.sleep(0.01)

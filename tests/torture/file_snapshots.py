@@ -4,9 +4,10 @@ stored with it (xattr user.fencegate.token). A snapshot is kept when the file ch
 least every `keep_every` seconds per file otherwise, which bounds memory on long runs."""
 
 import asyncio
-import json
 import os
 import time
+
+from snapshots import ThinnedSnapshots, empty_snapshot, set_body
 
 TOKEN_XATTR = "user.fencegate.token"
 
@@ -29,9 +30,7 @@ def supports_user_xattrs(root):
 def read_snapshot(root, resource, xattrs=True):
     """`token` is the token in the content (what was applied); `stored_token` the one the adapter
     kept with the file, when it uses xattrs."""
-    start = time.monotonic()
-    snapshot = {"start": start, "resource": resource, "token": None, "stored_token": None,
-                "body": None}
+    snapshot = empty_snapshot(resource, time.monotonic())
     try:
         fd = os.open(os.path.join(root, resource), os.O_RDONLY)
     except FileNotFoundError:
@@ -46,39 +45,23 @@ def read_snapshot(root, resource, xattrs=True):
                 pass
     finally:
         os.close(fd)
-    try:
-        snapshot["body"] = json.loads(data)
-    except ValueError:
-        snapshot["body"] = {"attempt": "?", "copy": -1, "token": None, "raw": data[:80].decode(
-            "latin-1")}
-    snapshot["token"] = snapshot["body"].get("token")
+    set_body(snapshot, data)
     if not xattrs:
         snapshot["stored_token"] = snapshot["token"]
     return snapshot
 
 
-class SnapshotTaker:
+class SnapshotTaker(ThinnedSnapshots):
     def __init__(self, root, resources, keep_every=0.1):
+        super().__init__(keep_every)
         self.root = root
         self.xattrs = supports_user_xattrs(root)
         self.resources = resources
-        self.keep_every = keep_every
-        self.snapshots = []
-        self._last = {}
-
-    def _keep(self, snapshot):
-        previous = self._last.get(snapshot["resource"])
-        body = snapshot["body"] or {}
-        identity = (snapshot["token"], body.get("attempt"), body.get("copy"))
-        if (previous is None or previous[0] != identity
-                or snapshot["start"] - previous[1] >= self.keep_every):
-            self.snapshots.append(snapshot)
-            self._last[snapshot["resource"]] = (identity, snapshot["start"])
 
     async def run(self, stop):
         while not stop.is_set():
             for resource in self.resources:
-                self._keep(read_snapshot(self.root, resource, self.xattrs))
+                self.keep(read_snapshot(self.root, resource, self.xattrs))
             await asyncio.sleep(0.005)
 
     def final(self):

@@ -7,15 +7,19 @@ import signal
 
 LISTENING = re.compile(r"^fencegate listening traffic=\S+:(\d+) admin=\S+:(\d+)$")
 
-# response_timeout stays well above what the backend relay holds a piece back (0.2 s): a request
-# fencegate has given up on must not reach the backend afterwards (see recording_backend.py).
-HTTP_CONFIG = """\
+# The start of every mode's config (str.format templates, as the whole config is).
+CONFIG_HEAD = """\
 threads: 2
 access_log:
   path: "{access_log}"
 timeouts:
   barrier_wait: 6s
   shutdown_drain: 5s
+"""
+
+# response_timeout stays well above what the backend relay holds a piece back (0.2 s): a request
+# fencegate has given up on must not reach the backend afterwards (see recording_backend.py).
+HTTP_BACKEND = """\
 backends:
   api:
     kind: http
@@ -29,6 +33,8 @@ routes:
     backend: api
     fence_key: "kv:{{segment:2}}"
 """
+
+HTTP_CONFIG = CONFIG_HEAD + HTTP_BACKEND
 
 FILESYSTEM_CONFIG = """\
 threads: 2

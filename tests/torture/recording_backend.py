@@ -14,24 +14,19 @@ import random
 import time
 
 import httpwire
+from loopback import LoopbackServer
 
 
-class RecordingBackend:
+class RecordingBackend(LoopbackServer):
     def __init__(self, seed, log_path, token_field):
         self.seed = seed
         self.token_field = token_field.lower()
         self.log = []  # applied writes, in arrival order
         self._log_file = open(log_path, "w", encoding="utf-8")
         self.faults = {}
-        self._server = None
-        self.port = None
-
-    async def start(self):
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self):
-        self._server.close()
+        await super().stop()
         self._log_file.close()
 
     def _apply(self, target, headers, body):

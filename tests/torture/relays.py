@@ -20,12 +20,13 @@ import random
 import time
 
 import httpwire
+from loopback import LoopbackServer
 
 COPY_MARK = b'"copy":0'
 DUPLICATE_MARK = b'"copy":1'
 
 
-class ClientRelay:
+class ClientRelay(LoopbackServer):
     def __init__(self, name, upstream_port, seed, client_timeout, answers):
         self.name = name
         self.upstream_port = upstream_port
@@ -34,12 +35,6 @@ class ClientRelay:
         self.answers = answers  # (attempt, copy) -> (status, monotonic time, problem type)
         self.faults = {}
         self._orphans = set()
-        self._server = None
-        self.port = None
-
-    async def start(self):
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
 
     async def drain(self, timeout):
         """Waits for the copies still on their way (stalled or duplicated) to be answered."""
@@ -47,7 +42,7 @@ class ClientRelay:
             await asyncio.wait(list(self._orphans), timeout=timeout)
 
     async def stop(self):
-        self._server.close()
+        await super().stop()
         for task in list(self._orphans):
             task.cancel()
 
@@ -117,22 +112,13 @@ class ClientRelay:
             writer.transport.abort()
 
 
-class BackendRelay:
+class BackendRelay(LoopbackServer):
     def __init__(self, upstream_port, seed):
         self.upstream_port = upstream_port
         self.seed = seed
         self.connections = 0
         self.resets = 0
         self.delays = 0
-        self._server = None
-        self.port = None
-
-    async def start(self):
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def stop(self):
-        self._server.close()
 
     async def _serve(self, down_reader, down_writer):
         rng = random.Random(f"{self.seed}/backend-relay/{self.connections}")

@@ -31,12 +31,12 @@ import json
 import os
 import sys
 import signal
-import socket
 import time
 
 import checker
-from gateway import Gateway
+from gateway import CONFIG_HEAD, HTTP_BACKEND, Gateway
 from lock_issuer import LockIssuer
+from loopback import LoopbackServer
 from recording_backend import RecordingBackend
 from relays import BackendRelay, ClientRelay
 from workers import Workload
@@ -49,13 +49,7 @@ LAYOUTS = ("partitioned", "shared")
 
 # The http torture config with the fences in etcd. request_timeout / operation_timeout are short
 # so an unreachable member is left quickly and a replica without etcd answers 503 within 1.5 s.
-REPLICA_CONFIG = """\
-threads: 2
-access_log:
-  path: "{access_log}"
-timeouts:
-  barrier_wait: 6s
-  shutdown_drain: 5s
+REPLICA_CONFIG = CONFIG_HEAD + """\
 store:
   kind: etcd
   prefix: /torture/
@@ -65,19 +59,7 @@ store:
 {endpoints}
 locks:
   enabled: false
-backends:
-  api:
-    kind: http
-    url: http://127.0.0.1:{backend_port}
-    connect_timeout: 2s
-    response_timeout: 4s
-    forward_token_header: Fencing-Token
-routes:
-  - name: kv
-    prefix: /kv/
-    backend: api
-    fence_key: "kv:{{segment:2}}"
-"""
+""" + HTTP_BACKEND
 
 # Shard ownership (docs/ARCHITECTURE.md "Several replicas"): every replica knows every other's
 # traffic address, so each listens on a port fixed before the start (kept across a restart).
@@ -193,7 +175,7 @@ class EtcdCluster:
                     await member.process.wait()
 
 
-class PausableRelay:
+class PausableRelay(LoopbackServer):
     """A TCP relay from one replica to one etcd member. Paused, it black-holes: bytes are dropped
     both ways and new connections are accepted but never connected through, as a partition does
     (the replica sees timeouts, not resets). Resumed, every connection that lived through the
@@ -203,12 +185,6 @@ class PausableRelay:
         self.upstream_port = upstream_port
         self.paused = False
         self._connections = set()  # (down_writer, up_writer or None)
-        self._server = None
-        self.port = None
-
-    async def start(self):
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
 
     def pause(self):
         self.paused = True
@@ -221,7 +197,7 @@ class PausableRelay:
                     w.transport.abort()
 
     async def stop(self):
-        self._server.close()
+        await super().stop()
         for connection in list(self._connections):
             for w in connection:
                 if w is not None:

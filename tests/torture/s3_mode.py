@@ -10,12 +10,13 @@ import asyncio
 import datetime
 import hashlib
 import hmac
-import json
 import os
 import re
 import time
 
 import httpwire
+from gateway import CONFIG_HEAD
+from snapshots import ThinnedSnapshots, empty_snapshot, set_body
 
 RADOSGW_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support",
                               "radosgw.sh")
@@ -24,13 +25,7 @@ REGION = "us-east-1"
 
 # Two gateways, each with its own fence store, before one bucket: only the adapter's conditional
 # writes at radosgw keep their writes in token order. response_timeout as in the http mode.
-S3_CONFIG = """\
-threads: 2
-access_log:
-  path: "{access_log}"
-timeouts:
-  barrier_wait: 6s
-  shutdown_drain: 5s
+S3_CONFIG = CONFIG_HEAD + """\
 backends:
   rgw:
     kind: s3
@@ -121,24 +116,20 @@ class Radosgw:
             raise RuntimeError(f"bucket creation answered {status}: {payload[:200]!r}")
 
 
-class S3SnapshotTaker:
+class S3SnapshotTaker(ThinnedSnapshots):
     """Snapshots of the torture's objects read from radosgw while the run goes on, kept when an
     object changed and at least every `keep_every` seconds otherwise (bounded memory), and a
     final round once stopped."""
 
     def __init__(self, radosgw, resources, keep_every=0.1):
+        super().__init__(keep_every)
         self.radosgw = radosgw
         self.resources = resources
-        self.keep_every = keep_every
-        self.snapshots = []
         self.reads = 0
         self._final = []
-        self._last = {}
 
     async def read(self, resource):
-        start = time.monotonic()
-        snapshot = {"start": start, "resource": resource, "token": None, "stored_token": None,
-                    "body": None}
+        snapshot = empty_snapshot(resource, time.monotonic())
         status, headers, payload = await self.radosgw.request("GET", f"/{BUCKET}/{resource}")
         self.reads += 1
         if status == 404:
@@ -147,27 +138,13 @@ class S3SnapshotTaker:
             raise RuntimeError(f"GET {resource} from radosgw answered {status}")
         if "x-amz-meta-fencing-token" in headers:
             snapshot["stored_token"] = int(headers["x-amz-meta-fencing-token"])
-        try:
-            snapshot["body"] = json.loads(payload)
-        except ValueError:
-            snapshot["body"] = {"attempt": "?", "copy": -1, "token": None,
-                                "raw": payload[:80].decode("latin-1")}
-        snapshot["token"] = snapshot["body"].get("token")
+        set_body(snapshot, payload)
         return snapshot
-
-    def _keep(self, snapshot):
-        previous = self._last.get(snapshot["resource"])
-        body = snapshot["body"] or {}
-        identity = (snapshot["token"], body.get("attempt"), body.get("copy"))
-        if (previous is None or previous[0] != identity
-                or snapshot["start"] - previous[1] >= self.keep_every):
-            self.snapshots.append(snapshot)
-            self._last[snapshot["resource"]] = (identity, snapshot["start"])
 
     async def run(self, stop):
         while not stop.is_set():
             for resource in self.resources:
-                self._keep(await self.read(resource))
+                self.keep(await self.read(resource))
             await asyncio.sleep(0.005)
         self._final = [await self.read(resource) for resource in self.resources]
 

@@ -23,23 +23,12 @@ int EnvCount(const char* name, int fallback) {
   return value != nullptr && std::atoi(value) > 0 ? std::atoi(value) : fallback;
 }
 
-class WebdavRaceTest : public ::testing::Test {
+class WebdavRaceTest : public ApacheDavTest {
  protected:
   void SetUp() override {
-    if (!ApacheAvailable()) GTEST_SKIP() << "apache2 is not installed (scripts/install-deps.sh)";
-    std::string error;
-    apache_ = ApacheDav::Start(&error);
-    ASSERT_NE(apache_, nullptr) << error;
     // Waiting for the other gateway's lock is the normal case here: up to 20 s per write.
-    const std::string keys = "    lock_attempts: 4000\n    lock_retry_delay: 5ms\n";
-    for (int i = 0; i < 2; ++i) {
-      gateways_.push_back(StartGateway(apache_->port(), &error, keys));
-      ASSERT_NE(gateways_.back(), nullptr) << error;
-    }
+    StartApacheAndGateways(2, "    lock_attempts: 4000\n    lock_retry_delay: 5ms\n");
   }
-
-  std::unique_ptr<ApacheDav> apache_;
-  std::vector<std::unique_ptr<Gateway>> gateways_;
 };
 
 // Writers on both gateways take tokens from one counter, so each gateway keeps meeting tokens

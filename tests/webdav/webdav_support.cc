@@ -12,6 +12,34 @@ namespace fencegate::webdav_test {
 namespace http = boost::beast::http;
 using integration::MakeRequest;
 
+void ApacheDavTest::StartApacheAndGateways(int count, const std::string& extra_backend_keys) {
+  if (!ApacheAvailable()) GTEST_SKIP() << "apache2 is not installed (scripts/install-deps.sh)";
+  std::string error;
+  apache_ = ApacheDav::Start(&error);
+  ASSERT_NE(apache_, nullptr) << error;
+  for (int i = 0; i < count; ++i) {
+    gateways_.push_back(StartGateway(apache_->port(), &error, extra_backend_keys));
+    ASSERT_NE(gateways_.back(), nullptr) << error;
+  }
+}
+
+unsigned ApacheDavTest::UnconditionalWriteStatus(const std::string& path) {
+  return Send(dav(), MakeRequest(http::verb::proppatch, path, {},
+                                 "<?xml version=\"1.0\"?><D:propertyupdate "
+                                 "xmlns:D=\"DAV:\"><D:set><D:prop><x:probe "
+                                 "xmlns:x=\"urn:test\">1</x:probe></D:prop>"
+                                 "</D:set></D:propertyupdate>"))
+      .result_int();
+}
+
+integration::Request Fenced(http::verb method, const std::string& path, std::uint64_t token,
+                            std::string body, const std::string& destination) {
+  auto request =
+      MakeRequest(method, path, {{"Fencing-Token", std::to_string(token)}}, std::move(body));
+  if (!destination.empty()) request.set(http::field::destination, destination);
+  return request;
+}
+
 std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
                                       const std::string& extra_backend_keys) {
   auto gateway = std::make_unique<Gateway>();

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/http_client.h"
 #include "tests/integration/temp_dir.h"
@@ -22,6 +24,25 @@ struct Gateway {
 };
 std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
                                       const std::string& extra_backend_keys = "");
+
+// A fresh Apache for each test (skipped where apache2 is missing) and gateways in front of it.
+class ApacheDavTest : public ::testing::Test {
+ protected:
+  // Starts Apache, then `count` gateways with `extra_backend_keys` in their webdav backend.
+  void StartApacheAndGateways(int count, const std::string& extra_backend_keys);
+  std::uint16_t dav() const { return apache_->port(); }
+  // What Apache answers a PROPPATCH of `path` sent straight to it without a lock token: 423
+  // while a lock is held on it, 207 once it is written.
+  unsigned UnconditionalWriteStatus(const std::string& path);
+
+  std::unique_ptr<ApacheDav> apache_;
+  std::vector<std::unique_ptr<Gateway>> gateways_;  // after apache_: stopped before it
+};
+
+// `method` on `path` with Fencing-Token `token`, and a Destination for COPY and MOVE.
+integration::Request Fenced(integration::http::verb method, const std::string& path,
+                            std::uint64_t token, std::string body = {},
+                            const std::string& destination = {});
 
 // A request through the gateway (or straight to Apache) on a fresh connection.
 integration::Response Send(std::uint16_t port, integration::Request request);

@@ -17,47 +17,25 @@ constexpr const char* kLockBody =
     "<?xml version=\"1.0\"?><D:lockinfo xmlns:D=\"DAV:\"><D:lockscope><D:exclusive/>"
     "</D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>";
 
-integration::Request FencedPut(const std::string& path, std::uint64_t token, std::string body) {
-  return MakeRequest(http::verb::put, path, {{"Fencing-Token", std::to_string(token)}},
-                     std::move(body));
-}
-
-class WebdavTest : public ::testing::Test {
+class WebdavTest : public ApacheDavTest {
  protected:
   void SetUp() override {
-    if (!ApacheAvailable()) GTEST_SKIP() << "apache2 is not installed (scripts/install-deps.sh)";
-    std::string error;
-    apache_ = ApacheDav::Start(&error);
-    ASSERT_NE(apache_, nullptr) << error;
     // Few, quick LOCK retries: the tests that meet a foreign lock wait for the 503.
-    gateway_ =
-        StartGateway(apache_->port(), &error, "    lock_attempts: 20\n    lock_retry_delay: 5ms\n");
-    ASSERT_NE(gateway_, nullptr) << error;
+    StartApacheAndGateways(1, "    lock_attempts: 20\n    lock_retry_delay: 5ms\n");
   }
 
-  std::uint16_t dav() const { return apache_->port(); }
-  std::uint16_t gw() const { return gateway_->port(); }
+  std::uint16_t gw() const { return gateways_[0]->port(); }
 
   // True when nothing holds a lock on `path`: Apache takes an unconditional write.
-  bool Unlocked(const std::string& path) {
-    const auto probe = Send(dav(), MakeRequest(http::verb::proppatch, path, {},
-                                               "<?xml version=\"1.0\"?><D:propertyupdate "
-                                               "xmlns:D=\"DAV:\"><D:set><D:prop><x:probe "
-                                               "xmlns:x=\"urn:test\">1</x:probe></D:prop>"
-                                               "</D:set></D:propertyupdate>"));
-    return probe.result_int() != 423;
-  }
-
-  std::unique_ptr<ApacheDav> apache_;
-  std::unique_ptr<Gateway> gateway_;
+  bool Unlocked(const std::string& path) { return UnconditionalWriteStatus(path) != 423; }
 };
 
 TEST_F(WebdavTest, FencedPutStoresTheTokenWithTheResourceAndReadsPassThrough) {
-  auto created = Send(gw(), FencedPut("/dav/a.txt", 5, "five"));
+  auto created = Send(gw(), Fenced(http::verb::put, "/dav/a.txt", 5, "five"));
   ASSERT_EQ(created.result_int(), 201) << created.body();
   EXPECT_EQ(StoredToken(dav(), "/dav/a.txt"), 5u);
 
-  auto replaced = Send(gw(), FencedPut("/dav/a.txt", 6, "six"));
+  auto replaced = Send(gw(), Fenced(http::verb::put, "/dav/a.txt", 6, "six"));
   ASSERT_EQ(replaced.result_int(), 204) << replaced.body();
   EXPECT_EQ(StoredToken(dav(), "/dav/a.txt"), 6u);
 
@@ -72,10 +50,10 @@ TEST_F(WebdavTest, SecondGatewayWithALowerTokenIsRefusedByTheBackend) {
   auto other = StartGateway(dav(), &error);
   ASSERT_NE(other, nullptr) << error;
 
-  ASSERT_EQ(Send(gw(), FencedPut("/dav/b.txt", 10, "ten")).result_int(), 201);
+  ASSERT_EQ(Send(gw(), Fenced(http::verb::put, "/dav/b.txt", 10, "ten")).result_int(), 201);
   // The other gateway's fence store has never seen token 10 for this key: its own check
   // admits 7, and only the token stored at the backend stops the write.
-  auto stale = Send(other->port(), FencedPut("/dav/b.txt", 7, "seven"));
+  auto stale = Send(other->port(), Fenced(http::verb::put, "/dav/b.txt", 7, "seven"));
   EXPECT_EQ(stale.result_int(), 409) << stale.body();
   EXPECT_EQ(ProblemType(stale.body()), "stale-token-at-backend");
   EXPECT_EQ(ProblemReason(stale.body()), "backend_fence");
@@ -94,7 +72,8 @@ TEST_F(WebdavTest, SecondGatewayWithALowerTokenIsRefusedByTheBackend) {
   auto stale_delete =
       Send(other->port(), MakeRequest(http::verb::delete_, "/dav/b.txt", {{"Fencing-Token", "8"}}));
   EXPECT_EQ(stale_delete.result_int(), 409) << stale_delete.body();
-  EXPECT_EQ(Send(other->port(), FencedPut("/dav/b.txt", 11, "eleven")).result_int(), 204);
+  EXPECT_EQ(Send(other->port(), Fenced(http::verb::put, "/dav/b.txt", 11, "eleven")).result_int(),
+            204);
   EXPECT_EQ(StoredToken(dav(), "/dav/b.txt"), 11u);
 }
 
@@ -103,7 +82,7 @@ TEST_F(WebdavTest, MkcolCopyMoveAndDeleteAreFencedAndCarryTheToken) {
   ASSERT_EQ(mkcol.result_int(), 201) << mkcol.body();
   EXPECT_EQ(StoredToken(dav(), "/dav/dir/"), 3u);
 
-  ASSERT_EQ(Send(gw(), FencedPut("/dav/dir/src.txt", 4, "source")).result_int(), 201);
+  ASSERT_EQ(Send(gw(), Fenced(http::verb::put, "/dav/dir/src.txt", 4, "source")).result_int(), 201);
   // The client names the gateway in Destination; the adapter points it at the server.
   const std::string gateway_url = "http://127.0.0.1:" + std::to_string(gw());
   auto copy = Send(gw(), MakeRequest(http::verb::copy, "/dav/dir/src.txt",
@@ -134,8 +113,9 @@ TEST_F(WebdavTest, MoveOntoADestinationWithAHigherTokenIsRefused) {
   auto other = StartGateway(dav(), &error);
   ASSERT_NE(other, nullptr) << error;
   // Different fence keys at the gateway (first path segment), one resource at the backend.
-  ASSERT_EQ(Send(gw(), FencedPut("/dav/high.txt", 20, "high")).result_int(), 201);
-  ASSERT_EQ(Send(other->port(), FencedPut("/dav/low.txt", 2, "low")).result_int(), 201);
+  ASSERT_EQ(Send(gw(), Fenced(http::verb::put, "/dav/high.txt", 20, "high")).result_int(), 201);
+  ASSERT_EQ(Send(other->port(), Fenced(http::verb::put, "/dav/low.txt", 2, "low")).result_int(),
+            201);
   auto move =
       Send(other->port(), MakeRequest(http::verb::move, "/dav/low.txt",
                                       {{"Fencing-Token", "3"}, {"Destination", "/dav/high.txt"}}));
@@ -160,13 +140,13 @@ TEST_F(WebdavTest, ReservedMethodsAndAClientIfHeaderAreRefused) {
 }
 
 TEST_F(WebdavTest, AForeignLockHoldsTheWriteBackThenItFailsWith503) {
-  ASSERT_EQ(Send(gw(), FencedPut("/dav/held.txt", 1, "one")).result_int(), 201);
+  ASSERT_EQ(Send(gw(), Fenced(http::verb::put, "/dav/held.txt", 1, "one")).result_int(), 201);
   auto lock = Send(
       dav(), MakeRequest(http::verb::lock, "/dav/held.txt", {{"Timeout", "Second-60"}}, kLockBody));
   ASSERT_EQ(lock.result_int(), 200) << lock.body();
   const std::string lock_token(lock["Lock-Token"]);
 
-  auto blocked = Send(gw(), FencedPut("/dav/held.txt", 2, "two"));
+  auto blocked = Send(gw(), Fenced(http::verb::put, "/dav/held.txt", 2, "two"));
   EXPECT_EQ(blocked.result_int(), 503) << blocked.body();
   EXPECT_EQ(ProblemType(blocked.body()), "webdav-resource-locked");
   EXPECT_EQ(Send(dav(), MakeRequest(http::verb::get, "/dav/held.txt")).body(), "one");
@@ -175,7 +155,7 @@ TEST_F(WebdavTest, AForeignLockHoldsTheWriteBackThenItFailsWith503) {
       Send(dav(), MakeRequest(http::verb::unlock, "/dav/held.txt", {{"Lock-Token", lock_token}}))
           .result_int(),
       204);
-  EXPECT_EQ(Send(gw(), FencedPut("/dav/held.txt", 2, "two")).result_int(), 204);
+  EXPECT_EQ(Send(gw(), Fenced(http::verb::put, "/dav/held.txt", 2, "two")).result_int(), 204);
   EXPECT_EQ(StoredToken(dav(), "/dav/held.txt"), 2u);
 }
 
