@@ -20,6 +20,7 @@
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -49,12 +50,13 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
 }
 
 // Turning name verification off must be explicit (config) and loud (here, at every start).
-void WarnIfUnverified(const std::string& name, const adapters::HttpAdapterOptions& http) {
-  if (!http.tls || http.tls_options.verify_hostname) return;
+void WarnIfUnverified(const std::string& name, bool tls,
+                      const tls_client::ClientTlsOptions& options, const std::string& host) {
+  if (!tls || options.verify_hostname) return;
   std::fprintf(stderr,
                "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any certificate "
                "from the configured CA is accepted for %s\n",
-               name.c_str(), http.host.c_str());
+               name.c_str(), host.c_str());
 }
 
 }  // namespace
@@ -305,7 +307,7 @@ bool Server::BuildAdapters(std::string* error) {
         *error = "backend '" + name + "': " + *error;
         return false;
       }
-      WarnIfUnverified(name, backend.http);
+      WarnIfUnverified(name, backend.http.tls, backend.http.tls_options, backend.http.host);
       factories_.push_back(std::move(factory));
     } else if (backend.kind == "filesystem") {
       auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
@@ -320,10 +322,16 @@ bool Server::BuildAdapters(std::string* error) {
         *error = "backend '" + name + "': " + *error;
         return false;
       }
-      WarnIfUnverified(name, backend.http);
+      WarnIfUnverified(name, backend.http.tls, backend.http.tls_options, backend.http.host);
       factories_.push_back(std::move(factory));
     } else if (backend.kind == "s3") {
-      factories_.push_back(adapters::MakeS3AdapterFactory(backend.s3));
+      auto factory = adapters::MakeS3AdapterFactory(backend.s3, error);
+      if (!factory) {
+        *error = "backend '" + name + "': " + *error;
+        return false;
+      }
+      WarnIfUnverified(name, backend.s3.tls, backend.s3.tls_options, backend.s3.host);
+      factories_.push_back(std::move(factory));
     } else {
       *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
       return false;

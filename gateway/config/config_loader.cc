@@ -828,11 +828,16 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
     reader.String(node["endpoint"], Child(path, "endpoint"), &url);
     adapters::HttpAdapterOptions parsed;
     std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, &parsed);
-    // The s3 adapter's connections are plain (TLS to backends covers http backends only).
-    if (error.empty() && parsed.tls) error = "https endpoints are not supported yet; use http://";
     if (!error.empty()) reader.sink()->Add(node["endpoint"], Child(path, "endpoint"), error);
     out->host = parsed.host;
     out->port = parsed.port;
+    out->tls = parsed.tls;
+  }
+  // The same keys and checks as an http backend's (README "Transport (TLS)").
+  if (ReadClientTls(reader, node, path, "tls_", &out->tls_options) && !out->tls &&
+      node["endpoint"]) {
+    reader.sink()->Add(node["endpoint"], Child(path, "endpoint"),
+                       "tls_* keys are set but the endpoint is not https://");
   }
   if (node["region"]) reader.String(node["region"], Child(path, "region"), &out->region);
   ReadSecret(reader, node, path, "access_key", "an s3 backend", &out->access_key);
@@ -884,6 +889,11 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
 const std::vector<std::string_view>& S3BackendKeys() {
   static const std::vector<std::string_view> keys = {"kind",
                                                      "endpoint",
+                                                     "tls_ca_file",
+                                                     "tls_server_name",
+                                                     "tls_verify_hostname",
+                                                     "tls_client_cert_file",
+                                                     "tls_client_key_file",
                                                      "region",
                                                      "access_key",
                                                      "access_key_file",

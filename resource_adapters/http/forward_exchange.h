@@ -16,8 +16,8 @@
 #include "resource_adapters/gathered_write.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/http/upstream_connection_pool.h"
 #include "resource_adapters/idle_timeout.h"
+#include "resource_adapters/transport/upstream_connection_pool.h"
 
 namespace fencegate::adapters {
 

@@ -8,7 +8,7 @@
 #include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/http/upstream_connection_pool.h"
+#include "resource_adapters/transport/upstream_connection_pool.h"
 
 namespace fencegate::adapters {
 

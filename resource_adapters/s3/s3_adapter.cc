@@ -18,8 +18,8 @@ class S3Adapter : public ResourceAdapter {
       : ioc_(ioc),
         backend_(std::move(backend)),
         cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)),
-        pool_(std::make_shared<s3::ConnectionPool>(backend_->options.max_idle_connections,
-                                                   backend_->options.idle_timeout)) {}
+        pool_(std::make_shared<UpstreamConnectionPool>(backend_->options.max_idle_connections,
+                                                       backend_->options.idle_timeout)) {}
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
     std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pool_, request, downstream,
@@ -33,7 +33,7 @@ class S3Adapter : public ResourceAdapter {
   boost::asio::io_context& ioc_;
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<s3::VersionCache> cache_;
-  std::shared_ptr<s3::ConnectionPool> pool_;
+  std::shared_ptr<UpstreamConnectionPool> pool_;
 };
 
 class S3AdapterFactory : public AdapterFactory {
@@ -52,8 +52,13 @@ class S3AdapterFactory : public AdapterFactory {
 
 }  // namespace
 
-std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options) {
+std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options, std::string* error) {
   auto backend = std::make_shared<s3::Backend>();
+  if (options.tls) {
+    backend->endpoint.tls_context = tls_client::BuildClientContext(options.tls_options, error);
+    if (!backend->endpoint.tls_context) return nullptr;
+    backend->endpoint.tls_options = options.tls_options;
+  }
   // Resolved once at startup: S3 endpoints for the gateway are usually numeric addresses.
   boost::asio::io_context ioc;
   boost::asio::ip::tcp::resolver resolver(ioc);
@@ -62,7 +67,8 @@ std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options) {
   if (!ec) {
     for (const auto& entry : results) backend->endpoint.addresses.push_back(entry.endpoint());
   }
-  backend->endpoint.host_header = options.host + ":" + std::to_string(options.port);
+  backend->endpoint.host = options.host;
+  backend->endpoint.host_header = s3::HostHeader(options.host, options.port, options.tls);
   backend->endpoint.region = options.region;
   backend->endpoint.credentials = {options.access_key, options.secret_key};
   backend->endpoint.connect_timeout = options.connect_timeout;

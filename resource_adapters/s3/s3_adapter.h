@@ -7,6 +7,7 @@
 #include <string>
 
 #include "resource_adapters/adapter.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 
@@ -17,8 +18,10 @@ namespace fencegate::adapters {
 enum class EtagQuoting { kQuoted, kUnquoted, kAuto };
 
 struct S3AdapterOptions {
-  std::string host;  // the S3 endpoint, path-style (http://HOST:PORT)
+  std::string host;  // the S3 endpoint, path-style (http[s]://HOST:PORT)
   std::uint16_t port = 0;
+  bool tls = false;  // an https endpoint (README "Transport (TLS)")
+  tls_client::ClientTlsOptions tls_options;
   std::string region = "us-east-1";
   std::string access_key;
   std::string secret_key;
@@ -44,7 +47,7 @@ struct S3AdapterOptions {
 };
 
 // The `s3` adapter: re-signs every request with AWS SigV4 and makes fenced writes conditional
-// at the backend (README "S3 backends").
-std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options);
+// at the backend (README "S3 backends"). Null with `error` set when the TLS files do not load.
+std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options, std::string* error);
 
 }  // namespace fencegate::adapters

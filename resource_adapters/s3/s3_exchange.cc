@@ -104,9 +104,9 @@ void VersionCache::Put(const std::string& key, ObjectVersion version) {
 }
 
 S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
-                       std::shared_ptr<VersionCache> cache, std::shared_ptr<ConnectionPool> pool,
-                       ForwardRequest request, Downstream& downstream,
-                       ResourceAdapter::DoneHandler done)
+                       std::shared_ptr<VersionCache> cache,
+                       std::shared_ptr<UpstreamConnectionPool> pool, ForwardRequest request,
+                       Downstream& downstream, ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       cache_(std::move(cache)),
@@ -134,6 +134,15 @@ void S3Exchange::Finish(std::optional<Problem> problem) {
 }
 
 void S3Exchange::FailUpstream(const UpstreamCall& call, error_code ec) {
+  if (call.tls_failed()) {
+    // Counted as a connect failure, as for http backends; the problem says it was TLS.
+    outcome_.failure = Failure::kUpstreamConnect;
+    outcome_.error = ec;
+    Finish(Problem{502, "upstream-tls-failed", "Bad Gateway",
+                   "TLS handshake with backend " + backend_->endpoint.host_header +
+                       " failed: " + ec.message()});
+    return;
+  }
   if (call.connect_failed()) {
     outcome_.failure = Failure::kUpstreamConnect;
   } else if (ec == beast::error::timeout) {

@@ -44,7 +44,7 @@ class VersionCache {
 class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
  public:
   S3Exchange(boost::asio::io_context& ioc, std::shared_ptr<Backend> backend,
-             std::shared_ptr<VersionCache> cache, std::shared_ptr<ConnectionPool> pool,
+             std::shared_ptr<VersionCache> cache, std::shared_ptr<UpstreamConnectionPool> pool,
              ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done);
   void Start();
 
@@ -83,7 +83,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   boost::asio::io_context& ioc_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<VersionCache> cache_;
-  std::shared_ptr<ConnectionPool> pool_;
+  std::shared_ptr<UpstreamConnectionPool> pool_;
   http::request_header<> client_header_;
   std::optional<std::uint64_t> token_;
   Downstream& downstream_;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -15,8 +16,15 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 using boost::system::error_code;
 
+std::string HostHeader(std::string_view host, std::uint16_t port, bool tls) {
+  std::string out =
+      host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+  if (port != (tls ? 443 : 80)) out += ":" + std::to_string(port);
+  return out;
+}
+
 UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint,
-                           std::shared_ptr<ConnectionPool> pool)
+                           std::shared_ptr<UpstreamConnectionPool> pool)
     : ioc_(ioc), endpoint_(endpoint), pool_(std::move(pool)) {}
 
 UpstreamCall::~UpstreamCall() {
@@ -32,17 +40,29 @@ asio::awaitable<error_code> UpstreamCall::Open(bool fresh) {
   if (!fresh) stream_ = pool_->Take();
   reused_ = stream_ != nullptr;
   if (reused_) co_return error_code{};
-  stream_ = std::make_unique<beast::tcp_stream>(ioc_);
+  stream_ = std::make_unique<UpstreamTransport>(ioc_, endpoint_.tls_context);
   error_code ec;
   stream_->expires_after(endpoint_.connect_timeout);
-  co_await stream_->async_connect(endpoint_.addresses,
-                                  asio::redirect_error(asio::use_awaitable, ec));
+  co_await stream_->lowest().async_connect(endpoint_.addresses,
+                                           asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
     connect_failed_ = true;
     co_return ec;
   }
   stream_->socket().set_option(asio::ip::tcp::no_delay(true), ec);
-  co_return error_code{};
+  if (!stream_->is_tls()) co_return error_code{};
+  // The certificate must chain to the configured CA and, unless turned off, name the endpoint;
+  // a refusal is a connect failure (502), never a fallback to plain HTTP. One deadline covers
+  // connect and handshake.
+  tls_client::PrepareClientHandshake(endpoint_.tls_options, endpoint_.host,
+                                     stream_->tls().native_handle());
+  co_await stream_->tls().async_handshake(asio::ssl::stream_base::client,
+                                          asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    connect_failed_ = true;
+    tls_failed_ = true;
+  }
+  co_return ec;
 }
 
 http::request_header<> UpstreamCall::Signed(const http::request_header<>& header) const {
@@ -78,7 +98,7 @@ asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) 
   // A HEAD response announces a length but carries no body.
   parser_->skip(method == http::verb::head);
   stream_->expires_after(endpoint_.response_timeout);
-  co_await http::async_read_header(*stream_, read_buffer_, *parser_,
+  co_await http::async_read_header(stream_->timed(), read_buffer_, *parser_,
                                    asio::redirect_error(asio::use_awaitable, ec));
   co_return ec;
 }
@@ -94,7 +114,7 @@ asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
     request.body().more = false;
     stream_->expires_after(endpoint_.response_timeout);
     const std::size_t sent = co_await http::async_write(
-        *stream_, request, asio::redirect_error(asio::use_awaitable, ec));
+        stream_->timed(), request, asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) {
       request_sent_ = true;
       ec = co_await ReadResponseHeader(request.method());
@@ -120,7 +140,7 @@ asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> he
     http::request_serializer<http::buffer_body> serializer(request);
     stream_->expires_after(endpoint_.response_timeout);
     const std::size_t sent = co_await http::async_write_header(
-        *stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
+        stream_->timed(), serializer, asio::redirect_error(asio::use_awaitable, ec));
     // The body is not replayable: only a header that did not go out at all is sent again.
     if (ec && MayRetry(ec, sent, request.method(), true)) {
       Discard();
@@ -139,7 +159,7 @@ asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> he
       request.body().size = bytes;
       request.body().more = !done;
       stream_->expires_after(endpoint_.response_timeout);
-      co_await http::async_write(*stream_, serializer,
+      co_await http::async_write(stream_->timed(), serializer,
                                  asio::redirect_error(asio::use_awaitable, ec));
       // need_buffer: the piece went out and the serializer wants the next one.
       if (ec == http::error::need_buffer) ec = {};
@@ -160,7 +180,7 @@ asio::awaitable<error_code> UpstreamCall::ReadBody(asio::mutable_buffer buffer, 
   body.size = buffer.size();
   error_code ec;
   stream_->expires_after(endpoint_.response_timeout);
-  co_await http::async_read(*stream_, read_buffer_, *parser_,
+  co_await http::async_read(stream_->timed(), read_buffer_, *parser_,
                             asio::redirect_error(asio::use_awaitable, ec));
   // need_buffer: the buffer is full, which is the normal case for a large body.
   if (ec == http::error::need_buffer) ec = {};

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -12,13 +13,14 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
-#include "resource_adapters/s3/s3_connection_pool.h"
 #include "resource_adapters/s3/sigv4.h"
+#include "resource_adapters/transport/upstream_connection_pool.h"
+#include "tls_client/client_tls.h"
 
 namespace fencegate::adapters::s3 {
 
@@ -27,12 +29,21 @@ namespace http = boost::beast::http;
 // Where and how requests to the backend go; shared by every call of one backend.
 struct Endpoint {
   std::vector<boost::asio::ip::tcp::endpoint> addresses;
-  std::string host_header;  // "HOST:PORT", signed
+  std::string host;         // as configured: the name a TLS certificate must carry
+  std::string host_header;  // signed; see HostHeader
+  // Set for an https endpoint.
+  std::shared_ptr<boost::asio::ssl::context> tls_context;
+  tls_client::ClientTlsOptions tls_options;
   std::string region;
   Credentials credentials;
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds response_timeout{60000};
 };
+
+// The Host field for `host` and `port`: the port only when it is not the scheme's default (as
+// AWS's SDKs send it, so the signed value is the one the backend reconstructs), an IPv6
+// address in brackets.
+std::string HostHeader(std::string_view host, std::uint16_t port, bool tls);
 
 // Produces the next piece of a streamed request body into `buffer`: `bytes` of it, `done` with
 // the last piece (possibly empty).
@@ -48,7 +59,7 @@ using BodySource = std::function<boost::asio::awaitable<boost::system::error_cod
 class UpstreamCall {
  public:
   UpstreamCall(boost::asio::io_context& ioc, const Endpoint& endpoint,
-               std::shared_ptr<ConnectionPool> pool);
+               std::shared_ptr<UpstreamConnectionPool> pool);
   ~UpstreamCall();
   UpstreamCall(const UpstreamCall&) = delete;
   UpstreamCall& operator=(const UpstreamCall&) = delete;
@@ -75,8 +86,11 @@ class UpstreamCall {
   boost::asio::awaitable<boost::system::error_code> ReadWholeBody(std::string* out,
                                                                   std::size_t limit);
 
-  // True when the connect failed (502), as opposed to a failure mid-exchange.
+  // True when the connect or the TLS handshake failed (502), as opposed to a failure
+  // mid-exchange.
   bool connect_failed() const { return connect_failed_; }
+  // True when it was the TLS handshake (the backend's certificate, or its name, refused).
+  bool tls_failed() const { return tls_failed_; }
 
  private:
   // An idle connection from the pool, or (with `fresh`, or none idling) a new one.
@@ -97,14 +111,15 @@ class UpstreamCall {
 
   boost::asio::io_context& ioc_;
   const Endpoint& endpoint_;
-  std::shared_ptr<ConnectionPool> pool_;
-  std::unique_ptr<boost::beast::tcp_stream> stream_;
+  std::shared_ptr<UpstreamConnectionPool> pool_;
+  std::unique_ptr<UpstreamTransport> stream_;
   boost::beast::flat_buffer read_buffer_;
   std::optional<http::response_parser<http::buffer_body>> parser_;
   bool reused_ = false;
   bool retried_ = false;
   bool request_sent_ = false;  // the whole request went out: only then may the stream be reused
   bool connect_failed_ = false;
+  bool tls_failed_ = false;
 };
 
 }  // namespace fencegate::adapters::s3

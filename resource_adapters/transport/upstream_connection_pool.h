@@ -8,13 +8,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "resource_adapters/http/upstream_transport.h"
+#include "resource_adapters/transport/upstream_transport.h"
 
 namespace fencegate::adapters {
 
-// Idle keep-alive connections to one backend, owned by one network thread (no locking).
-// Last in, first out: the most recently used connection is the least likely to have been
-// closed by the backend's own idle timeout, and the oldest ones age out.
+// Idle keep-alive connections (plain or TLS) to one backend, owned by one network thread's
+// adapter (no locking); http and s3 backends. Last in, first out: the most recently used
+// connection is the least likely to have been closed by the backend's own idle timeout (radosgw's
+// beast frontend: 65 s), and the oldest ones age out.
 class UpstreamConnectionPool {
  public:
   using Stream = UpstreamTransport;
@@ -26,7 +27,8 @@ class UpstreamConnectionPool {
   // while our request is in flight.
   std::unique_ptr<Stream> Take();
 
-  // Keeps `stream` for reuse; the oldest connection is closed when the pool is full.
+  // Keeps `stream` for reuse, its timer cleared; the oldest connection is closed when the pool
+  // is full.
   void Give(std::unique_ptr<Stream> stream);
 
   void CloseAll();

@@ -1,4 +1,4 @@
-#include "resource_adapters/http/upstream_connection_pool.h"
+#include "resource_adapters/transport/upstream_connection_pool.h"
 
 #include <sys/socket.h>
 
@@ -46,6 +46,8 @@ std::unique_ptr<UpstreamConnectionPool::Stream> UpstreamConnectionPool::Take() {
 }
 
 void UpstreamConnectionPool::Give(std::unique_ptr<Stream> stream) {
+  // No timer may fire on a connection nobody uses.
+  stream->lowest().expires_never();
   if (max_idle_ == 0) {
     Close(*stream);
     return;
