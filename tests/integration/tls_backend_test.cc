@@ -160,7 +160,8 @@ TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
       "bad.yaml",
       "backends:\n  plain:\n    kind: http\n    url: http://127.0.0.1:1\n"
       "    tls_ca_file: /nonexistent\n"
-      "  store:\n    kind: s3\n    endpoint: https://127.0.0.1:1\n    access_key: a\n"
+      "  store:\n    kind: s3\n    endpoint: http://127.0.0.1:1\n    tls_ca_file: /ca.pem\n"
+      "    access_key: a\n"
       "    secret_key: b\n"
       "routes:\n  - name: r\n    prefix: /r/\n    backend: plain\n    fence_key: \"r\"\n");
   const Finished check = RunFencegate({"--check-config", config});

@@ -27,10 +27,14 @@ std::string RadosgwScript() {
   return std::string(FENCEGATE_SOURCE_DIR) + "/tests/support/radosgw.sh";
 }
 
-// The one radosgw of this binary: started before the first test, stopped after the last.
+// The one radosgw of this binary: started before the first test, stopped after the last. It
+// serves plain HTTP on `port` and HTTPS on `ssl_port` (certificate for localhost and 127.0.0.1,
+// signed by `certs`/ca.pem).
 class Radosgw : public ::testing::Environment {
  public:
   static inline std::uint16_t port = 0;
+  static inline std::uint16_t ssl_port = 0;
+  static inline std::string certs;
 
   void SetUp() override {
     dir_ = std::make_unique<TempDir>();
@@ -43,8 +47,12 @@ class Radosgw : public ::testing::Environment {
       pclose(pipe);
     }
     std::smatch match;
-    if (std::regex_search(output, match, std::regex("radosgw ready port=([0-9]+)"))) {
+    if (std::regex_search(
+            output, match,
+            std::regex("radosgw ready port=([0-9]+) ssl_port=([0-9]+) certs=(\\S+)"))) {
       port = static_cast<std::uint16_t>(std::stoi(match[1]));
+      ssl_port = static_cast<std::uint16_t>(std::stoi(match[2]));
+      certs = match[3];
     }
     ASSERT_NE(port, 0) << "radosgw did not start:\n" << output;
   }
@@ -62,21 +70,26 @@ class Radosgw : public ::testing::Environment {
 // A gateway with its own fence store in front of the shared radosgw (or of a relay to it, at
 // `backend_port`), with `threads` network threads (two by default). Route "awscli" (bucket
 // "awscli") is unfenced, for a client that cannot send Fencing-Token; every other bucket is fenced
-// with one fence per object. `backend_options` are extra lines of the s3 backend's configuration.
+// with one fence per object. `backend_options` are extra lines of the s3 backend's configuration;
+// `endpoint`, when set, replaces http://127.0.0.1:PORT.
 struct S3Gateway {
   TempDir dir;
   std::unique_ptr<GatewayInstance> instance;
 
   explicit S3Gateway(std::uint16_t backend_port = 0, const std::string& backend_options = "",
-                     int threads = 2) {
+                     int threads = 2, std::string endpoint = "") {
+    if (endpoint.empty()) {
+      endpoint =
+          "http://127.0.0.1:" + std::to_string(backend_port != 0 ? backend_port : Radosgw::port);
+    }
     const std::string config = "threads: " + std::to_string(threads) +
                                "\n"
                                "access_log:\n  path: \"\"\n"
                                "backends:\n"
                                "  rgw:\n"
                                "    kind: s3\n"
-                               "    endpoint: http://127.0.0.1:" +
-                               std::to_string(backend_port != 0 ? backend_port : Radosgw::port) +
+                               "    endpoint: " +
+                               endpoint +
                                "\n"
                                "    access_key: fencegate-test\n"
                                "    secret_key_file: " +
@@ -599,6 +612,136 @@ TEST(S3Test, AwscliThroughTheGateway) {
             0);
   EXPECT_EQ(Send(gateway.port(), http::verb::get, "/fenced/by-token", std::nullopt).body(),
             "fenced data");
+}
+
+// ---- https endpoints: the same radosgw on its TLS port ----
+
+std::string HttpsEndpoint(std::uint16_t port = 0) {
+  return "https://127.0.0.1:" + std::to_string(port != 0 ? port : Radosgw::ssl_port);
+}
+
+std::string TrustTestCa() { return "    tls_ca_file: " + Radosgw::certs + "/ca.pem\n"; }
+
+double ConnectErrors(const S3Gateway& gateway) {
+  return MetricValue(FetchMetricsText(gateway.instance->admin_port()),
+                     "fencegate_upstream_errors_total", "kind=\"connect\",route=\"s3\"")
+      .value_or(0);
+}
+
+// Fenced writes over https land in radosgw (read back through a plain-HTTP gateway), a stale
+// token is refused by the gateway, and a second gateway with its own fence store is refused by
+// the backend's condition, which travels over TLS too. Keep-alive holds over TLS: a relay in
+// front of the TLS port sees at most one connection per network thread.
+TEST(S3TlsTest, FencedWritesOverHttpsLandInRadosgw) {
+  CountingRelay relay(Radosgw::ssl_port);
+  S3Gateway tls(0, TrustTestCa(), 2, HttpsEndpoint(relay.port()));
+  ASSERT_NE(tls.instance, nullptr);
+  CreateBucket(tls.port(), "overtls");
+  constexpr int kRounds = 10;
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string body = "tls round " + std::to_string(i);
+    const Response written = Put(tls.port(), "/overtls/doc", 10 + i, body);
+    ASSERT_EQ(written.result_int(), 200) << written.body();
+    EXPECT_EQ(Send(tls.port(), http::verb::get, "/overtls/doc", std::nullopt).body(), body);
+  }
+  EXPECT_LE(relay.connections(), 2)
+      << "TLS connections for " << 2 * kRounds + 1 << " sequential requests on two network threads";
+
+  const Response stale = Put(tls.port(), "/overtls/doc", 3, "zombie");
+  EXPECT_EQ(stale.result_int(), 409) << stale.body();
+  EXPECT_EQ(Reason(stale), "stale_token");
+
+  S3Gateway plain;
+  ASSERT_NE(plain.instance, nullptr);
+  const Response read = Send(plain.port(), http::verb::get, "/overtls/doc", std::nullopt);
+  EXPECT_EQ(read.result_int(), 200);
+  EXPECT_EQ(read.body(), "tls round " + std::to_string(kRounds - 1));
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], std::to_string(10 + kRounds - 1));
+
+  // A second gateway over TLS never saw these tokens: radosgw refuses its older one.
+  S3Gateway other(0, TrustTestCa(), 2, HttpsEndpoint());
+  ASSERT_NE(other.instance, nullptr);
+  const Response refused = Put(other.port(), "/overtls/doc", 10, "late");
+  EXPECT_EQ(refused.result_int(), 409) << refused.body();
+  EXPECT_EQ(Reason(refused), "backend_fence") << refused.body();
+  EXPECT_EQ(Send(plain.port(), http::verb::get, "/overtls/doc", std::nullopt).body(),
+            "tls round " + std::to_string(kRounds - 1));
+  EXPECT_EQ(ConnectErrors(tls), 0);
+}
+
+// A certificate that does not chain to the configured CA (another CA, or the system store that
+// does not hold the test CA) or does not carry the name asked for: 502 problem+json, counted as a
+// connect error, nothing written. tls_verify_hostname: false accepts the name and says so loudly.
+TEST(S3TlsTest, BackendCertificateIsVerified) {
+  S3Gateway plain;
+  ASSERT_NE(plain.instance, nullptr);
+  CreateBucket(plain.port(), "verified");
+
+  const auto expect_refused = [](const S3Gateway& gateway, const std::string& what) {
+    const Response refused = Put(gateway.port(), "/verified/" + what, 1, "must not land");
+    EXPECT_EQ(refused.result_int(), 502) << what;
+    EXPECT_EQ(refused[http::field::content_type], "application/problem+json") << what;
+    EXPECT_NE(refused.body().find("upstream-tls-failed"), std::string::npos)
+        << what << ": " << refused.body();
+    EXPECT_GE(ConnectErrors(gateway), 1) << what;
+  };
+  {
+    S3Gateway wrong_ca(0, "    tls_ca_file: " + Radosgw::certs + "/other_ca.pem\n", 1,
+                       HttpsEndpoint());
+    ASSERT_NE(wrong_ca.instance, nullptr);
+    expect_refused(wrong_ca, "wrong-ca");
+  }
+  {
+    S3Gateway system_store(0, "", 1, HttpsEndpoint());
+    ASSERT_NE(system_store.instance, nullptr);
+    expect_refused(system_store, "system-store");
+  }
+  {
+    S3Gateway mismatch(0, TrustTestCa() + "    tls_server_name: elsewhere.example\n", 1,
+                       HttpsEndpoint());
+    ASSERT_NE(mismatch.instance, nullptr);
+    expect_refused(mismatch, "mismatch");
+  }
+  for (const std::string what : {"wrong-ca", "system-store", "mismatch"}) {
+    EXPECT_EQ(Send(plain.port(), http::verb::get, "/verified/" + what, std::nullopt).result_int(),
+              404)
+        << what;
+  }
+
+  S3Gateway unverified(0,
+                       TrustTestCa() +
+                           "    tls_server_name: elsewhere.example\n"
+                           "    tls_verify_hostname: false\n",
+                       1, HttpsEndpoint());
+  ASSERT_NE(unverified.instance, nullptr);
+  const Response accepted = Put(unverified.port(), "/verified/unverified", 1, "name unchecked");
+  EXPECT_EQ(accepted.result_int(), 200) << accepted.body();
+  EXPECT_NE(unverified.instance->process().Stderr().find(
+                "WARNING: backend 'rgw': tls_verify_hostname is off"),
+            std::string::npos)
+      << unverified.instance->process().Stderr();
+  EXPECT_EQ(Send(plain.port(), http::verb::get, "/verified/unverified", std::nullopt).body(),
+            "name unchecked");
+}
+
+// A CA file that does not load stops the start, naming the file (exit 3, as for http backends).
+TEST(S3TlsTest, UnreadableCaFileStopsTheStart) {
+  TempDir dir;
+  const std::string missing = dir.Join("absent-ca.pem");
+  const std::string config = dir.WriteFile(
+      "fencegate.yaml", "backends:\n  rgw:\n    kind: s3\n    endpoint: " + HttpsEndpoint() +
+                            "\n    tls_ca_file: " + missing +
+                            "\n    access_key: a\n    secret_key: b\n"
+                            "routes:\n  - name: s3\n    prefix: /\n    backend: rgw\n"
+                            "    fence_key: \"s3:{path}\"\n");
+  std::string error;
+  auto start = Process::Start({FencegateBinary(), "--config", config, "--listen", "127.0.0.1:0",
+                               "--admin-listen", "127.0.0.1:0", "--data-dir", dir.Join("data")},
+                              &error);
+  ASSERT_NE(start, nullptr) << error;
+  EXPECT_EQ(start->Wait(std::chrono::seconds(30)), 3);
+  ASSERT_TRUE(start->WaitForOutputEnd(std::chrono::seconds(30)));
+  EXPECT_NE(start->Stderr().find(missing), std::string::npos) << start->Stderr();
 }
 
 }  // namespace

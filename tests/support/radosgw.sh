@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # A throwaway single-host Ceph cluster with radosgw on loopback, for the s3 adapter's tests:
 # one monitor, one memstore OSD (in memory), radosgw (beast) and one S3 user. No cephx.
+# radosgw serves plain HTTP on PORT and HTTPS on SSL_PORT, with a certificate for localhost and
+# 127.0.0.1 from a throwaway CA (tests/support/make_test_certs.sh, in DIR/certs: ca.pem,
+# other_ca.pem, client.pem/.key, ...).
 #
-#   tests/support/radosgw.sh start DIR   -> prints "radosgw ready port=PORT access=KEY secret=SECRET"
+#   tests/support/radosgw.sh start DIR   -> prints "radosgw ready port=PORT ssl_port=SSL_PORT
+#                                            certs=DIR/certs access=KEY secret=SECRET"
 #   tests/support/radosgw.sh stop DIR    -> stops radosgw, the OSD and the monitor, in that order
 #
 # Ceph also takes 127.0.0.1:6789 (monitor) and ports in 6800-6807 (OSD): one cluster per host at
@@ -39,10 +43,14 @@ for i in $(seq 1 100); do
   (echo >/dev/tcp/127.0.0.1/6789) 2>/dev/null || break
   sleep 0.1
 done
-# A free port for radosgw, picked by the kernel.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# Two free ports for radosgw (plain, TLS), picked by the kernel.
+read -r port ssl_port < <(python3 -c 'import socket
+a, b = socket.socket(), socket.socket()
+a.bind(("127.0.0.1", 0)); b.bind(("127.0.0.1", 0))
+print(a.getsockname()[1], b.getsockname()[1])')
 fsid=$(cat /proc/sys/kernel/random/uuid)
 mkdir -p "$dir"/{run,log,mon,osd}
+bash "$(dirname "$0")/make_test_certs.sh" "$dir/certs"
 conf="$dir/ceph.conf"
 cat >"$conf" <<CONF
 [global]
@@ -71,7 +79,7 @@ osd objectstore = memstore
 memstore device bytes = 1073741824
 osd data = $dir/osd
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$port
+rgw frontends = beast endpoint=127.0.0.1:$port ssl_endpoint=127.0.0.1:$ssl_port ssl_certificate=$dir/certs/server.pem ssl_private_key=$dir/certs/server.key
 rgw data = $dir/rgw
 pid file = $dir/run/rgw.pid
 CONF
@@ -118,4 +126,6 @@ done
 curl -s -o /dev/null "http://127.0.0.1:$port/" || { echo "radosgw did not come up" >&2; exit 1; }
 radosgw-admin --conf "$conf" -n client.rgw.a --admin-socket "$dir/run/radosgw-admin.asok" user create --uid=fencegate --display-name=fencegate \
   --access-key="$access_key" --secret="$secret_key" >/dev/null
-echo "radosgw ready port=$port access=$access_key secret=$secret_key"
+curl -s -o /dev/null --cacert "$dir/certs/ca.pem" "https://127.0.0.1:$ssl_port/" ||
+  { echo "radosgw does not answer on its TLS port" >&2; exit 1; }
+echo "radosgw ready port=$port ssl_port=$ssl_port certs=$dir/certs access=$access_key secret=$secret_key"

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "resource_adapters/s3/s3_upstream.h"
+
 namespace fencegate::adapters::s3 {
 namespace {
 
@@ -70,6 +72,18 @@ TEST(SigV4Test, SignsAmzFieldsButNotProxyFields) {
             std::string_view::npos)
       << header[http::field::authorization];
   EXPECT_EQ(header["X-Amz-Content-Sha256"], "UNSIGNED-PAYLOAD");
+}
+
+// The signed Host carries the port only when it is not the scheme's default, as AWS's SDKs send
+// it, and brackets an IPv6 address.
+TEST(SigV4Test, HostHeaderNamesThePortOnlyWhenNotTheDefault) {
+  EXPECT_EQ(HostHeader("s3.example.org", 443, /*tls=*/true), "s3.example.org");
+  EXPECT_EQ(HostHeader("s3.example.org", 80, /*tls=*/false), "s3.example.org");
+  EXPECT_EQ(HostHeader("s3.example.org", 80, /*tls=*/true), "s3.example.org:80");
+  EXPECT_EQ(HostHeader("127.0.0.1", 7480, /*tls=*/false), "127.0.0.1:7480");
+  EXPECT_EQ(HostHeader("127.0.0.1", 443, /*tls=*/false), "127.0.0.1:443");
+  EXPECT_EQ(HostHeader("::1", 8443, /*tls=*/true), "[::1]:8443");
+  EXPECT_EQ(HostHeader("::1", 443, /*tls=*/true), "[::1]");
 }
 
 }  // namespace
