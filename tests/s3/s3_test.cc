@@ -49,7 +49,7 @@ class Radosgw : public ::testing::Environment {
     std::smatch match;
     if (std::regex_search(
             output, match,
-            std::regex("radosgw ready port=([0-9]+) ssl_port=([0-9]+) certs=(\\S+)"))) {
+            std::regex("radosgw ready port=([0-9]+) .* ssl_port=([0-9]+) certs=(\\S+)"))) {
       port = static_cast<std::uint16_t>(std::stoi(match[1]));
       ssl_port = static_cast<std::uint16_t>(std::stoi(match[2]));
       certs = match[3];

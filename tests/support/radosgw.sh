@@ -5,8 +5,8 @@
 # 127.0.0.1 from a throwaway CA (tests/support/make_test_certs.sh, in DIR/certs: ca.pem,
 # other_ca.pem, client.pem/.key, ...).
 #
-#   tests/support/radosgw.sh start DIR   -> prints "radosgw ready port=PORT ssl_port=SSL_PORT
-#                                            certs=DIR/certs access=KEY secret=SECRET"
+#   tests/support/radosgw.sh start DIR   -> prints "radosgw ready port=PORT access=KEY
+#                                            secret=SECRET ssl_port=SSL_PORT certs=DIR/certs"
 #   tests/support/radosgw.sh stop DIR    -> stops radosgw, the OSD and the monitor, in that order
 #
 # Ceph also takes 127.0.0.1:6789 (monitor) and ports in 6800-6807 (OSD): one cluster per host at
@@ -128,4 +128,4 @@ radosgw-admin --conf "$conf" -n client.rgw.a --admin-socket "$dir/run/radosgw-ad
   --access-key="$access_key" --secret="$secret_key" >/dev/null
 curl -s -o /dev/null --cacert "$dir/certs/ca.pem" "https://127.0.0.1:$ssl_port/" ||
   { echo "radosgw does not answer on its TLS port" >&2; exit 1; }
-echo "radosgw ready port=$port ssl_port=$ssl_port certs=$dir/certs access=$access_key secret=$secret_key"
+echo "radosgw ready port=$port access=$access_key secret=$secret_key ssl_port=$ssl_port certs=$dir/certs"
