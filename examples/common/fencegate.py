@@ -2,6 +2,7 @@
 
 import os
 import sys
+import threading
 import urllib.error
 import urllib.request
 
@@ -9,6 +10,17 @@ DEFAULT_URL = os.environ.get("FENCEGATE_URL", "http://127.0.0.1:8080")
 
 # Exit codes shared by every example.
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FENCED, EXIT_NOT_ACQUIRED = 0, 1, 2, 3, 4
+
+_report_lock = threading.Lock()
+
+
+def report(line, stream=None):
+    """Writes one whole line. The lease keeper runs on its own thread, and print() writes the
+    text and its newline separately, so two threads printing could glue their lines together."""
+    stream = stream or sys.stdout
+    with _report_lock:
+        stream.write(line + "\n")
+        stream.flush()
 
 
 class Fenced(Exception):
@@ -24,13 +36,13 @@ def fenced_put(base_url, path, token, body):
                                      headers={"Fencing-Token": str(token)})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            print(f"wrote {path} token={token} status={response.status}", flush=True)
+            report(f"wrote {path} token={token} status={response.status}")
     except urllib.error.HTTPError as error:
         detail = error.read().decode(errors="replace")
         if error.code == 409:
-            print(f"refused {path} token={token} status=409 {detail}", flush=True)
+            report(f"refused {path} token={token} status=409 {detail}")
             raise Fenced(detail) from None
-        print(f"failed {path} token={token} status={error.code} {detail}", flush=True)
+        report(f"failed {path} token={token} status={error.code} {detail}")
         raise RuntimeError(f"fencegate answered {error.code}") from None
 
 
@@ -47,9 +59,9 @@ def run_worker(acquire_and_write):
     except Fenced:
         return EXIT_FENCED
     except TimeoutError as error:
-        print(f"not acquired: {error}", flush=True)
+        report(f"not acquired: {error}")
         return EXIT_NOT_ACQUIRED
     except Exception as error:  # the examples report any failure and exit non-zero
-        print(f"error: {error}", file=sys.stderr, flush=True)
+        report(f"error: {error}", sys.stderr)
         return EXIT_ERROR
     return EXIT_OK

@@ -67,10 +67,10 @@ def keep_alive(etcd, lease, ttl, stop):
     while not stop.wait(ttl / 3):
         try:
             if etcd.keepalive(lease) == 0:
-                print(f"lease {lease} expired: the lock is lost", flush=True)
+                fencegate.report(f"lease {lease} expired: the lock is lost")
                 return
         except OSError as error:
-            print(f"lease renewal failed: {error}", flush=True)
+            fencegate.report(f"lease renewal failed: {error}")
 
 
 def main():
@@ -97,7 +97,7 @@ def main():
             except TimeoutError as error:
                 raise TimeoutError(f"{args.lock_name} within {args.wait_seconds}s") from error
             token = etcd.create_revision(key)
-            print(f"acquired lock={args.lock_name} token={token} key={key}", flush=True)
+            fencegate.report(f"acquired lock={args.lock_name} token={token} key={key}")
             fencegate.write_lines(args.fencegate, args.resource_path, token)
         finally:
             stop.set()

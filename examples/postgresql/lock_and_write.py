@@ -48,7 +48,7 @@ def main():
                 with connection.cursor() as cursor:
                     cursor.execute("SELECT 1")
             except psycopg2.Error as error:
-                print(f"session ended ({str(error).strip()}): the lock is lost", flush=True)
+                fencegate.report(f"session ended ({str(error).strip()}): the lock is lost")
                 return
 
     def acquire_and_write():
@@ -74,7 +74,7 @@ def main():
                         raise TimeoutError(f"{args.lock_name} within {args.wait_seconds}s")
                     time.sleep(0.2)
             threading.Thread(target=keep_alive, args=(connection, stop), daemon=True).start()
-            print(f"acquired lock={args.lock_name} token={token}", flush=True)
+            fencegate.report(f"acquired lock={args.lock_name} token={token}")
             fencegate.write_lines(args.fencegate, args.resource_path, token)
         finally:
             stop.set()

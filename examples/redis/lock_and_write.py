@@ -52,7 +52,7 @@ def main():
     def keep_alive(stop):
         while not stop.wait(args.lease_seconds / 3):
             if renew(keys=keys, args=[owner, lease_ms]) != 1:
-                print(f"lease of {keys[0]} expired: the lock is lost", flush=True)
+                fencegate.report(f"lease of {keys[0]} expired: the lock is lost")
                 return
 
     def acquire_and_write():
@@ -64,7 +64,7 @@ def main():
         stop = threading.Event()
         threading.Thread(target=keep_alive, args=(stop,), daemon=True).start()
         try:
-            print(f"acquired lock={args.lock_name} token={token} owner={owner}", flush=True)
+            fencegate.report(f"acquired lock={args.lock_name} token={token} owner={owner}")
             fencegate.write_lines(args.fencegate, args.resource_path, token)
         finally:
             stop.set()

@@ -38,7 +38,7 @@ def main():
 
     def acquire_and_write():
         zk = KazooClient(hosts=args.zookeeper, timeout=args.lease_seconds)
-        zk.add_listener(lambda state: print("session lost: the lock is lost", flush=True)
+        zk.add_listener(lambda state: fencegate.report("session lost: the lock is lost")
                         if state == KazooState.LOST else None)
         zk.start(timeout=args.wait_seconds)
         lock = zk.Lock(f"/locks/{args.lock_name}")
@@ -50,8 +50,8 @@ def main():
             node = f"{lock.path}/{lock.node}"
             token = zk.exists(node).czxid
             sequence = int(lock.node.rsplit("__lock__", 1)[1])
-            print(f"acquired lock={args.lock_name} token={token} node={node} sequence={sequence}",
-                  flush=True)
+            fencegate.report(
+                f"acquired lock={args.lock_name} token={token} node={node} sequence={sequence}")
             fencegate.write_lines(args.fencegate, args.resource_path, token)
         finally:
             # Deletes our own node only (its name carries our uuid), never a successor's.
