@@ -132,15 +132,16 @@ void AppendForwardedValue(std::string_view value, std::string* out) {
   out->push_back('"');
 }
 
-// Appends this hop's RFC 7239 element: for=<client>;proto=http[;host=<Host>].
-void AppendForwardedElement(std::string_view client_ip, std::string_view host, std::string* out) {
+// Appends this hop's RFC 7239 element: for=<client>;proto=http(s)[;host=<Host>].
+void AppendForwardedElement(std::string_view client_ip, bool tls, std::string_view host,
+                            std::string* out) {
   out->append("for=");
   if (client_ip.find(':') != std::string_view::npos) {
     out->append("\"[").append(client_ip).append("]\"");
   } else {
     AppendForwardedValue(client_ip, out);
   }
-  out->append(";proto=http");
+  out->append(tls ? ";proto=https" : ";proto=http");
   if (!host.empty()) {
     out->append(";host=");
     AppendForwardedValue(host, out);
@@ -149,6 +150,7 @@ void AppendForwardedElement(std::string_view client_ip, std::string_view host, s
 
 struct ForwardedElementCache {
   bool valid = false;
+  bool tls = false;
   std::string client_ip;
   std::string host;
   std::string element;
@@ -209,17 +211,19 @@ void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts
   if (forwarded) {
     scratch->clear();
     BeginListAppend(header, "Forwarded", scratch);
-    AppendForwardedElement(facts.client_ip, host, scratch);
+    AppendForwardedElement(facts.client_ip, facts.tls, host, scratch);
     header.set(http::field::forwarded, *scratch);
   } else {
     // A keep-alive connection sends the same Host from the same address request after
     // request: the element composed for the previous request of this thread is reused.
     thread_local ForwardedElementCache cache;
-    if (!cache.valid || cache.client_ip != facts.client_ip || cache.host != host) {
+    if (!cache.valid || cache.tls != facts.tls || cache.client_ip != facts.client_ip ||
+        cache.host != host) {
+      cache.tls = facts.tls;
       cache.client_ip.assign(facts.client_ip);
       cache.host.assign(host);
       cache.element.clear();
-      AppendForwardedElement(facts.client_ip, host, &cache.element);
+      AppendForwardedElement(facts.client_ip, facts.tls, host, &cache.element);
       cache.valid = true;
     }
     header.insert(http::field::forwarded, cache.element);

@@ -11,6 +11,7 @@ namespace fencegate::gateway {
 struct ForwardingFacts {
   std::string_view client_ip;  // textual address, IPv6 without brackets
   std::string_view request_id;
+  bool tls = false;  // the request came in over TLS: Forwarded says proto=https
 };
 
 // Prepares a request header for the backend (RFC 9110 7.6.1): removes Connection, every field

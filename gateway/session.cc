@@ -56,7 +56,7 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
                  std::shared_ptr<net::ssl::context> tls_context)
     : thread_(thread),
       context_(thread.context()),
-      stream_(std::move(socket), std::move(tls_context)),
+      stream_(ClientStream(std::move(socket)), std::move(tls_context)),
       client_deadline_(stream_.get_executor(), &Session::CancelClientIo),
       barrier_timer_(stream_.get_executor()),
       body_read_timeout_(stream_.get_executor()) {
@@ -183,7 +183,7 @@ void Session::ContinueHeaderRead() {
   }
   auto self = shared_from_this();
   client_deadline_.Begin(deadline, self);
-  stream_.async_read_some_untimed(
+  stream_.untimed().async_read_some(
       buffer_.prepare(kHeaderReadChunk),
       [self = std::move(self)](error_code ec, std::size_t bytes) {
         if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
@@ -610,7 +610,7 @@ void Session::RespondLock(LockHttpResponse response) {
 void Session::Forward() {
   phase_ = Phase::kForwarding;
   auto& request = parser_->get();
-  SanitizeRequestHeader(request, {client_ip_, exchange_.request_id}, &scratch_);
+  SanitizeRequestHeader(request, {client_ip_, exchange_.request_id, tls_established_}, &scratch_);
   adapters::ForwardRequest forward;
   forward.header = &request;
   forward.route_prefix = exchange_.route->config->prefix;
@@ -947,7 +947,7 @@ void Session::ContinueBodyRead(bool initiating) {
     error_code ignored;
     stream_.socket().cancel(ignored);
   });
-  stream_.async_read_some_untimed(
+  stream_.untimed().async_read_some(
       target, [self = shared_from_this(), in_place](error_code ec, std::size_t bytes) {
         if (self->body_read_timeout_.End() && ec == net::error::operation_aborted) {
           ec = beast::error::timeout;
@@ -1048,7 +1048,7 @@ void Session::WriteBodyPiece(net::const_buffer body, bool last) {
   auto self = shared_from_this();
   client_deadline_.Begin(
       std::chrono::steady_clock::now() + context_.config->timeouts.response_write, self);
-  net::async_write(untimed_writes_, write_gather_,
+  net::async_write(stream_.untimed(), write_gather_,
                    [self = std::move(self), bytes = body.size()](error_code ec, std::size_t) {
                      if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
                        ec = beast::error::timeout;

@@ -238,7 +238,6 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   NetworkThread& thread_;
   GatewayContext& context_;
   tls::ClientTransport stream_;
-  tls::ClientTransport::UntimedWrites untimed_writes_{stream_};
   // timeouts.idle / header_read / response_write of the header reads and response writes that
   // go to the socket directly (not through stream_'s per-operation timer).
   ClientDeadline<Session> client_deadline_;

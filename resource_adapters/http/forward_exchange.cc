@@ -245,7 +245,7 @@ void ForwardExchange::WriteRequestHeader() {
   // Without a body the header is the whole request (and its last chunk, if it says chunked).
   message_writer_.Next({}, /*last=*/!request_has_body_, write_gather_);
   StartUpstreamTimeout();
-  boost::asio::async_write(*stream_, write_gather_,
+  boost::asio::async_write(stream_->untimed(), write_gather_,
                            [self = shared_from_this()](error_code ec, std::size_t) {
                              self->EndUpstreamTimeout(ec);
                              if (ec) {
@@ -317,7 +317,7 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   body_write_outstanding_ = true;
   StartUpstreamTimeout();
   boost::asio::async_write(
-      *stream_, write_gather_,
+      stream_->untimed(), write_gather_,
       [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
         self->OnRequestBodyWritten(ec, last);
       });
@@ -352,7 +352,7 @@ void ForwardExchange::ReadResponseHeader() {
     parser_->skip(true);
   }
   StartUpstreamTimeout();
-  http::async_read_header(*stream_, upstream_read_buffer_, *parser_,
+  http::async_read_header(stream_->untimed(), upstream_read_buffer_, *parser_,
                           [self = shared_from_this()](error_code ec, std::size_t) {
                             self->EndUpstreamTimeout(ec);
                             if (ec) {
@@ -405,7 +405,7 @@ void ForwardExchange::ReadResponseBodyChunk() {
   body.data = relay_buffer_.get();
   body.size = relay_buffer_size_;
   StartUpstreamTimeout();
-  http::async_read(*stream_, upstream_read_buffer_, *parser_,
+  http::async_read(stream_->untimed(), upstream_read_buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, std::size_t) {
                      self->EndUpstreamTimeout(ec);
                      // need_buffer: the relay buffer is full, which is the normal case.

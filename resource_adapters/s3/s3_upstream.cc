@@ -98,7 +98,7 @@ asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) 
   // A HEAD response announces a length but carries no body.
   parser_->skip(method == http::verb::head);
   stream_->expires_after(endpoint_.response_timeout);
-  co_await http::async_read_header(stream_->timed(), read_buffer_, *parser_,
+  co_await http::async_read_header(*stream_, read_buffer_, *parser_,
                                    asio::redirect_error(asio::use_awaitable, ec));
   co_return ec;
 }
@@ -114,7 +114,7 @@ asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
     request.body().more = false;
     stream_->expires_after(endpoint_.response_timeout);
     const std::size_t sent = co_await http::async_write(
-        stream_->timed(), request, asio::redirect_error(asio::use_awaitable, ec));
+        *stream_, request, asio::redirect_error(asio::use_awaitable, ec));
     if (!ec) {
       request_sent_ = true;
       ec = co_await ReadResponseHeader(request.method());
@@ -140,7 +140,7 @@ asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> he
     http::request_serializer<http::buffer_body> serializer(request);
     stream_->expires_after(endpoint_.response_timeout);
     const std::size_t sent = co_await http::async_write_header(
-        stream_->timed(), serializer, asio::redirect_error(asio::use_awaitable, ec));
+        *stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));
     // The body is not replayable: only a header that did not go out at all is sent again.
     if (ec && MayRetry(ec, sent, request.method(), true)) {
       Discard();
@@ -159,7 +159,7 @@ asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> he
       request.body().size = bytes;
       request.body().more = !done;
       stream_->expires_after(endpoint_.response_timeout);
-      co_await http::async_write(stream_->timed(), serializer,
+      co_await http::async_write(*stream_, serializer,
                                  asio::redirect_error(asio::use_awaitable, ec));
       // need_buffer: the piece went out and the serializer wants the next one.
       if (ec == http::error::need_buffer) ec = {};
@@ -180,7 +180,7 @@ asio::awaitable<error_code> UpstreamCall::ReadBody(asio::mutable_buffer buffer, 
   body.size = buffer.size();
   error_code ec;
   stream_->expires_after(endpoint_.response_timeout);
-  co_await http::async_read(stream_->timed(), read_buffer_, *parser_,
+  co_await http::async_read(*stream_, read_buffer_, *parser_,
                             asio::redirect_error(asio::use_awaitable, ec));
   // need_buffer: the buffer is full, which is the normal case for a large body.
   if (ec == http::error::need_buffer) ec = {};

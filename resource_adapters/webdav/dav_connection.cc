@@ -46,7 +46,7 @@ void DavConnection::Send(Request request, Handler handler) {
   handler_ = std::move(handler);
   busy_ = true;
   resent_ = false;
-  reused_ = connected() && Lowest().socket().is_open();
+  reused_ = stream_ && stream_->is_open();
   if (reused_) {
     Write();
   } else {
@@ -56,25 +56,20 @@ void DavConnection::Send(Request request, Handler handler) {
 
 bool DavConnection::Reusable() const {
   if (busy_) return false;
-  if (tls_) return tls_->next_layer().socket().is_open();
-  return plain_ && plain_->socket().is_open();
+  return stream_ && stream_->is_open();
 }
 
 void DavConnection::Connect() {
   Close();
-  if (backend_->tls_context) {
-    tls_.emplace(ioc_, *backend_->tls_context);
-  } else {
-    plain_.emplace(ioc_);
-  }
+  stream_.emplace(ioc_, backend_->tls_context);
   auto connect =
       [self = shared_from_this()](const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
-        self->Lowest().expires_after(self->backend_->options.connect_timeout);
-        self->Lowest().async_connect(endpoints,
-                                     [self](error_code ec, const boost::asio::ip::tcp::endpoint&) {
-                                       if (ec) return self->Fail(ec, false);
-                                       self->Handshake();
-                                     });
+        self->stream_->expires_after(self->backend_->options.connect_timeout);
+        self->stream_->lowest().async_connect(
+            endpoints, [self](error_code ec, const boost::asio::ip::tcp::endpoint&) {
+              if (ec) return self->Fail(ec, false);
+              self->Handshake();
+            });
       };
   if (!backend_->endpoints.empty()) {
     connect(backend_->endpoints);
@@ -94,44 +89,40 @@ void DavConnection::Connect() {
 
 // Still under the connect timeout; never a fallback to plain HTTP.
 void DavConnection::Handshake() {
-  if (!tls_) return Write();
+  if (!stream_->is_tls()) return Write();
   tls_client::PrepareClientHandshake(backend_->options.tls_options, backend_->options.host,
-                                     tls_->native_handle());
-  tls_->async_handshake(boost::asio::ssl::stream_base::client,
-                        [self = shared_from_this()](error_code ec) {
-                          if (ec) return self->Fail(ec, false);
-                          self->Write();
-                        });
+                                     stream_->tls().native_handle());
+  stream_->tls().async_handshake(boost::asio::ssl::stream_base::client,
+                                 [self = shared_from_this()](error_code ec) {
+                                   if (ec) return self->Fail(ec, false);
+                                   self->Write();
+                                 });
 }
 
 void DavConnection::Write() {
-  Lowest().expires_after(backend_->options.response_timeout);
-  WithStream([&](auto& stream) {
-    http::async_write(stream, request_, [self = shared_from_this()](error_code ec, std::size_t) {
-      if (ec) return self->Fail(ec, false);
-      self->Read();
-    });
+  stream_->expires_after(backend_->options.response_timeout);
+  http::async_write(*stream_, request_, [self = shared_from_this()](error_code ec, std::size_t) {
+    if (ec) return self->Fail(ec, false);
+    self->Read();
   });
 }
 
 void DavConnection::Read() {
   auto parser = std::make_shared<http::response_parser<http::string_body>>();
   parser->body_limit(kMaxResponseBytes);
-  WithStream([&](auto& stream) {
-    http::async_read(stream, buffer_, *parser,
-                     [self = shared_from_this(), parser](error_code ec, std::size_t) {
-                       if (ec) return self->Fail(ec, parser->got_some());
-                       Response response = parser->release();
-                       if (response.keep_alive()) {
-                         self->Lowest().expires_never();  // idle now: no deadline
-                       } else {
-                         self->Close();
-                       }
-                       self->busy_ = false;
-                       auto handler = std::move(self->handler_);
-                       handler({}, std::move(response));
-                     });
-  });
+  http::async_read(*stream_, buffer_, *parser,
+                   [self = shared_from_this(), parser](error_code ec, std::size_t) {
+                     if (ec) return self->Fail(ec, parser->got_some());
+                     Response response = parser->release();
+                     if (response.keep_alive()) {
+                       self->stream_->lowest().expires_never();  // idle now: no deadline
+                     } else {
+                       self->Close();
+                     }
+                     self->busy_ = false;
+                     auto handler = std::move(self->handler_);
+                     handler({}, std::move(response));
+                   });
 }
 
 // A server closes an idle keep-alive connection without reading what arrives after; when that
@@ -156,12 +147,11 @@ void DavConnection::Fail(error_code ec, bool got_some) {
 // No TLS close_notify: a control connection is dropped only when idle, failed or closed by
 // the server, where nobody reads it.
 void DavConnection::Close() {
-  if (!connected()) return;
+  if (!stream_) return;
   error_code ignored;
-  Lowest().socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
-  Lowest().close();
-  plain_.reset();
-  tls_.reset();
+  stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_->close();
+  stream_.reset();
   buffer_.clear();
 }
 

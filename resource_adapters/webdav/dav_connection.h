@@ -9,12 +9,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "resource_adapters/webdav/webdav_adapter.h"
+#include "tls_client/plain_or_tls_stream.h"
 
 namespace fencegate::adapters::webdav {
 
@@ -56,20 +55,9 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   // request is outstanding: only then may another write use it.
   bool Reusable() const;
   // The raw socket, for the pool's check that nothing (not even end-of-stream) is waiting.
-  boost::asio::ip::tcp::socket& socket() { return Lowest().socket(); }
+  tls_client::TcpStream::socket_type& socket() { return stream_->socket(); }
 
  private:
-  bool connected() const { return plain_.has_value() || tls_.has_value(); }
-  boost::beast::tcp_stream& Lowest() { return tls_ ? tls_->next_layer() : *plain_; }
-  // Runs `operation` on the HTTP layer: the TLS stream or the plain one.
-  template <class Operation>
-  void WithStream(Operation operation) {
-    if (tls_) {
-      operation(*tls_);
-    } else {
-      operation(*plain_);
-    }
-  }
   void Connect();
   void Handshake();
   void Read();
@@ -78,9 +66,8 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
-  // One of the two while connected.
-  std::optional<boost::beast::tcp_stream> plain_;
-  std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> tls_;
+  // While connected: plain, or TLS for an https server. Every operation is timed.
+  std::optional<tls_client::PlainOrTlsStream> stream_;
   std::optional<boost::asio::ip::tcp::resolver> resolver_;
   boost::beast::flat_buffer buffer_;
   Request request_;

@@ -124,6 +124,22 @@ TEST_F(HeaderSanitizerTest, ForwardedFollowsEachRequestsHostAndAddress) {
             "for=192.0.2.8;proto=http;host=\"b.example:81\"");
 }
 
+// A request that came in over TLS says so; the per-thread element must not carry one
+// connection's scheme over to a plain connection from the same address and Host.
+TEST_F(HeaderSanitizerTest, ForwardedNamesTheSchemeTheClientUsed) {
+  const auto forwarded = [this](bool tls, bool client_sent_forwarded) {
+    auto header = MakeHeader();
+    header.set(http::field::host, "a.example");
+    if (client_sent_forwarded) header.set(http::field::forwarded, "for=198.51.100.1");
+    SanitizeRequestHeader(header, {"192.0.2.7", "req-4", tls}, &scratch_);
+    return std::string(header[http::field::forwarded]);
+  };
+  EXPECT_EQ(forwarded(true, false), "for=192.0.2.7;proto=https;host=a.example");
+  EXPECT_EQ(forwarded(false, false), "for=192.0.2.7;proto=http;host=a.example");
+  EXPECT_EQ(forwarded(true, false), "for=192.0.2.7;proto=https;host=a.example");
+  EXPECT_EQ(forwarded(true, true), "for=198.51.100.1, for=192.0.2.7;proto=https;host=a.example");
+}
+
 TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
   http::response_header<> header;
   header.set(http::field::connection, "close, X-Backend-Hop");

@@ -12,6 +12,7 @@
 #include "tests/integration/fencegate_run.h"
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/http_client.h"
+#include "tests/integration/recording_backend.h"
 #include "tests/integration/temp_dir.h"
 #include "tests/integration/test_certs.h"
 #include "tests/integration/tls_client.h"
@@ -24,6 +25,8 @@ struct TlsSetup {
   bool traffic_tls = true;
   std::string client_auth = "off";
   bool admin_tls = false;
+  // 0: the route writes to a filesystem backend; else to an http backend on this port.
+  std::uint16_t http_backend_port = 0;
 };
 
 class TlsTest : public ::testing::Test {
@@ -50,7 +53,11 @@ class TlsTest : public ::testing::Test {
   void StartGateway(const TlsSetup& setup) {
     std::string config =
         "access_log:\n  path: \"\"\n"
-        "backends:\n  files:\n    kind: filesystem\n    root: \"{data_dir}/files\"\n"
+        "backends:\n  files:\n" +
+        (setup.http_backend_port == 0
+             ? std::string("    kind: filesystem\n    root: \"{data_dir}/files\"\n")
+             : "    kind: http\n    url: http://127.0.0.1:" +
+                   std::to_string(setup.http_backend_port) + "\n") +
         "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
         "    fence_key: \"kv:{segment:2}\"\n";
     if (setup.traffic_tls || setup.admin_tls) config += "tls:\n";
@@ -126,6 +133,27 @@ TEST_F(TlsTest, FencedWritesAndReadsOverTls) {
 
   EXPECT_EQ(Handshakes("traffic", "ok"), 1.0);
   EXPECT_EQ(Handshakes("traffic", "plain_http"), 1.0);
+}
+
+// The backend learns the scheme the client used (RFC 7239 proto), on a keep-alive TLS
+// connection as on its first request.
+TEST_F(TlsTest, ForwardedTellsTheBackendTheClientUsedHttps) {
+  RecordingBackend backend;
+  TlsSetup setup;
+  setup.http_backend_port = backend.port();
+  StartGateway(setup);
+  TlsConnection connection(Client());
+  ASSERT_TRUE(connection.Connect(gateway_->traffic_port())) << connection.error();
+  for (int i = 0; i < 2; ++i) {
+    std::optional<Response> get = connection.RoundTrip(MakeRequest(http::verb::get, "/kv/a/x"));
+    ASSERT_TRUE(get.has_value()) << connection.error();
+    EXPECT_EQ(get->result_int(), 200);
+  }
+  ASSERT_TRUE(backend.WaitForCompleted(2, std::chrono::seconds(5)));
+  for (const RecordedRequest& seen : backend.Requests()) {
+    EXPECT_NE(seen.headers["Forwarded"].find(";proto=https"), std::string::npos)
+        << seen.headers["Forwarded"];
+  }
 }
 
 TEST_F(TlsTest, RequiredClientCertificateAdmitsOnlyTheClientCa) {
