@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -286,6 +287,31 @@ class Reader {
     } else {
       sink_->Add(node, path, "expected true or false, got " + Quote(text));
     }
+  }
+
+  // Sets *out to the value of the choice `node` names; reports the names it expected otherwise.
+  // `note` (may be empty) follows the list of names in that report.
+  template <typename T>
+  void Choice(const YAML::Node& node, const std::string& path,
+              std::initializer_list<std::pair<std::string_view, std::type_identity_t<T>>> choices,
+              std::string_view note, T* out) {
+    std::string expected;
+    std::size_t index = 0;
+    for (const auto& choice : choices) {
+      if (index > 0) expected += index + 1 == choices.size() ? " or " : ", ";
+      expected += Quote(choice.first);
+      ++index;
+    }
+    if (!note.empty()) expected.append(" ").append(note);
+    std::string text;
+    if (!Scalar(node, path, expected, &text)) return;
+    for (const auto& [name, value] : choices) {
+      if (text == name) {
+        *out = value;
+        return;
+      }
+    }
+    sink_->Add(node, path, "expected " + expected + "; got " + Quote(text));
   }
 
   template <typename T>
@@ -662,33 +688,19 @@ void ReadServerTls(Reader& reader, const YAML::Node& node, const std::string& pa
   if (node["client_ca_file"])
     reader.String(node["client_ca_file"], Child(path, "client_ca_file"), &out->client_ca_file);
   if (node["client_auth"]) {
-    std::string mode;
-    reader.String(node["client_auth"], Child(path, "client_auth"), &mode);
-    if (mode == "off") {
-      out->client_auth = tls::ClientAuth::kOff;
-    } else if (mode == "optional") {
-      out->client_auth = tls::ClientAuth::kOptional;
-    } else if (mode == "required") {
-      out->client_auth = tls::ClientAuth::kRequired;
-    } else if (node["client_auth"].IsScalar()) {
-      reader.sink()->Add(node["client_auth"], Child(path, "client_auth"),
-                         "expected off, optional or required; got " + Quote(mode));
-    }
+    reader.Choice(node["client_auth"], Child(path, "client_auth"),
+                  {{"off", tls::ClientAuth::kOff},
+                   {"optional", tls::ClientAuth::kOptional},
+                   {"required", tls::ClientAuth::kRequired}},
+                  "", &out->client_auth);
   }
   if (out->client_auth != tls::ClientAuth::kOff && out->client_ca_file.empty()) {
     reader.sink()->Add(node["client_auth"], Child(path, "client_ca_file"),
                        "required when client_auth is optional or required");
   }
   if (node["min_version"]) {
-    std::string version;
-    reader.String(node["min_version"], Child(path, "min_version"), &version);
-    if (version == "1.2" || version == "1.3") {
-      out->tls13_only = version == "1.3";
-    } else if (node["min_version"].IsScalar()) {
-      reader.sink()->Add(
-          node["min_version"], Child(path, "min_version"),
-          "expected \"1.2\" or \"1.3\" (older versions are not offered); got " + Quote(version));
-    }
+    reader.Choice(node["min_version"], Child(path, "min_version"), {{"1.2", false}, {"1.3", true}},
+                  "(older versions are not offered)", &out->tls13_only);
   }
   if (node["ciphers"]) reader.String(node["ciphers"], Child(path, "ciphers"), &out->ciphers);
   if (node["handshake_timeout"]) {
@@ -843,18 +855,11 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
   ReadSecret(reader, node, path, "access_key", "an s3 backend", &out->access_key);
   ReadSecret(reader, node, path, "secret_key", "an s3 backend", &out->secret_key);
   if (node["etag_quoting"]) {
-    std::string quoting;
-    reader.String(node["etag_quoting"], Child(path, "etag_quoting"), &quoting);
-    if (quoting == "quoted") {
-      out->etag_quoting = adapters::EtagQuoting::kQuoted;
-    } else if (quoting == "unquoted") {
-      out->etag_quoting = adapters::EtagQuoting::kUnquoted;
-    } else if (quoting == "auto") {
-      out->etag_quoting = adapters::EtagQuoting::kAuto;
-    } else if (node["etag_quoting"].IsScalar()) {
-      reader.sink()->Add(node["etag_quoting"], Child(path, "etag_quoting"),
-                         "expected quoted, unquoted or auto; got " + Quote(quoting));
-    }
+    reader.Choice(node["etag_quoting"], Child(path, "etag_quoting"),
+                  {{"quoted", adapters::EtagQuoting::kQuoted},
+                   {"unquoted", adapters::EtagQuoting::kUnquoted},
+                   {"auto", adapters::EtagQuoting::kAuto}},
+                  "", &out->etag_quoting);
   }
   if (node["max_spool_bytes"]) {
     reader.Size(node["max_spool_bytes"], Child(path, "max_spool_bytes"), 0, 1ull << 32,
@@ -1068,16 +1073,10 @@ void ReadIdempotency(Reader& reader, const YAML::Node& node, const std::string& 
     return;
   }
   if (node["mode"]) {
-    std::string mode;
-    reader.String(node["mode"], Child(path, "mode"), &mode);
-    if (mode == "store") {
-      out->mode = IdempotencyConfig::Mode::kStore;
-    } else if (mode == "forward") {
-      out->mode = IdempotencyConfig::Mode::kForward;
-    } else if (node["mode"].IsScalar()) {
-      reader.sink()->Add(node["mode"], Child(path, "mode"),
-                         "expected 'store' or 'forward', got " + Quote(mode));
-    }
+    reader.Choice(node["mode"], Child(path, "mode"),
+                  {{"store", IdempotencyConfig::Mode::kStore},
+                   {"forward", IdempotencyConfig::Mode::kForward}},
+                  "", &out->mode);
   }
   if (node["required"]) reader.Bool(node["required"], Child(path, "required"), &out->required);
   if (node["methods"]) {

@@ -252,6 +252,31 @@ TEST(ConfigLoaderTest, BadSizeAndZeroDuration) {
   EXPECT_TRUE(Contains(errors[2].message, "greater than zero"));
 }
 
+// A key that takes one of a few names says which ones, in the file's order of keys.
+TEST(ConfigLoaderTest, ChoicesNameWhatTheyAccept) {
+  std::vector<ConfigError> errors = Load(std::string(kMinimal) +
+                                         "tls:\n"                      // 10
+                                         "  traffic:\n"                // 11
+                                         "    cert_file: a.pem\n"      // 12
+                                         "    key_file: a.key\n"       // 13
+                                         "    client_auth: maybe\n"    // 14
+                                         "    min_version: \"1.1\"\n"  // 15
+                                         "  admin:\n"                  // 16
+                                         "    cert_file: b.pem\n"      // 17
+                                         "    key_file: b.key\n"       // 18
+                                         "    client_auth: [off]\n");  // 19
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].ToString(),
+            "test.yaml:14:18: tls.traffic.client_auth: expected 'off', 'optional' or "
+            "'required'; got 'maybe'");
+  EXPECT_EQ(errors[1].ToString(),
+            "test.yaml:15:18: tls.traffic.min_version: expected '1.2' or '1.3' (older versions "
+            "are not offered); got '1.1'");
+  EXPECT_EQ(errors[2].ToString(),
+            "test.yaml:19:18: tls.admin.client_auth: expected 'off', 'optional' or 'required', "
+            "got a list");
+}
+
 TEST(ConfigLoaderTest, UnknownKeyIsAnErrorWithSuggestion) {
   ConfigError error = OnlyError("listne: 127.0.0.1:1\n" + std::string(kMinimal));
   EXPECT_EQ(error.line, 1);

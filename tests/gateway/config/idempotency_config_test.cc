@@ -79,7 +79,9 @@ TEST(IdempotencyConfigTest, ErrorsNameLineAndKey) {
   std::string all;
   for (const auto& error : errors) all += error.ToString() + "\n";
   EXPECT_NE(all.find("test.yaml:11"), std::string::npos) << all;
-  EXPECT_NE(all.find("routes[0].idempotency.mode"), std::string::npos) << all;
+  EXPECT_NE(all.find("routes[0].idempotency.mode: expected 'store' or 'forward'; got 'cache'"),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("test.yaml:12"), std::string::npos) << all;
   EXPECT_NE(all.find("routes[0].idempotency.expire_after"), std::string::npos) << all;
   EXPECT_NE(all.find("test.yaml:13"), std::string::npos) << all;
