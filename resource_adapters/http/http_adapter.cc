@@ -3,11 +3,10 @@
 #include <string>
 #include <utility>
 
-#include <boost/asio/ip/tcp.hpp>
-
 #include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
+#include "resource_adapters/transport/resolve_once.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 
 namespace fencegate::adapters {
@@ -70,22 +69,6 @@ class HttpAdapterFactory : public AdapterFactory {
   std::shared_ptr<const HttpBackend> backend_;
 };
 
-// Backends are usually numeric addresses, which resolve without a lookup. A name that does not
-// resolve now is not fatal: exchanges resolve it again when they connect.
-std::vector<boost::asio::ip::tcp::endpoint> ResolveOnce(const HttpAdapterOptions& options) {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::resolver resolver(ioc);
-  boost::system::error_code ec;
-  auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
-  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-  if (!ec) {
-    for (const auto& entry : results) {
-      endpoints.push_back(entry.endpoint());
-    }
-  }
-  return endpoints;
-}
-
 }  // namespace
 
 std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options,
@@ -99,7 +82,7 @@ std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions option
       return nullptr;
     }
   }
-  backend->endpoints = ResolveOnce(options);
+  backend->endpoints = ResolveOnce(options.host, options.port);
   backend->options = std::move(options);
   return std::make_unique<HttpAdapterFactory>(std::move(backend));
 }

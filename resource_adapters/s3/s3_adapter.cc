@@ -2,9 +2,8 @@
 
 #include <utility>
 
-#include <boost/asio/ip/tcp.hpp>
-
 #include "resource_adapters/s3/s3_exchange.h"
+#include "resource_adapters/transport/resolve_once.h"
 
 namespace fencegate::adapters {
 
@@ -59,14 +58,7 @@ std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options, s
     if (!backend->endpoint.tls_context) return nullptr;
     backend->endpoint.tls_options = options.tls_options;
   }
-  // Resolved once at startup: S3 endpoints for the gateway are usually numeric addresses.
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::resolver resolver(ioc);
-  boost::system::error_code ec;
-  auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
-  if (!ec) {
-    for (const auto& entry : results) backend->endpoint.addresses.push_back(entry.endpoint());
-  }
+  backend->endpoint.addresses = ResolveOnce(options.host, options.port);
   backend->endpoint.host = options.host;
   backend->endpoint.host_header = s3::HostHeader(options.host, options.port, options.tls);
   backend->endpoint.region = options.region;

@@ -2,8 +2,8 @@
 
 #include <string>
 #include <utility>
-#include <vector>
 
+#include "resource_adapters/transport/resolve_once.h"
 #include "resource_adapters/webdav/dav_connection.h"
 #include "resource_adapters/webdav/dav_connection_pool.h"
 #include "resource_adapters/webdav/fenced_write.h"
@@ -89,20 +89,6 @@ class WebdavAdapterFactory : public AdapterFactory {
   std::unique_ptr<AdapterFactory> passthrough_;
 };
 
-// Numeric addresses resolve without a lookup; a name that does not resolve now is resolved
-// again on each connect.
-std::vector<boost::asio::ip::tcp::endpoint> ResolveOnce(const WebdavAdapterOptions& options) {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::resolver resolver(ioc);
-  boost::system::error_code ec;
-  auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
-  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-  if (!ec) {
-    for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  }
-  return endpoints;
-}
-
 }  // namespace
 
 std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
@@ -116,7 +102,7 @@ std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
       return nullptr;
     }
   }
-  backend->endpoints = ResolveOnce(options);
+  backend->endpoints = ResolveOnce(options.host, options.port);
   backend->options = std::move(options);
   return std::make_unique<WebdavAdapterFactory>(std::move(backend), std::move(passthrough));
 }
