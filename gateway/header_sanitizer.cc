@@ -41,7 +41,7 @@ constexpr http::field kHopByHop[] = {http::field::connection,       http::field:
                                      http::field::trailer,          http::field::upgrade};
 
 template <bool isRequest>
-void RemoveConnectionOptions(http::header<isRequest, http::fields>& header) {
+void RemoveConnectionOptions(http::header<isRequest, adapters::Fields>& header) {
   // One walk over the list finds what is there: erasing by name is a lookup in the field set
   // each, and most headers carry none of these fields.
   bool hop_by_hop = false;
@@ -81,7 +81,7 @@ void RemoveConnectionOptions(http::header<isRequest, http::fields>& header) {
 // Starts a new value of the comma-separated list field `name` in `scratch`: the values of all
 // its current fields, each followed by ", ". The caller appends its item and sets the field,
 // which merges repeated fields into one.
-void BeginListAppend(const http::request_header<>& header, std::string_view name,
+void BeginListAppend(const adapters::RequestHeader& header, std::string_view name,
                      std::string* scratch) {
   scratch->clear();
   for (const auto& field : header) {
@@ -158,7 +158,7 @@ struct ForwardedElementCache {
 
 }  // namespace
 
-void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts& facts,
+void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFacts& facts,
                            std::string* scratch) {
   RemoveConnectionOptions(header);
   // One walk records which of the fields below the client sent, so that absent ones cost
@@ -236,7 +236,7 @@ void SanitizeRequestHeader(http::request_header<>& header, const ForwardingFacts
   }
 }
 
-void SanitizeResponseHeader(http::response_header<>& header) {
+void SanitizeResponseHeader(adapters::ResponseHeader& header) {
   RemoveConnectionOptions(header);
   header.erase(http::field::transfer_encoding);
 }

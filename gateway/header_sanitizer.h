@@ -5,6 +5,8 @@
 
 #include <boost/beast/http/message.hpp>
 
+#include "resource_adapters/http_header.h"
+
 namespace fencegate::gateway {
 
 // What the gateway knows about the client side of a request, for the forwarding fields.
@@ -20,12 +22,12 @@ struct ForwardingFacts {
 // Transfer-Encoding), Host and the client's conditional fields even if Connection names them.
 // Adds Via, appends to X-Forwarded-For and Forwarded, and sets X-Request-Id. `scratch` is a
 // reusable buffer for composed values.
-void SanitizeRequestHeader(boost::beast::http::request_header<>& header,
-                           const ForwardingFacts& facts, std::string* scratch);
+void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFacts& facts,
+                           std::string* scratch);
 
 // Removes hop-by-hop fields from a backend's response header, including Transfer-Encoding:
 // the gateway chooses the framing towards its client itself.
-void SanitizeResponseHeader(boost::beast::http::response_header<>& header);
+void SanitizeResponseHeader(adapters::ResponseHeader& header);
 
 inline constexpr std::string_view kViaValue = "1.1 fencegate";
 inline constexpr std::string_view kXRequestId = "X-Request-Id";

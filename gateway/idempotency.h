@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include <boost/beast/http/fields.hpp>
+#include "resource_adapters/http_header.h"
 
 namespace fencegate::gateway {
 
@@ -63,7 +63,7 @@ std::string HttpDate(std::int64_t unix_ms);
 // A backend response as kept in the store (opaque bytes to lockstore/).
 struct StoredResponse {
   unsigned status = 200;
-  boost::beast::http::fields fields;
+  adapters::Fields fields;
   std::string body;
 };
 

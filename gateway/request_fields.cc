@@ -7,7 +7,7 @@
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
 
-RequestFields ScanRequestFields(const http::request_header<>& header) {
+RequestFields ScanRequestFields(const adapters::RequestHeader& header) {
   RequestFields out;
   bool host_seen = false;
   bool expect_seen = false;

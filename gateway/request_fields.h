@@ -5,6 +5,8 @@
 
 #include <boost/beast/http/message.hpp>
 
+#include "resource_adapters/http_header.h"
+
 namespace fencegate::gateway {
 
 inline constexpr std::string_view kFencingTokenField = "Fencing-Token";
@@ -22,6 +24,6 @@ struct RequestFields {
   std::size_t fencing_token_count = 0;
 };
 
-RequestFields ScanRequestFields(const boost::beast::http::request_header<>& header);
+RequestFields ScanRequestFields(const adapters::RequestHeader& header);
 
 }  // namespace fencegate::gateway

@@ -33,7 +33,7 @@ bool ContainsObsFold(std::string_view header_block) {
   return false;
 }
 
-FramingViolation CheckRequestFraming(const http::request_header<>& header) {
+FramingViolation CheckRequestFraming(const adapters::RequestHeader& header) {
   // One walk over the list: counting each field by name would be two lookups in the field set
   // and two more to read the values, for a check that almost always finds one or none.
   std::size_t content_lengths = 0;

@@ -6,6 +6,8 @@
 
 #include <boost/beast/http/message.hpp>
 
+#include "resource_adapters/http_header.h"
+
 namespace fencegate::gateway {
 
 // Request-smuggling defences that Beast's parser does not apply by itself (Beast 1.81 already
@@ -31,7 +33,7 @@ enum class FramingViolation {
   kUnsupportedTransferEncoding,  // anything but exactly "chunked"
 };
 
-FramingViolation CheckRequestFraming(const boost::beast::http::request_header<>& header);
+FramingViolation CheckRequestFraming(const adapters::RequestHeader& header);
 
 // A human-readable detail for a violation (a static string).
 std::string_view FramingViolationDetail(FramingViolation violation);

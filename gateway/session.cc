@@ -588,7 +588,7 @@ void Session::RespondLock(LockHttpResponse response) {
   if (response.status >= 400) exchange_.outcome = "lock_refused";
   exchange_.status = response.status;
   problem_body_ = std::move(response.body);
-  response_.base() = http::response_header<>{};
+  response_.base() = adapters::ResponseHeader{};
   response_.result(response.status);
   response_.set(http::field::content_type, response.content_type);
   response_.content_length(problem_body_.size());
@@ -806,7 +806,7 @@ void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool
   RenderProblemJson(problem, &problem_body_);
   exchange_.status = problem.status;
   if (close) exchange_.close_after = true;
-  response_.base() = http::response_header<>{};
+  response_.base() = adapters::ResponseHeader{};
   response_.result(problem.status);
   response_.set(http::field::content_type, kProblemContentType);
   response_.content_length(problem_body_.size());
@@ -990,7 +990,7 @@ void Session::CompleteBodyRead(error_code ec) {
   handler(ec, bytes, done);
 }
 
-void Session::AsyncWriteResponse(http::response_header<> header, net::const_buffer body, bool last,
+void Session::AsyncWriteResponse(adapters::ResponseHeader header, net::const_buffer body, bool last,
                                  WriteHandler handler) {
   write_handler_ = std::move(handler);
   response_.base() = std::move(header);

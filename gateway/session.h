@@ -57,7 +57,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // Downstream.
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
-  void AsyncWriteResponse(adapters::http::response_header<> header, boost::asio::const_buffer body,
+  void AsyncWriteResponse(adapters::ResponseHeader header, boost::asio::const_buffer body,
                           bool last, WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 
@@ -244,8 +244,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   PeerIdentity peer_identity_;
   bool tls_established_ = false;  // handshake done: close with close_notify
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<RelayBody>> parser_;
-  boost::beast::http::response<boost::beast::http::buffer_body> response_;  // body unused
+  std::optional<boost::beast::http::parser<true, RelayBody, adapters::FieldAllocator<char>>>
+      parser_;
+  boost::beast::http::response<boost::beast::http::buffer_body, adapters::Fields>
+      response_;                            // body unused
   adapters::MessageWriter message_writer_;  // writes response_ and the body pieces
   adapters::WriteGather write_gather_;      // the buffers of the response write in progress
   boost::asio::steady_timer barrier_timer_;

@@ -209,7 +209,7 @@ void Session::ReplayStoredResponse(const lockstore::IdempotencyRecord& record) {
   exchange_.outcome = "idempotent_replay";
   exchange_.upstream_status = record.upstream_status;
   exchange_.status = stored.status;
-  response_.base() = http::response_header<>{};
+  response_.base() = adapters::ResponseHeader{};
   response_.result(stored.status);
   for (const auto& field : stored.fields) response_.insert(field.name_string(), field.value());
   response_.set(kIdempotencyReplayedField, "?1");

@@ -10,9 +10,10 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/system/error_code.hpp>
+
+#include "resource_adapters/http_header.h"
 
 namespace fencegate::adapters {
 
@@ -40,8 +41,8 @@ class Downstream {
 
   // Writes the response header and a first piece of the body. `last` ends the response. A header
   // without Content-Length gets chunked framing (or close-delimited for HTTP/1.0 clients).
-  virtual void AsyncWriteResponse(http::response_header<> header, boost::asio::const_buffer body,
-                                  bool last, WriteHandler handler) = 0;
+  virtual void AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body, bool last,
+                                  WriteHandler handler) = 0;
 
   // Writes the next piece of the response body; `last` ends the response.
   virtual void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) = 0;
@@ -52,7 +53,7 @@ struct ForwardRequest {
   // The request header, already stripped of hop-by-hop fields and carrying Via,
   // X-Forwarded-For, Forwarded and X-Request-Id. The adapter may modify it or move its fields
   // out, but must leave the request line (method, target, version): the gateway reads it after.
-  http::request_header<>* header = nullptr;
+  RequestHeader* header = nullptr;
   // The route's path prefix (e.g. "/files/"); adapters that map paths (filesystem) strip it.
   std::string_view route_prefix;
   // The fencing token the gateway admitted, for fenced writes.

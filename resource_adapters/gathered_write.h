@@ -5,9 +5,10 @@
 #include <string_view>
 
 #include <boost/asio/buffer.hpp>
-#include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/container/small_vector.hpp>
+
+#include "resource_adapters/http_header.h"
 
 namespace fencegate::adapters {
 
@@ -28,7 +29,7 @@ class MessageWriter {
   // alive and unchanged until the first piece is written. `with_body` false: no body may follow
   // whatever the header says (a response to HEAD, 1xx, 204, 304), so only the header goes out.
   template <bool isRequest, class Body>
-  void Start(const boost::beast::http::message<isRequest, Body>& header, bool with_body) {
+  void Start(const boost::beast::http::message<isRequest, Body, Fields>& header, bool with_body) {
     start_line_.clear();
     if constexpr (isRequest) {
       start_line_.append(header.method_string());
@@ -91,7 +92,7 @@ class MessageWriter {
 
   // Beast keeps each field as one line, "name: value\r\n", in one allocation: when the views
   // show that layout the line goes out as one buffer, else as its four parts.
-  static void AddField(const boost::beast::http::fields::value_type& field, WriteGather& gather) {
+  static void AddField(const Fields::value_type& field, WriteGather& gather) {
     const std::string_view name = field.name_string();
     const std::string_view value = field.value();
     if (value.data() == name.data() + name.size() + kFieldSeparator.size() &&
@@ -121,7 +122,7 @@ class MessageWriter {
   }
 
   std::string start_line_;
-  const boost::beast::http::fields* fields_ = nullptr;
+  const Fields* fields_ = nullptr;
   bool with_body_ = false;
   bool chunked_ = false;
   bool header_pending_ = false;

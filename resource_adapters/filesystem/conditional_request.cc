@@ -72,7 +72,7 @@ bool AnyMatches(std::string_view list, const std::string* current_etag, bool str
 
 }  // namespace
 
-ClientConditions ClientConditions::FromHeader(const http::request_header<>& header) {
+ClientConditions ClientConditions::FromHeader(const RequestHeader& header) {
   ClientConditions conditions;
   if (auto field = header.find(http::field::if_match); field != header.end()) {
     conditions.if_match = std::string(field->value());

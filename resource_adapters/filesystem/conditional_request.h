@@ -6,6 +6,8 @@
 
 #include <boost/beast/http/message.hpp>
 
+#include "resource_adapters/http_header.h"
+
 namespace fencegate::adapters {
 
 // The client's preconditions on the current version of a file (RFC 9110 13.1).
@@ -13,7 +15,7 @@ struct ClientConditions {
   std::optional<std::string> if_match;
   std::optional<std::string> if_none_match;
 
-  static ClientConditions FromHeader(const boost::beast::http::request_header<>& header);
+  static ClientConditions FromHeader(const RequestHeader& header);
 };
 
 // If-Match (strong comparison; "*" matches any existing file). `current_etag` is null when the

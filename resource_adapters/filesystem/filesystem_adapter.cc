@@ -77,7 +77,7 @@ class FilesystemAdapter : public ResourceAdapter {
   }
 
   void AnswerMethodNotAllowed(Downstream& downstream, DoneHandler done) {
-    http::response_header<> header;
+    ResponseHeader header;
     header.result(http::status::method_not_allowed);
     header.set(http::field::allow, kAllowedMethods);
     header.set(http::field::content_type, "application/problem+json");

@@ -19,7 +19,7 @@ boost::system::error_code ToBoost(std::error_code ec) {
 }
 
 // The fields that describe a file version: ETag, Last-Modified and the token that wrote it.
-void SetVersionFields(const FileVersion& version, http::response_header<>& header) {
+void SetVersionFields(const FileVersion& version, ResponseHeader& header) {
   header.set(http::field::etag, version.etag);
   header.set(http::field::last_modified, version.last_modified);
   if (version.token) {
@@ -54,7 +54,7 @@ void FileExchange::OnIoThread(Work work, Then then) {
       });
 }
 
-void FileExchange::WriteHeaderOnly(http::response_header<> header) {
+void FileExchange::WriteHeaderOnly(ResponseHeader header) {
   outcome_.status = header.result_int();
   outcome_.response_started = true;
   downstream_.AsyncWriteResponse(std::move(header), {}, true,
@@ -109,7 +109,7 @@ void ReadFileExchange::OnOpened(OrProblem<OpenedFile> opened) {
                                 "If-Match does not hold for the current file"});
       return;
     case ReadDecision::kNotModified: {
-      http::response_header<> header;
+      ResponseHeader header;
       header.result(http::status::not_modified);
       SetVersionFields(version, header);
       WriteHeaderOnly(std::move(header));
@@ -276,7 +276,7 @@ void WriteFileExchange::Commit() {
         }
         const CommittedWrite& result = std::get<CommittedWrite>(committed);
         outcome_.etag = result.version.etag;
-        http::response_header<> header;
+        ResponseHeader header;
         if (result.created) {
           header.result(http::status::created);
           header.set(http::field::content_length, "0");
@@ -329,7 +329,7 @@ void DeleteFileExchange::Start() {
           FinishWithProblem(std::move(*problem));
           return;
         }
-        http::response_header<> header;
+        ResponseHeader header;
         header.result(http::status::no_content);
         WriteHeaderOnly(std::move(header));
       });

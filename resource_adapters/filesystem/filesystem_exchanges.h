@@ -9,6 +9,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "resource_adapters/http_header.h"
+
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/filesystem/conditional_request.h"
 #include "resource_adapters/filesystem/file_store.h"
@@ -40,7 +42,7 @@ class FileExchange : public std::enable_shared_from_this<FileExchange> {
   template <typename Work, typename Then>
   void OnIoThread(Work work, Then then);
 
-  void WriteHeaderOnly(http::response_header<> header);
+  void WriteHeaderOnly(ResponseHeader header);
   void FinishWithProblem(Problem problem);
   void FinishFailed(ForwardOutcome::Failure failure, boost::system::error_code ec);
   void Complete();
@@ -71,7 +73,7 @@ class ReadFileExchange : public FileExchange {
   void WriteChunk(std::size_t bytes);
 
   OpenedFile file_;
-  http::response_header<> header_;
+  ResponseHeader header_;
   std::vector<char> buffer_;
   std::uint64_t offset_ = 0;
 };

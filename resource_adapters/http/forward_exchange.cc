@@ -36,8 +36,8 @@ bool ExpectsBody(http::verb method) {
 // The client's header becomes the upstream one by a move, not a field-by-field copy (an
 // allocation and a tree insert per field). The gateway still reads the request line of its
 // own copy afterwards (metrics, access log, problem instance), so that is put back.
-http::request_header<> TakeHeader(http::request_header<>& client) {
-  http::request_header<> taken = std::move(client);
+RequestHeader TakeHeader(RequestHeader& client) {
+  RequestHeader taken = std::move(client);
   client.method_string(taken.method_string());
   client.target(taken.target());
   client.version(taken.version());

@@ -12,6 +12,8 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "resource_adapters/http_header.h"
+
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/gathered_write.h"
 #include "resource_adapters/http/http_adapter.h"
@@ -45,7 +47,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
 
  private:
   using Stream = UpstreamConnectionPool::Stream;
-  using UpstreamRequest = http::request<http::buffer_body>;
+  using UpstreamRequest = http::request<http::buffer_body, Fields>;
 
   void PrepareUpstreamRequest(const ForwardRequest& request);
   void StartUpstreamTimeout();
@@ -115,9 +117,9 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   std::optional<boost::asio::ip::tcp::resolver> resolver_;
 
   boost::beast::flat_buffer upstream_read_buffer_;
-  std::optional<http::response_parser<http::buffer_body>> parser_;
+  std::optional<http::parser<false, http::buffer_body, FieldAllocator<char>>> parser_;
   int interim_responses_ = 0;
-  http::response_header<> downstream_header_;
+  ResponseHeader downstream_header_;
 
   std::shared_ptr<RelayBufferPool> buffers_;
   RelayBufferPool::Buffer relay_buffer_;

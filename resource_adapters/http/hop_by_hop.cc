@@ -28,7 +28,7 @@ bool IsHopByHop(http::field name) {
 
 }  // namespace
 
-void StripHopByHopFields(http::fields& fields) {
+void StripHopByHopFields(Fields& fields) {
   // The names the Connection fields list, as views into those fields' values: valid while the
   // Connection fields stay, so they are erased last. Walk every field rather than equal_range:
   // Beast's equal_range spans list order, so with two Connection fields it would also cover the

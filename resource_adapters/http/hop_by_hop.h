@@ -2,11 +2,13 @@
 
 #include <boost/beast/http/fields.hpp>
 
+#include "resource_adapters/http_header.h"
+
 namespace fencegate::adapters {
 
 // Removes the fields that describe one connection rather than the message (RFC 9110 7.6.1):
 // Connection, Keep-Alive, Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade and every
 // field the Connection field names. The framing of the next hop is chosen by whoever writes it.
-void StripHopByHopFields(boost::beast::http::fields& fields);
+void StripHopByHopFields(Fields& fields);
 
 }  // namespace fencegate::adapters

@@ -45,10 +45,10 @@ struct Written {
 };
 
 template <typename Token>
-auto AsyncWriteResponse(Downstream& downstream, http::response_header<> header,
-                        asio::const_buffer body, bool last, Token&& token) {
+auto AsyncWriteResponse(Downstream& downstream, ResponseHeader header, asio::const_buffer body,
+                        bool last, Token&& token) {
   return asio::async_initiate<Token, void(Written)>(
-      [&downstream, body, last](auto handler, http::response_header<> header) {
+      [&downstream, body, last](auto handler, ResponseHeader header) {
         auto shared = std::make_shared<decltype(handler)>(std::move(handler));
         downstream.AsyncWriteResponse(std::move(header), body, last,
                                       [shared](error_code ec) { (*shared)(Written{ec}); });
@@ -74,8 +74,8 @@ bool IsConflict(unsigned status) {
 }
 
 // The backend's response header as the client gets it: framing is chosen by the gateway.
-http::response_header<> ClientHeader(const http::response_header<>& backend) {
-  http::response_header<> header = backend;
+ResponseHeader ClientHeader(const ResponseHeader& backend) {
+  ResponseHeader header = backend;
   header.erase(http::field::connection);
   header.erase(http::field::keep_alive);
   header.erase(http::field::transfer_encoding);
@@ -189,7 +189,7 @@ asio::awaitable<void> S3Exchange::Run() {
       // radosgw ignores conditions on DELETE: a fenced delete is a conditional write of a
       // tombstone that keeps the token, so a stale writer can neither recreate nor overwrite.
       streamed_length_.reset();  // a DELETE's own body, if any, is not forwarded
-      http::request_header<> header = UpstreamHeader(http::verb::put);
+      RequestHeader header = UpstreamHeader(http::verb::put);
       header.erase(http::field::content_type);
       header.set(kTombstoneMeta, "1");
       body_ = "fencegate tombstone, fencing token " + std::to_string(*token_) + "\n";
@@ -203,7 +203,7 @@ asio::awaitable<void> S3Exchange::Run() {
       // carries a higher token.
       const std::optional<ObjectVersion> seen = co_await Head();
       if (!seen || co_await RefuseIfStale(*seen)) co_return;
-      http::request_header<> header = UpstreamHeader(client_header_.method());
+      RequestHeader header = UpstreamHeader(client_header_.method());
       if (request_.operation == Operation::kCreateMultipart) {
         header.set(kTokenMeta, std::to_string(*token_));
       }
@@ -220,7 +220,7 @@ namespace {
 
 // The body's length as the client announced it: Content-Length, or for a chunked body S3's
 // x-amz-decoded-content-length.
-std::optional<std::uint64_t> AnnouncedLength(const http::request_header<>& header) {
+std::optional<std::uint64_t> AnnouncedLength(const RequestHeader& header) {
   for (std::string_view name : {"Content-Length", "x-amz-decoded-content-length"}) {
     const auto field = header.find(name);
     if (field == header.end()) continue;
@@ -272,8 +272,7 @@ asio::awaitable<bool> S3Exchange::SpoolBody() {
   co_return true;
 }
 
-asio::awaitable<error_code> S3Exchange::SendBody(UpstreamCall& call,
-                                                 http::request_header<> header) {
+asio::awaitable<error_code> S3Exchange::SendBody(UpstreamCall& call, RequestHeader header) {
   if (!streamed_length_) co_return co_await call.Send(std::move(header), body_);
   const BodySource source = [this](asio::mutable_buffer buffer, std::size_t* bytes,
                                    bool* done) -> asio::awaitable<error_code> {
@@ -307,8 +306,8 @@ void S3Exchange::FailSend(const UpstreamCall& call, error_code ec) {
   }
 }
 
-http::request_header<> S3Exchange::UpstreamHeader(http::verb method) const {
-  http::request_header<> header = client_header_;
+RequestHeader S3Exchange::UpstreamHeader(http::verb method) const {
+  RequestHeader header = client_header_;
   header.method(method);
   header.target(request_.target);
   // The client's own signature (if any) is not the backend's: the gateway signs anew.
@@ -361,7 +360,7 @@ asio::awaitable<bool> S3Exchange::RefuseIfStale(const ObjectVersion& seen) {
 }
 
 asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
-  http::request_header<> header;
+  RequestHeader header;
   header.method(http::verb::head);
   const std::size_t question = request_.target.find('?');
   header.target(request_.target.substr(0, question));
@@ -388,7 +387,7 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
   co_return version;
 }
 
-asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header, bool is_delete) {
+asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is_delete) {
   const bool client_conditions = client_header_.count(http::field::if_match) != 0 ||
                                  client_header_.count(http::field::if_none_match) != 0;
   // CompleteMultipartUpload is only conditional on backends that honour it (not radosgw 16),
@@ -414,7 +413,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
                      "the client's If-Match/If-None-Match does not hold for the stored object"});
       co_return;
     }
-    http::request_header<> attempt_header = header;
+    RequestHeader attempt_header = header;
     const bool quoted_sent = seen->exists && IfMatchValue(seen->etag).front() == '"';
     if (seen->exists) {
       attempt_header.set(http::field::if_match, IfMatchValue(seen->etag));
@@ -488,7 +487,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(http::request_header<> header
                      " conditional retries were not enough"});
 }
 
-asio::awaitable<void> S3Exchange::Relay(http::request_header<> header) {
+asio::awaitable<void> S3Exchange::Relay(RequestHeader header) {
   UpstreamCall call(ioc_, backend_->endpoint, pool_);
   outcome_.backend_reached = true;
   const error_code ec = co_await SendBody(call, std::move(header));
@@ -501,7 +500,7 @@ asio::awaitable<void> S3Exchange::Relay(http::request_header<> header) {
 }
 
 asio::awaitable<void> S3Exchange::RelayResponse(UpstreamCall& call) {
-  const http::response_header<>& response = call.response();
+  const ResponseHeader& response = call.response();
   outcome_.etag = std::string(response[http::field::etag]);
   if (request_.operation == Operation::kRead && !request_.key.empty() &&
       response.result_int() / 100 == 2 && response.find(kTombstoneMeta) != response.end()) {
@@ -515,7 +514,7 @@ asio::awaitable<void> S3Exchange::RelayResponse(UpstreamCall& call) {
     co_await WriteSimpleResponse(404, "application/xml", xml);
     co_return;
   }
-  http::response_header<> header = ClientHeader(response);
+  ResponseHeader header = ClientHeader(response);
   outcome_.status = header.result_int();
   std::string piece(kRelayPiece, '\0');
   bool first = true;
@@ -553,7 +552,7 @@ asio::awaitable<void> S3Exchange::RelayResponse(UpstreamCall& call) {
 asio::awaitable<void> S3Exchange::WriteSimpleResponse(unsigned status,
                                                       std::string_view content_type,
                                                       const std::string& body) {
-  http::response_header<> header;
+  ResponseHeader header;
   header.result(status);
   if (!content_type.empty()) header.set(http::field::content_type, content_type);
   header.set(http::field::content_length, std::to_string(body.size()));

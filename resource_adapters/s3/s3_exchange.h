@@ -10,6 +10,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "resource_adapters/http_header.h"
+
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/s3/s3_request.h"
@@ -55,17 +57,17 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   boost::asio::awaitable<bool> SpoolBody();
   // Sends `header` with the spooled body, or streams the client's body when it was too large.
   boost::asio::awaitable<boost::system::error_code> SendBody(UpstreamCall& call,
-                                                             http::request_header<> header);
+                                                             RequestHeader header);
   // Fails the exchange after SendBody failed: the client's side (read error, wrong length) or
   // the backend's.
   void FailSend(const UpstreamCall& call, boost::system::error_code ec);
   // Sends one request and streams its response to the client (the pass-through path).
-  boost::asio::awaitable<void> Relay(http::request_header<> header);
+  boost::asio::awaitable<void> Relay(RequestHeader header);
   // Streams the response of `call` to the client; a tombstone read becomes 404 NoSuchKey.
   boost::asio::awaitable<void> RelayResponse(UpstreamCall& call);
   // The fenced write: conditional on the version seen, retried after 412 (README).
   // A streamed body gets a single attempt: a conflict is refused, not retried.
-  boost::asio::awaitable<void> ConditionalWrite(http::request_header<> header, bool is_delete);
+  boost::asio::awaitable<void> ConditionalWrite(RequestHeader header, bool is_delete);
   // HEAD of the object; nullopt (and the exchange finished) when the backend failed.
   boost::asio::awaitable<std::optional<ObjectVersion>> Head();
   // Refuses the write when the backend holds a higher token; true if it did. An unread streamed
@@ -75,7 +77,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   boost::asio::awaitable<void> WriteSimpleResponse(unsigned status, std::string_view content_type,
                                                    const std::string& body);
 
-  http::request_header<> UpstreamHeader(http::verb method) const;
+  RequestHeader UpstreamHeader(http::verb method) const;
   std::string IfMatchValue(const std::string& etag) const;
   void FailUpstream(const UpstreamCall& call, boost::system::error_code ec);
   void Finish(std::optional<Problem> problem);
@@ -84,7 +86,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<VersionCache> cache_;
   std::shared_ptr<UpstreamConnectionPool> pool_;
-  http::request_header<> client_header_;
+  RequestHeader client_header_;
   std::optional<std::uint64_t> token_;
   Downstream& downstream_;
   ResourceAdapter::DoneHandler done_;

@@ -144,7 +144,7 @@ std::string_view BareEtag(std::string_view etag) {
   return etag;
 }
 
-ObjectVersion VersionFromFields(const http::fields& fields) {
+ObjectVersion VersionFromFields(const Fields& fields) {
   ObjectVersion version;
   version.exists = true;
   version.etag = std::string(BareEtag(fields[http::field::etag]));
@@ -176,7 +176,7 @@ bool ListMatches(std::string_view list, std::string_view etag) {
 
 }  // namespace
 
-bool ClientPreconditionsHold(const http::fields& fields, const ObjectVersion& seen) {
+bool ClientPreconditionsHold(const Fields& fields, const ObjectVersion& seen) {
   const bool live = seen.exists && !seen.tombstone;
   const auto if_match = fields.find(http::field::if_match);
   if (if_match != fields.end() && (!live || !ListMatches(if_match->value(), seen.etag))) {

@@ -8,6 +8,8 @@
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/verb.hpp>
 
+#include "resource_adapters/http_header.h"
+
 namespace fencegate::adapters::s3 {
 
 // What a path-style S3 request does, as far as fencing cares.
@@ -50,13 +52,13 @@ struct ObjectVersion {
 };
 
 // Reads an ObjectVersion from a 200 HEAD/PUT response's fields.
-ObjectVersion VersionFromFields(const boost::beast::http::fields& fields);
+ObjectVersion VersionFromFields(const Fields& fields);
 
 // An ETag without its surrounding quotes (and without a weak prefix).
 std::string_view BareEtag(std::string_view etag);
 
 // Evaluates a client's If-Match / If-None-Match against the version the write would replace
 // (RFC 9110 13.1.1/13.1.2; a tombstone counts as no object). True when the write may proceed.
-bool ClientPreconditionsHold(const boost::beast::http::fields& fields, const ObjectVersion& seen);
+bool ClientPreconditionsHold(const Fields& fields, const ObjectVersion& seen);
 
 }  // namespace fencegate::adapters::s3

@@ -65,8 +65,8 @@ asio::awaitable<error_code> UpstreamCall::Open(bool fresh) {
   co_return ec;
 }
 
-http::request_header<> UpstreamCall::Signed(const http::request_header<>& header) const {
-  http::request_header<> signed_header = header;
+RequestHeader UpstreamCall::Signed(const RequestHeader& header) const {
+  RequestHeader signed_header = header;
   signed_header.version(11);
   signed_header.set(http::field::host, endpoint_.host_header);
   SignV4(signed_header, endpoint_.credentials, endpoint_.region, AmzDateNow(), kUnsignedPayload);
@@ -103,12 +103,11 @@ asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) 
   co_return ec;
 }
 
-asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
-                                               std::string_view body) {
+asio::awaitable<error_code> UpstreamCall::Send(RequestHeader header, std::string_view body) {
   for (bool fresh = false;; fresh = true) {
     error_code ec = co_await Open(fresh);
     if (ec) co_return ec;
-    http::request<http::buffer_body> request(Signed(header));
+    http::request<http::buffer_body, Fields> request(Signed(header));
     request.body().data = body.empty() ? nullptr : const_cast<char*>(body.data());
     request.body().size = body.size();
     request.body().more = false;
@@ -126,18 +125,18 @@ asio::awaitable<error_code> UpstreamCall::Send(http::request_header<> header,
   }
 }
 
-asio::awaitable<error_code> UpstreamCall::SendStreamed(http::request_header<> header,
+asio::awaitable<error_code> UpstreamCall::SendStreamed(RequestHeader header,
                                                        const BodySource& source,
                                                        std::size_t piece_size) {
   error_code ec;
-  http::request<http::buffer_body> request;
+  http::request<http::buffer_body, Fields> request;
   for (bool fresh = false;; fresh = true) {
     ec = co_await Open(fresh);
     if (ec) co_return ec;
-    request = http::request<http::buffer_body>(Signed(header));
+    request = http::request<http::buffer_body, Fields>(Signed(header));
     request.body().data = nullptr;
     request.body().more = true;
-    http::request_serializer<http::buffer_body> serializer(request);
+    http::serializer<true, http::buffer_body, Fields> serializer(request);
     stream_->expires_after(endpoint_.response_timeout);
     const std::size_t sent = co_await http::async_write_header(
         *stream_, serializer, asio::redirect_error(asio::use_awaitable, ec));

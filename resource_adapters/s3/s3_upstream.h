@@ -18,6 +18,8 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "resource_adapters/http_header.h"
+
 #include "resource_adapters/s3/sigv4.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 #include "tls_client/client_tls.h"
@@ -66,17 +68,17 @@ class UpstreamCall {
 
   // Takes or opens a connection, signs `header` (Host, X-Amz-Date, X-Amz-Content-Sha256,
   // Authorization are set here), writes it with `body` and reads the response header.
-  boost::asio::awaitable<boost::system::error_code> Send(http::request_header<> header,
+  boost::asio::awaitable<boost::system::error_code> Send(RequestHeader header,
                                                          std::string_view body);
 
   // Like Send, but the body (of the Content-Length `header` announces) comes piece by piece
   // from `source` through one buffer of `piece_size` bytes, so it is never held whole.
-  boost::asio::awaitable<boost::system::error_code> SendStreamed(http::request_header<> header,
+  boost::asio::awaitable<boost::system::error_code> SendStreamed(RequestHeader header,
                                                                  const BodySource& source,
                                                                  std::size_t piece_size);
 
   // The response; its header is valid after Send succeeded.
-  const http::response_header<>& response() const { return parser_->get().base(); }
+  const ResponseHeader& response() const { return parser_->get().base(); }
 
   // Reads the next piece of the response body into `buffer`; `done` once it is complete.
   boost::asio::awaitable<boost::system::error_code> ReadBody(boost::asio::mutable_buffer buffer,
@@ -96,7 +98,7 @@ class UpstreamCall {
   // An idle connection from the pool, or (with `fresh`, or none idling) a new one.
   boost::asio::awaitable<boost::system::error_code> Open(bool fresh);
   // A copy of `header` with Host, X-Amz-Date, X-Amz-Content-Sha256 and Authorization set.
-  http::request_header<> Signed(const http::request_header<>& header) const;
+  RequestHeader Signed(const RequestHeader& header) const;
   boost::asio::awaitable<boost::system::error_code> ReadResponseHeader(http::verb method);
   // Whether a request that failed with `ec` may go out again on a new connection: only when the
   // failure was on a reused connection (the backend may have closed it just as the request
@@ -114,7 +116,7 @@ class UpstreamCall {
   std::shared_ptr<UpstreamConnectionPool> pool_;
   std::unique_ptr<UpstreamTransport> stream_;
   boost::beast::flat_buffer read_buffer_;
-  std::optional<http::response_parser<http::buffer_body>> parser_;
+  std::optional<http::parser<false, http::buffer_body, FieldAllocator<char>>> parser_;
   bool reused_ = false;
   bool retried_ = false;
   bool request_sent_ = false;  // the whole request went out: only then may the stream be reused

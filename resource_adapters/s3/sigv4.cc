@@ -80,7 +80,7 @@ std::string AmzDateNow() {
   return text;
 }
 
-std::string CanonicalRequest(const http::request_header<>& header, std::string_view payload_hash,
+std::string CanonicalRequest(const RequestHeader& header, std::string_view payload_hash,
                              std::string* signed_headers) {
   const std::string_view target = header.target();
   const std::size_t question = target.find('?');
@@ -164,7 +164,7 @@ std::string Signature(std::string_view secret_key, std::string_view date, std::s
   return Hex(reinterpret_cast<const unsigned char*>(signature.data()), signature.size());
 }
 
-void SignV4(http::request_header<>& header, const Credentials& credentials, std::string_view region,
+void SignV4(RequestHeader& header, const Credentials& credentials, std::string_view region,
             std::string_view amz_date, std::string_view payload_hash) {
   header.set("X-Amz-Date", amz_date);
   header.set("X-Amz-Content-Sha256", payload_hash);

@@ -7,9 +7,8 @@
 
 namespace fencegate::adapters::webdav {
 
-void HeldResponse::AsyncWriteResponse(http::response_header<> header,
-                                      boost::asio::const_buffer body, bool last,
-                                      WriteHandler handler) {
+void HeldResponse::AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body,
+                                      bool last, WriteHandler handler) {
   header_ = std::move(header);
   Keep(body, last, std::move(handler));
 }

@@ -6,6 +6,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "resource_adapters/http_header.h"
+
 #include "resource_adapters/adapter.h"
 
 namespace fencegate::adapters::webdav {
@@ -24,7 +26,7 @@ class HeldResponse : public Downstream {
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override {
     client_.AsyncReadBody(buffer, std::move(handler));
   }
-  void AsyncWriteResponse(http::response_header<> header, boost::asio::const_buffer body, bool last,
+  void AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body, bool last,
                           WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 
@@ -39,7 +41,7 @@ class HeldResponse : public Downstream {
 
   boost::asio::io_context& ioc_;
   Downstream& client_;
-  std::optional<http::response_header<>> header_;
+  std::optional<ResponseHeader> header_;
   std::string body_;
   bool complete_ = false;
 };

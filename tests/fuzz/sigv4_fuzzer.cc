@@ -60,16 +60,17 @@ std::string Upper(std::string_view text) {
   return out;
 }
 
-http::request_header<> Header(std::string_view method, std::string_view target,
-                              const std::vector<Field>& fields) {
-  http::request_header<> header;
+fencegate::adapters::RequestHeader Header(std::string_view method, std::string_view target,
+                                          const std::vector<Field>& fields) {
+  fencegate::adapters::RequestHeader header;
   header.method_string(method);
   header.target(target);
   for (const auto& [name, value] : fields) header.insert(name, value);
   return header;
 }
 
-std::string Canonical(const http::request_header<>& header, std::string* signed_headers) {
+std::string Canonical(const fencegate::adapters::RequestHeader& header,
+                      std::string* signed_headers) {
   return CanonicalRequest(header, fencegate::adapters::s3::kUnsignedPayload, signed_headers);
 }
 
@@ -153,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // Signing always produces a well-formed Authorization value with a 64-hex-digit signature.
-  http::request_header<> header = Header(method, target, fields);
+  fencegate::adapters::RequestHeader header = Header(method, target, fields);
   fencegate::adapters::s3::SignV4(header, {"AKIDEXAMPLE", "secret"}, "us-east-1",
                                   "20130524T000000Z", fencegate::adapters::s3::kUnsignedPayload);
   const std::string authorization(header[http::field::authorization]);

@@ -12,8 +12,8 @@ namespace http = boost::beast::http;
 
 class HeaderSanitizerTest : public ::testing::Test {
  protected:
-  http::request_header<> MakeHeader() {
-    http::request_header<> header;
+  adapters::RequestHeader MakeHeader() {
+    adapters::RequestHeader header;
     header.method(http::verb::put);
     header.target("/files/a");
     header.set(http::field::host, "files.example:8080");
@@ -141,7 +141,7 @@ TEST_F(HeaderSanitizerTest, ForwardedNamesTheSchemeTheClientUsed) {
 }
 
 TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
-  http::response_header<> header;
+  adapters::ResponseHeader header;
   header.set(http::field::connection, "close, X-Backend-Hop");
   header.set("X-Backend-Hop", "1");
   header.set(http::field::transfer_encoding, "chunked");

@@ -8,7 +8,7 @@ namespace {
 namespace http = boost::beast::http;
 
 TEST(RequestFieldsTest, FindsTheFirstOfEachNameAndCountsRepeats) {
-  http::request_header<> header;
+  adapters::RequestHeader header;
   header.method(http::verb::put);
   header.target("/kv/a");
   header.insert(http::field::host, "files.example");
@@ -33,7 +33,7 @@ TEST(RequestFieldsTest, FindsTheFirstOfEachNameAndCountsRepeats) {
 }
 
 TEST(RequestFieldsTest, AbsentFieldsAreEmptyWithCountZero) {
-  http::request_header<> header;
+  adapters::RequestHeader header;
   header.method(http::verb::get);
   header.target("/");
   header.insert(http::field::accept, "*/*");

@@ -29,8 +29,8 @@ TEST(ObsFoldTest, AcceptsOrdinaryHeaders) {
   EXPECT_FALSE(ContainsObsFold("GET / HTTP/1.1\r\n\r\n"));
 }
 
-http::request_header<> Header(std::initializer_list<std::pair<const char*, const char*>> fields) {
-  http::request_header<> header;
+adapters::RequestHeader Header(std::initializer_list<std::pair<const char*, const char*>> fields) {
+  adapters::RequestHeader header;
   for (const auto& [name, value] : fields) header.insert(name, value);
   return header;
 }

@@ -68,9 +68,8 @@ void FakeDownstream::AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandl
   });
 }
 
-void FakeDownstream::AsyncWriteResponse(http::response_header<> header,
-                                        boost::asio::const_buffer body, bool last,
-                                        WriteHandler handler) {
+void FakeDownstream::AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body,
+                                        bool last, WriteHandler handler) {
   if (response_header) {
     ++violations;
   }

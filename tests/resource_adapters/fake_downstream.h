@@ -32,12 +32,12 @@ class FakeDownstream : public Downstream {
 
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
-  void AsyncWriteResponse(http::response_header<> header, boost::asio::const_buffer body, bool last,
+  void AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body, bool last,
                           WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 
   // What the adapter did.
-  std::optional<http::response_header<>> response_header;
+  std::optional<ResponseHeader> response_header;
   std::string response_body;
   std::uint64_t response_body_size = 0;
   bool response_ended = false;

@@ -28,7 +28,7 @@ std::string Bytes(const WriteGather& gather) {
 
 // What Beast's serializer writes for `message` (string_body: the whole body at once).
 template <bool isRequest>
-std::string BeastBytes(const http::message<isRequest, http::string_body>& message) {
+std::string BeastBytes(const http::message<isRequest, http::string_body, Fields>& message) {
   std::ostringstream out;
   out << message;
   return out.str();
@@ -36,7 +36,7 @@ std::string BeastBytes(const http::message<isRequest, http::string_body>& messag
 
 // `pieces` written one after another, the last one ending the message.
 template <bool isRequest>
-std::string Written(const http::message<isRequest, http::buffer_body>& message,
+std::string Written(const http::message<isRequest, http::buffer_body, Fields>& message,
                     const std::vector<std::string>& pieces, bool with_body = true) {
   MessageWriter writer;
   WriteGather gather;
@@ -50,7 +50,7 @@ std::string Written(const http::message<isRequest, http::buffer_body>& message,
 }
 
 TEST(MessageWriterTest, RequestWithContentLengthMatchesBeast) {
-  http::request<http::string_body> reference(http::verb::put, "/kv/a/x?v=1", 11);
+  http::request<http::string_body, Fields> reference(http::verb::put, "/kv/a/x?v=1", 11);
   reference.set(http::field::host, "backend:8080");
   reference.set("Fencing-Token", "42");
   reference.insert("X-Repeated", "one");
@@ -58,35 +58,36 @@ TEST(MessageWriterTest, RequestWithContentLengthMatchesBeast) {
   reference.body() = "hello world";
   reference.prepare_payload();
 
-  http::request<http::buffer_body> message(reference.base());
+  http::request<http::buffer_body, Fields> message(reference.base());
   EXPECT_EQ(Written(message, {"hello", " world"}), BeastBytes(reference));
 }
 
 TEST(MessageWriterTest, ResponseStartLineAndFieldsMatchBeast) {
   for (const unsigned status : {200u, 201u, 404u, 503u}) {
     for (const unsigned version : {10u, 11u}) {
-      http::response<http::string_body> reference(static_cast<http::status>(status), version);
+      http::response<http::string_body, Fields> reference(static_cast<http::status>(status),
+                                                          version);
       reference.set(http::field::content_type, "application/problem+json");
       reference.set("X-Request-Id", "abc");
       reference.body() = "{}";
       reference.prepare_payload();
-      http::response<http::buffer_body> message(reference.base());
+      http::response<http::buffer_body, Fields> message(reference.base());
       EXPECT_EQ(Written(message, {"{}"}), BeastBytes(reference)) << status << " " << version;
     }
   }
 }
 
 TEST(MessageWriterTest, BackendReasonPhraseIsKept) {
-  http::response<http::string_body> reference(http::status::ok, 11);
+  http::response<http::string_body, Fields> reference(http::status::ok, 11);
   reference.reason("Fine");
   reference.content_length(0);
-  http::response<http::buffer_body> message(reference.base());
+  http::response<http::buffer_body, Fields> message(reference.base());
   EXPECT_EQ(Written(message, {""}), "HTTP/1.1 200 Fine\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(Written(message, {""}), BeastBytes(reference));
 }
 
 TEST(MessageWriterTest, ChunkedPiecesAreFramedAndEndedWithTheLastChunk) {
-  http::request<http::buffer_body> message(http::verb::post, "/up", 11);
+  http::request<http::buffer_body, Fields> message(http::verb::post, "/up", 11);
   message.chunked(true);
   const std::string header = "POST /up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
   const std::string big(300, 'x');
@@ -98,14 +99,14 @@ TEST(MessageWriterTest, ChunkedPiecesAreFramedAndEndedWithTheLastChunk) {
 
 TEST(MessageWriterTest, WithoutBodyOnlyTheHeaderGoesOut) {
   // A response to HEAD keeps the representation's framing fields but carries no body.
-  http::response<http::buffer_body> message(http::status::ok, 11);
+  http::response<http::buffer_body, Fields> message(http::status::ok, 11);
   message.chunked(true);
   EXPECT_EQ(Written(message, {"ignored"}, /*with_body=*/false),
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
 }
 
 TEST(MessageWriterTest, NothingIsLeftToWriteAfterTheHeaderForAnEmptyPiece) {
-  http::request<http::buffer_body> message(http::verb::put, "/kv/a", 11);
+  http::request<http::buffer_body, Fields> message(http::verb::put, "/kv/a", 11);
   message.content_length(3);
   MessageWriter writer;
   WriteGather gather;

@@ -78,7 +78,7 @@ class FilesystemAdapterTest : public ::testing::Test {
 
   struct Exchange {
     ForwardOutcome outcome;
-    std::optional<http::response_header<>> header;
+    std::optional<ResponseHeader> header;
     std::string body;
     std::uint64_t body_bytes_read = 0;
   };
@@ -93,7 +93,7 @@ class FilesystemAdapterTest : public ::testing::Test {
   Exchange SendThrough(FakeDownstream& downstream, http::verb method, std::string target,
                        std::optional<std::uint64_t> token,
                        const std::vector<std::pair<http::field, std::string>>& fields = {}) {
-    http::request_header<> header;
+    RequestHeader header;
     header.method(method);
     header.target(target);
     header.version(11);

@@ -27,8 +27,8 @@ class HttpAdapterTest : public ::testing::Test {
     adapter_ = factory_->CreateForThread(ioc_);
   }
 
-  static http::request_header<> Header(http::verb method, std::string target) {
-    http::request_header<> header;
+  static RequestHeader Header(http::verb method, std::string target) {
+    RequestHeader header;
     header.method(method);
     header.target(target);
     header.version(11);
@@ -36,7 +36,7 @@ class HttpAdapterTest : public ::testing::Test {
     return header;
   }
 
-  ForwardOutcome Forward(http::request_header<>& header, FakeDownstream& downstream,
+  ForwardOutcome Forward(RequestHeader& header, FakeDownstream& downstream,
                          std::optional<std::uint64_t> token = std::nullopt) {
     ForwardRequest request;
     request.header = &header;

@@ -45,7 +45,7 @@ TEST(S3RequestTest, CanonicalisesTheTarget) {
 }
 
 TEST(S3RequestTest, ReadsTheVersionFromFields) {
-  http::fields fields;
+  Fields fields;
   fields.set(http::field::etag, "\"abc\"");
   fields.set("x-amz-meta-fencing-token", "42");
   ObjectVersion version = VersionFromFields(fields);
@@ -64,17 +64,17 @@ TEST(S3RequestTest, EvaluatesClientPreconditions) {
   const ObjectVersion live{true, false, "abc", 3};
   const ObjectVersion absent{};
   const ObjectVersion tombstone{true, true, "def", 4};
-  http::fields if_match;
+  Fields if_match;
   if_match.set(http::field::if_match, "\"xyz\", \"abc\"");
   EXPECT_TRUE(ClientPreconditionsHold(if_match, live));
   EXPECT_FALSE(ClientPreconditionsHold(if_match, absent));
   EXPECT_FALSE(ClientPreconditionsHold(if_match, tombstone));
-  http::fields create;
+  Fields create;
   create.set(http::field::if_none_match, "*");
   EXPECT_FALSE(ClientPreconditionsHold(create, live));
   EXPECT_TRUE(ClientPreconditionsHold(create, absent));
   EXPECT_TRUE(ClientPreconditionsHold(create, tombstone));
-  EXPECT_TRUE(ClientPreconditionsHold(http::fields{}, live));
+  EXPECT_TRUE(ClientPreconditionsHold(Fields{}, live));
 }
 
 }  // namespace

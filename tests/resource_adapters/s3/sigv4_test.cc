@@ -19,7 +19,7 @@ constexpr std::string_view kEmptySha256 =
 
 // The documented "GET Object" example: the first 10 bytes of examplebucket/test.txt.
 TEST(SigV4Test, AwsGetObjectExample) {
-  http::request_header<> header;
+  RequestHeader header;
   header.method(http::verb::get);
   header.target("/test.txt");
   header.set(http::field::host, "examplebucket.s3.amazonaws.com");
@@ -47,7 +47,7 @@ TEST(SigV4Test, AwsGetObjectExample) {
 
 // The documented "GET Bucket (List Objects)" example: the query is sorted by name.
 TEST(SigV4Test, AwsListObjectsExampleSortsTheQuery) {
-  http::request_header<> header;
+  RequestHeader header;
   header.method(http::verb::get);
   header.target("/?prefix=J&max-keys=2");
   header.set(http::field::host, "examplebucket.s3.amazonaws.com");
@@ -60,7 +60,7 @@ TEST(SigV4Test, AwsListObjectsExampleSortsTheQuery) {
 
 // Fields outside SigV4's set (e.g. Via, added by the gateway) are not signed; x-amz-meta-* are.
 TEST(SigV4Test, SignsAmzFieldsButNotProxyFields) {
-  http::request_header<> header;
+  RequestHeader header;
   header.method(http::verb::put);
   header.target("/bucket/key");
   header.set(http::field::host, "127.0.0.1:7480");
