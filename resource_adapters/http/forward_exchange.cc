@@ -142,7 +142,7 @@ void ForwardExchange::Start() {
   stream_ = pool_->Take();
   reused_connection_ = stream_ != nullptr;
   if (reused_connection_) {
-    WriteRequestHeader();
+    SendRequest();
   } else {
     Connect();
   }
@@ -190,7 +190,7 @@ void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint
                                    ": " + ec.message()});
           return;
         }
-        // Header and body go out in separate writes; Nagle would hold the body back for the
+        // A streamed body goes out in several writes; Nagle would hold a piece back for the
         // backend's delayed ACK.
         error_code ignored;
         self->stream_->socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
@@ -202,7 +202,7 @@ void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint
 // name the backend; a failure is a connect failure (502), never a fallback to plain HTTP.
 void ForwardExchange::Handshake() {
   if (!stream_->is_tls()) {
-    WriteRequestHeader();
+    SendRequest();
     return;
   }
   tls_client::PrepareClientHandshake(backend_->options.tls_options, backend_->options.host,
@@ -218,7 +218,7 @@ void ForwardExchange::Handshake() {
                                " failed: " + ec.message()});
       return;
     }
-    self->WriteRequestHeader();
+    self->SendRequest();
   });
 }
 
@@ -239,11 +239,16 @@ void ForwardExchange::EndUpstreamTimeout(error_code& ec) {
   }
 }
 
-void ForwardExchange::WriteRequestHeader() {
-  outcome_.backend_reached = true;
+void ForwardExchange::SendRequest() {
   message_writer_.Start(upstream_request_, /*with_body=*/true);
+  if (request_has_body_) {
+    // The header goes out with the first body piece: one write (one send) instead of two.
+    PumpRequestBody();
+    return;
+  }
   // Without a body the header is the whole request (and its last chunk, if it says chunked).
-  message_writer_.Next({}, /*last=*/!request_has_body_, write_gather_);
+  message_writer_.Next({}, /*last=*/true, write_gather_);
+  outcome_.backend_reached = true;
   StartUpstreamTimeout();
   boost::asio::async_write(stream_->untimed(), write_gather_,
                            [self = shared_from_this()](error_code ec, std::size_t) {
@@ -252,12 +257,8 @@ void ForwardExchange::WriteRequestHeader() {
                                self->OnUpstreamError(ec);
                                return;
                              }
-                             if (self->request_has_body_) {
-                               self->PumpRequestBody();
-                             } else {
-                               self->request_sent_ = true;
-                               self->ReadResponseHeader();
-                             }
+                             self->request_sent_ = true;
+                             self->ReadResponseHeader();
                            });
 }
 
@@ -313,6 +314,7 @@ void ForwardExchange::OnRequestBodyChunk(error_code ec, std::size_t bytes, bool 
 void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   message_writer_.Next(boost::asio::buffer(RelayBuffer(piece.buffer), piece.bytes), piece.last,
                        write_gather_);
+  outcome_.backend_reached = true;
   body_write_buffer_ = piece.buffer;
   body_write_outstanding_ = true;
   StartUpstreamTimeout();

@@ -56,7 +56,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void Connect();
   void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
   void Handshake();
-  void WriteRequestHeader();
+  void SendRequest();
   // The request body is relayed through two buffers, so that the next piece is read from
   // the client while the previous one is written to the backend.
   struct BodyPiece {
