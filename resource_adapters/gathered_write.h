@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -33,26 +34,40 @@ class MessageWriter {
   // header goes out.
   template <bool isRequest, class Body>
   void Start(const boost::beast::http::message<isRequest, Body, Fields>& header, bool with_body) {
-    head_.clear();
-    head_.reserve(kHeadReserve);
+    // Sized first and then copied into: one resize instead of an append (and its capacity
+    // check) per piece.
+    std::size_t size = kVersionSize + 2 * kCrlf.size();
     if constexpr (isRequest) {
-      head_.append(header.method_string());
-      head_.push_back(' ');
-      head_.append(header.target());
-      head_.push_back(' ');
-      AppendVersion(header.version());
+      size += header.method_string().size() + 1 + header.target().size() + 1;
     } else {
-      AppendVersion(header.version());
-      const unsigned status = header.result_int();
-      const char digits[] = {' ', static_cast<char>('0' + status / 100 % 10),
-                             static_cast<char>('0' + status / 10 % 10),
-                             static_cast<char>('0' + status % 10), ' '};
-      head_.append(digits, sizeof digits);
-      head_.append(header.reason());
+      size += kStatusSize + header.reason().size();
     }
-    head_.append(kCrlf);
-    for (const auto& field : header) AppendField(field);
-    head_.append(kCrlf);
+    for (const auto& field : header) {
+      size +=
+          field.name_string().size() + kFieldSeparator.size() + field.value().size() + kCrlf.size();
+    }
+    if (head_.capacity() < kHeadReserve) head_.reserve(kHeadReserve);
+    head_.resize(size);
+    char* out = head_.data();
+    if constexpr (isRequest) {
+      out = Put(out, header.method_string());
+      *out++ = ' ';
+      out = Put(out, header.target());
+      *out++ = ' ';
+      out = PutVersion(out, header.version());
+    } else {
+      out = PutVersion(out, header.version());
+      const unsigned status = header.result_int();
+      *out++ = ' ';
+      *out++ = static_cast<char>('0' + status / 100 % 10);
+      *out++ = static_cast<char>('0' + status / 10 % 10);
+      *out++ = static_cast<char>('0' + status % 10);
+      *out++ = ' ';
+      out = Put(out, header.reason());
+    }
+    out = Put(out, kCrlf);
+    for (const auto& field : header) out = PutField(out, field);
+    Put(out, kCrlf);
     with_body_ = with_body;
     chunked_ = with_body && header.chunked();
     header_pending_ = true;
@@ -90,26 +105,37 @@ class MessageWriter {
   // characters and the terminator).
   static constexpr std::size_t kHeadReserve = 511;
 
-  void AppendVersion(unsigned version) {
-    const char text[] = {'H', 'T',
-                         'T', 'P',
-                         '/', static_cast<char>('0' + version / 10 % 10),
-                         '.', static_cast<char>('0' + version % 10)};
-    head_.append(text, sizeof text);
+  static constexpr std::size_t kVersionSize = 8;  // HTTP/1.1
+  static constexpr std::size_t kStatusSize = 5;   // " 200 "
+
+  static char* Put(char* out, std::string_view text) {
+    std::memcpy(out, text.data(), text.size());
+    return out + text.size();
+  }
+
+  static char* PutVersion(char* out, unsigned version) {
+    const char text[kVersionSize] = {'H', 'T',
+                                     'T', 'P',
+                                     '/', static_cast<char>('0' + version / 10 % 10),
+                                     '.', static_cast<char>('0' + version % 10)};
+    return Put(out, std::string_view(text, sizeof text));
   }
 
   // Beast keeps each field as one line, "name: value\r\n", in one allocation: when the views
   // show that layout the line is copied at once, else in its four parts.
-  void AppendField(const Fields::value_type& field) {
+  static char* PutField(char* out, const Fields::value_type& field) {
     const std::string_view name = field.name_string();
     const std::string_view value = field.value();
     if (value.data() == name.data() + name.size() + kFieldSeparator.size() &&
         std::string_view(name.data() + name.size(), kFieldSeparator.size()) == kFieldSeparator &&
         std::string_view(value.data() + value.size(), kCrlf.size()) == kCrlf) {
-      head_.append(name.data(), name.size() + kFieldSeparator.size() + value.size() + kCrlf.size());
-      return;
+      return Put(out, std::string_view(name.data(), name.size() + kFieldSeparator.size() +
+                                                        value.size() + kCrlf.size()));
     }
-    head_.append(name).append(kFieldSeparator).append(value).append(kCrlf);
+    out = Put(out, name);
+    out = Put(out, kFieldSeparator);
+    out = Put(out, value);
+    return Put(out, kCrlf);
   }
 
   void AppendChunkSize(std::size_t size) {
