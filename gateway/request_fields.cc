@@ -21,6 +21,9 @@ RequestFields ScanRequestFields(const adapters::RequestHeader& header) {
         if (!expect_seen) out.expect = field.value();
         expect_seen = true;
         break;
+      case http::field::authorization:
+        if (out.authorization_count++ == 0) out.authorization = field.value();
+        break;
       case http::field::unknown:
         if (boost::beast::iequals(field.name_string(), kXRequestId)) {
           if (out.request_id_count++ == 0) out.request_id = field.value();

@@ -22,6 +22,8 @@ struct RequestFields {
   std::size_t request_id_count = 0;
   std::string_view fencing_token;
   std::size_t fencing_token_count = 0;
+  std::string_view authorization;
+  std::size_t authorization_count = 0;
 };
 
 RequestFields ScanRequestFields(const adapters::RequestHeader& header);

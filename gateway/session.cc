@@ -309,7 +309,7 @@ void Session::HandleRequest() {
     return;
   }
   if (context_.locks != nullptr && context_.locks->Matches(path)) {
-    if (AuthorizeLock(path)) HandleLockRequest();
+    if (AuthorizeLock(path, fields)) HandleLockRequest();
     return;
   }
   const auto route_index = context_.router->Match(host, path);
@@ -323,7 +323,7 @@ void Session::HandleRequest() {
   }
   exchange_.route = &context_.routes[*route_index];
   const RouteRuntime& route = *exchange_.route;
-  if (!Authorize()) return;
+  if (!Authorize(fields)) return;
   if (!CheckIdempotencyKey()) return;
   exchange_.fenced = route.IsFenced(request.method(), request.method_string());
   if (!exchange_.fenced) {
@@ -1039,7 +1039,13 @@ void Session::PrepareResponseHeader() {
   const bool keep_alive = exchange_.keep_alive && !exchange_.close_after &&
                           !context_.draining.load(std::memory_order_relaxed);
   if (!keep_alive) exchange_.close_after = true;
-  response_.keep_alive(keep_alive);
+  // The response has no Connection field here: SanitizeResponseHeader removed the backend's,
+  // and the gateway's own and replayed responses never carry one. So a field is needed only
+  // when persistence differs from the version's default; Beast's keep_alive() would parse and
+  // rebuild the field's token list to say the same.
+  if (keep_alive != (response_.version() == 11)) {
+    response_.insert(http::field::connection, keep_alive ? "keep-alive" : "close");
+  }
 }
 
 void Session::WriteBodyPiece(net::const_buffer body, bool last) {

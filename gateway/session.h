@@ -22,6 +22,7 @@
 #include "gateway/lock_api.h"
 #include "gateway/problem.h"
 #include "gateway/relay_body.h"
+#include "gateway/request_fields.h"
 #include "gateway/tls/client_transport.h"
 #include "gateway/tls/peer_identity.h"
 #include "lockstore/admission.h"
@@ -174,9 +175,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   bool SelfFenced();
   void RefuseSelfFenced();
   // Authentication and the route's policy (session_auth.cc); false: it refused.
-  bool Authorize();
+  bool Authorize(const RequestFields& fields);
   // The same for the lock API under locks.policy, before its body is read.
-  bool AuthorizeLock(std::string_view path);
+  bool AuthorizeLock(std::string_view path, const RequestFields& fields);
   // 401 (with a challenge) or 403 problem+json; `audited` keeps it in the rejection trail.
   void RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidden_detail, bool audited);
   // The max_advance bound for Admit(): 0 when the policy grants no advance of the fence key,

@@ -15,13 +15,13 @@ constexpr std::string_view kInvalidChallenge =
 
 }  // namespace
 
-bool Session::Authorize() {
+bool Session::Authorize(const RequestFields& fields) {
   auto& request = parser_->get();
   const std::size_t route = exchange_.route - context_.routes.data();
   const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
   // A TLS client's verified certificate (empty, unverified, on plain connections).
-  exchange_.auth = context_.auth->Check(route, write, request[http::field::authorization],
-                                        request.count(http::field::authorization), &peer_identity_);
+  exchange_.auth = context_.auth->Check(route, write, fields.authorization,
+                                        fields.authorization_count, &peer_identity_);
   if (!exchange_.auth.guarded) return true;
   // The key is fencegate's credential, not the backend's: it is never forwarded.
   request.erase(http::field::authorization);
@@ -34,14 +34,13 @@ bool Session::Authorize() {
   return false;
 }
 
-bool Session::AuthorizeLock(std::string_view path) {
+bool Session::AuthorizeLock(std::string_view path, const RequestFields& fields) {
   const auto& request = parser_->get();
   std::string_view name = path.substr(context_.config->locks.prefix.size());
   name = name.substr(0, name.find('/'));
   const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
-  exchange_.auth =
-      context_.auth->CheckLock(name, write, request[http::field::authorization],
-                               request.count(http::field::authorization), &peer_identity_);
+  exchange_.auth = context_.auth->CheckLock(name, write, fields.authorization,
+                                            fields.authorization_count, &peer_identity_);
   if (!exchange_.auth.refused) return true;
   RefuseUnauthorized(*exchange_.auth.refused,
                      write ? "locks.policy does not let this principal acquire, renew or release "

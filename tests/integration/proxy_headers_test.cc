@@ -34,6 +34,41 @@ TEST_F(ProxyHeadersTest, ClientRequestIdPassesThrough) {
   EXPECT_EQ(backend_.Requests().at(0).headers["X-Request-Id"], "client-id-0123");
 }
 
+// Persistence follows the client's version and Connection field, and the response says so
+// only where it differs from the version's default (RFC 9112 9.3).
+TEST_F(ProxyHeadersTest, ConnectionFieldFollowsTheClientsVersionAndChoice) {
+  HttpConnection connection;
+  ASSERT_TRUE(connection.Connect(gateway_->traffic_port())) << connection.error();
+  Request keep_10 = MakeRequest(http::verb::get, "/kv/c/x", {{"Connection", "keep-alive"}});
+  keep_10.version(10);
+  std::optional<Response> response = connection.RoundTrip(keep_10);
+  ASSERT_TRUE(response) << connection.error();
+  EXPECT_EQ(response->result_int(), 200);
+  EXPECT_EQ((*response)[http::field::connection], "keep-alive");
+  // Still open: HTTP/1.1 on the same connection, persistent by default, no field needed.
+  response = connection.RoundTrip(MakeRequest(http::verb::get, "/kv/c/x"));
+  ASSERT_TRUE(response) << connection.error();
+  EXPECT_EQ(response->result_int(), 200);
+  EXPECT_EQ(response->count(http::field::connection), 0u);
+  // HTTP/1.1 asking to close: "close", then the gateway closes.
+  response =
+      connection.RoundTrip(MakeRequest(http::verb::get, "/kv/c/x", {{"Connection", "close"}}));
+  ASSERT_TRUE(response) << connection.error();
+  EXPECT_EQ((*response)[http::field::connection], "close");
+  EXPECT_EQ(connection.ReadUntilClose(), "");
+
+  // HTTP/1.0 without keep-alive: no field (closing is its default), and closed.
+  HttpConnection plain_10;
+  ASSERT_TRUE(plain_10.Connect(gateway_->traffic_port())) << plain_10.error();
+  Request close_10 = MakeRequest(http::verb::get, "/kv/c/x");
+  close_10.version(10);
+  response = plain_10.RoundTrip(close_10);
+  ASSERT_TRUE(response) << plain_10.error();
+  EXPECT_EQ(response->result_int(), 200);
+  EXPECT_EQ(response->count(http::field::connection), 0u);
+  EXPECT_EQ(plain_10.ReadUntilClose(), "");
+}
+
 class ForwardTokenTest : public HttpGatewayTest {
  protected:
   void CustomizeConfig(HttpBackendConfigOptions* options) const override {
