@@ -64,6 +64,9 @@ rocksdb::DBOptions MakeDbOptions(const RocksDbFenceStoreOptions& store_options) 
   options.max_total_wal_size = 64u << 20;
   options.keep_log_file_num = 4;
   options.max_background_jobs = 2;
+  // Required by the fences family's in-place updates (MakeFamilyOptions' caller); writes come
+  // from one store thread anyway, so parallel memtable inserts had nothing to do.
+  options.allow_concurrent_memtable_write = false;
   return options;
 }
 
@@ -133,6 +136,20 @@ rocksdb::ColumnFamilyOptions MakeFamilyOptions(const std::shared_ptr<rocksdb::Ca
   return options;
 }
 
+// Every advance rewrites its fence's value, of fixed size. Updated in place, the memtable holds
+// one entry per fence instead of one per advance: the skip list an advance searches twice (the
+// read of the stored value, then the insert) stays as deep as the number of fences written
+// since the last flush, not of advances (64 connections advancing 64 fences, callgrind: the
+// memtable's comparisons were ~18k of 59k instructions per advance), and a flush writes each
+// fence once. The WAL still records every advance. Nothing iterates this family or reads it
+// at a snapshot, which in-place updates would not keep consistent.
+rocksdb::ColumnFamilyOptions MakeFencesFamilyOptions(const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions options =
+      MakeFamilyOptions(cache, 16u << 20, rocksdb::kNoCompression);
+  options.inplace_update_support = true;
+  return options;
+}
+
 }  // namespace
 
 Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
@@ -157,7 +174,7 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
   const auto snappy = rocksdb::kSnappyCompression;
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, MakeFamilyOptions(cache, 1u << 20, snappy)},
-      {kFencesFamily, MakeFamilyOptions(cache, 16u << 20, rocksdb::kNoCompression)},
+      {kFencesFamily, MakeFencesFamilyOptions(cache)},
       {kRejectionsFamily, MakeFamilyOptions(cache, 4u << 20, snappy)},
       {kLocksFamily, MakeFamilyOptions(cache, 1u << 20, snappy)},
       {kLockAuditFamily, MakeFamilyOptions(cache, 1u << 20, snappy)},
