@@ -514,31 +514,46 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
   }
 
   // The stored value is the truth (this thread is its only writer): never write below it.
+  // Known fences need no read; the others are read at once.
+  std::vector<FenceRecord> current(folds.size());
+  std::vector<std::size_t> unknown;
   std::vector<rocksdb::Slice> keys;
-  keys.reserve(folds.size());
-  for (const Fold& fold : folds) keys.push_back(ToSlice(fold.key));
-  std::vector<rocksdb::PinnableSlice> values(folds.size());
-  std::vector<rocksdb::Status> statuses(folds.size());
-  db_->MultiGet(rocksdb::ReadOptions(), fences_cf_, keys.size(), keys.data(), values.data(),
-                statuses.data());
+  for (std::size_t i = 0; i < folds.size(); ++i) {
+    const auto known = known_fences_.find(folds[i].key);
+    if (known != known_fences_.end()) {
+      current[i] = known->second;
+    } else {
+      unknown.push_back(i);
+      keys.push_back(ToSlice(folds[i].key));
+    }
+  }
+  if (!unknown.empty()) {
+    std::vector<rocksdb::PinnableSlice> values(keys.size());
+    std::vector<rocksdb::Status> statuses(keys.size());
+    db_->MultiGet(rocksdb::ReadOptions(), fences_cf_, keys.size(), keys.data(), values.data(),
+                  statuses.data());
+    for (std::size_t u = 0; u < unknown.size(); ++u) {
+      Fold& fold = folds[unknown[u]];
+      if (statuses[u].ok()) {
+        fold.status = DecodeFenceValue(values[u].ToStringView(), &current[unknown[u]]);
+      } else if (!statuses[u].IsNotFound()) {
+        fold.status = FromRocksDb(statuses[u]);
+      }
+      if (fold.status.ok()) RememberFence(fold.key, current[unknown[u]]);
+    }
+  }
 
   rocksdb::WriteBatch batch;
   std::vector<Fold*> written;
   for (std::size_t i = 0; i < folds.size(); ++i) {
     Fold& fold = folds[i];
-    FenceRecord current;
-    if (statuses[i].ok()) {
-      fold.status = DecodeFenceValue(values[i].ToStringView(), &current);
-    } else if (!statuses[i].IsNotFound()) {
-      fold.status = FromRocksDb(statuses[i]);
-    }
     if (!fold.status.ok()) continue;
-    if (fold.token > current.highest) {
+    if (fold.token > current[i].highest) {
       fold.result = {fold.token, fold.now_ms};
-      batch.Put(fences_cf_, keys[i], EncodeFenceValue(fold.result));
+      batch.Put(fences_cf_, ToSlice(fold.key), EncodeFenceValue(fold.result));
       written.push_back(&fold);
     } else {
-      fold.result = current;
+      fold.result = current[i];
     }
   }
 
@@ -552,17 +567,30 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
       if (!s.ok()) ++stats_.failed_writes;
     }
     if (!s.ok()) {
+      known_fences_.clear();
       const Status error = FromRocksDb(s);
       for (Fold* fold : written) {
         fold->status = error;
         fold->result = {};
       }
+    } else {
+      for (const Fold* fold : written) RememberFence(fold->key, fold->result);
     }
   }
 
   for (std::size_t i = 0; i < advances.size(); ++i) {
     const Fold& fold = folds[fold_of[i]];
     advances[i]->callback(fold.status, fold.result);
+  }
+}
+
+void RocksDbFenceStore::RememberFence(std::string_view key, const FenceRecord& record) {
+  if (known_fences_.size() >= kKnownFencesLimit) known_fences_.clear();
+  const auto known = known_fences_.find(key);
+  if (known != known_fences_.end()) {
+    known->second = record;
+  } else {
+    known_fences_.emplace(std::string(key), record);
   }
 }
 
@@ -593,7 +621,12 @@ void RocksDbFenceStore::CommitRepair(RepairOp& repair) {
     rocksdb::WriteOptions sync;
     sync.sync = true;
     status = FromRocksDb(Write(sync, &batch));
-    if (status.ok()) ++next_repair_sequence_;
+    if (status.ok()) {
+      ++next_repair_sequence_;
+      RememberFence(record.fence_key, {record.new_highest, record.at_ms});
+    } else {
+      known_fences_.clear();
+    }
   }
   repair.callback(status, std::move(record));
 }

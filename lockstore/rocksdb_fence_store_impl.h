@@ -9,6 +9,7 @@
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -147,6 +148,20 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   std::uint64_t next_audit_sequence_;
   std::uint64_t next_repair_sequence_;
   bool needs_resume_ = false;  // a write failed: RocksDB must leave its error state first
+  // The stored value of fences this thread read or wrote lately. This thread is the fences'
+  // only writer, so an entry is the truth until the next write of that key: an advance of a
+  // fence it knows skips the read of the stored value (a MultiGet into the memtable and the
+  // tables, ~6k of ~50k instructions per advance). Emptied when it reaches
+  // kKnownFencesLimit entries and after any failed write (RocksDB may have applied part of it).
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const {
+      return std::hash<std::string_view>{}(key);
+    }
+  };
+  std::unordered_map<std::string, FenceRecord, KeyHash, std::equal_to<>> known_fences_;
+  static constexpr std::size_t kKnownFencesLimit = 65536;
+  void RememberFence(std::string_view key, const FenceRecord& record);
 
   std::thread writer_;
 };

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "lockstore/fence_repair.h"
 #include "lockstore/rocksdb_fence_store_impl.h"
 #include "tests/lockstore/temp_dir.h"
 
@@ -182,6 +183,29 @@ TEST_F(RocksDbFenceStoreTest, NeverLowers) {
   store = Open();
   EXPECT_EQ(AdvanceSync(*store, "k", 8).second.highest, 9u);
   EXPECT_EQ(GetSync(*store, "k")->highest, 9u);
+}
+
+// The writer remembers the fences it wrote; a repair (which lowers a fence) must update what it
+// remembers, or the next advance would be compared with the value from before the repair.
+TEST_F(RocksDbFenceStoreTest, AnAdvanceAfterARepairStartsFromTheRepairedValue) {
+  auto store = Open();
+  ASSERT_TRUE(AdvanceSync(*store, "k", 100, 1).first.ok());
+  FenceRepairRecord repair;
+  repair.at_ms = 2;
+  repair.fence_key = "k";
+  repair.new_highest = 10;
+  repair.reason = "test";
+  std::promise<Status> repaired;
+  store->Repair(repair, [&](Status status, FenceRepairRecord) { repaired.set_value(status); });
+  ASSERT_TRUE(repaired.get_future().get().ok());
+  auto [status, record] = AdvanceSync(*store, "k", 50, 3);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(record.highest, 50u);
+  EXPECT_EQ(record.advanced_at_ms, 3);
+  EXPECT_EQ(AdvanceSync(*store, "k", 40, 4).second.highest, 50u);
+  store.reset();
+  store = Open();
+  EXPECT_EQ(GetSync(*store, "k")->highest, 50u);
 }
 
 TEST_F(RocksDbFenceStoreTest, GroupCommitsConcurrentAdvances) {
