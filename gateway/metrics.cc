@@ -38,10 +38,10 @@ std::size_t MethodSlot(http::verb method) {
 }
 
 // Seconds; from sub-millisecond proxying to a slow upload.
-const prometheus::Histogram::BucketBoundaries kDurationBuckets = {
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
-const prometheus::Histogram::BucketBoundaries kBarrierBuckets = {
-    0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60};
+const std::vector<double> kDurationBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                              0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
+const std::vector<double> kBarrierBuckets = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1,
+                                             0.5,    1,      5,     10,    30,   60};
 
 }  // namespace
 
@@ -83,8 +83,15 @@ void RouteMetrics::CountRequest(http::verb method, unsigned status) const {
   requests[MethodSlot(method)][status_class - 1]->Increment();
 }
 
-GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
-    : registry_(std::make_shared<prometheus::Registry>()) {
+GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std::size_t threads)
+    : threads_(threads),
+      registry_(std::make_shared<prometheus::Registry>()),
+      request_duration_{"fencegate_request_duration_seconds",
+                        "Time from request header to the end of the response.",
+                        {}},
+      barrier_wait_{"fencegate_barrier_wait_seconds",
+                    "Time fenced writes waited for older writes on their fence.",
+                    {}} {
   auto& requests = prometheus::BuildCounter()
                        .Name("fencegate_requests_total")
                        .Help("Requests answered, by route, method and status class.")
@@ -107,14 +114,6 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
                                 "Live checks with the lock service of tokens beyond "
                                 "max_token_advance, by result (held: admitted).")
                             .Register(*registry_);
-  auto& duration = prometheus::BuildHistogram()
-                       .Name("fencegate_request_duration_seconds")
-                       .Help("Time from request header to the end of the response.")
-                       .Register(*registry_);
-  auto& barrier = prometheus::BuildHistogram()
-                      .Name("fencegate_barrier_wait_seconds")
-                      .Help("Time fenced writes waited for older writes on their fence.")
-                      .Register(*registry_);
   auto& upstream = prometheus::BuildCounter()
                        .Name("fencegate_upstream_errors_total")
                        .Help("Forwards that failed at the backend, by kind.")
@@ -155,7 +154,10 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
                            {"status_class", std::string(kStatusClassLabels[status])}});
       }
     }
-    m.request_duration = &duration.Add({{"route", route}}, kDurationBuckets);
+    m.request_duration =
+        request_duration_.by_route
+            .emplace_back(route, std::make_unique<ShardedHistogram>(kDurationBuckets, threads))
+            .second.get();
     // A request that matched no route is never admitted nor forwarded: exporting write and
     // upstream series for it would only add series that stay at zero forever.
     if (r + 1 == labels.size()) continue;
@@ -170,7 +172,10 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
       m.token_verifications[result] = &verifications.Add(
           {{"route", route}, {"result", std::string(kVerificationLabels[result])}});
     }
-    m.barrier_wait = &barrier.Add({{"route", route}}, kBarrierBuckets);
+    m.barrier_wait =
+        barrier_wait_.by_route
+            .emplace_back(route, std::make_unique<ShardedHistogram>(kBarrierBuckets, threads))
+            .second.get();
     for (std::size_t kind = 0; kind < kUpstreamErrorKindCount; ++kind) {
       m.upstream_errors[kind] =
           &upstream.Add({{"route", route}, {"kind", std::string(kUpstreamErrorKindLabels[kind])}});
@@ -180,7 +185,19 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names)
 
 std::string GatewayMetrics::RenderText() const {
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  for (const HistogramFamily* source : {&request_duration_, &barrier_wait_}) {
+    prometheus::MetricFamily& family = families.emplace_back();
+    family.name = source->name;
+    family.help = source->help;
+    family.type = prometheus::MetricType::Histogram;
+    for (const auto& [route, histogram] : source->by_route) {
+      prometheus::ClientMetric& metric = family.metric.emplace_back();
+      metric.label.push_back({"route", route});
+      metric.histogram = histogram->Snapshot();
+    }
+  }
+  prometheus::TextSerializer().Serialize(out, families);
   return std::move(out).str();
 }
 

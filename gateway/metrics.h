@@ -5,13 +5,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <boost/beast/http/verb.hpp>
+
+#include "gateway/sharded_histogram.h"
 
 namespace fencegate::gateway {
 
@@ -51,8 +53,8 @@ struct RouteMetrics {
   // fencegate_token_verifications_total by TokenCheck::Verdict (held, not_held, unavailable):
   // live checks of tokens beyond max_token_advance (README "Tokens", verify_tokens).
   std::array<prometheus::Counter*, 3> token_verifications{};
-  prometheus::Histogram* request_duration = nullptr;
-  prometheus::Histogram* barrier_wait = nullptr;
+  ShardedHistogram* request_duration = nullptr;
+  ShardedHistogram* barrier_wait = nullptr;
   std::array<prometheus::Counter*, kUpstreamErrorKindCount> upstream_errors{};
 
   void CountRequest(boost::beast::http::verb method, unsigned status) const;
@@ -69,8 +71,11 @@ struct RouteMetrics {
 class GatewayMetrics {
  public:
   // One RouteMetrics per name, in order, plus one for requests that matched no route (which
-  // has only the request counters and duration histogram set).
-  explicit GatewayMetrics(const std::vector<std::string>& route_names);
+  // has only the request counters and duration histogram set). `threads`: the number of network
+  // threads, each with its shard of the histograms.
+  GatewayMetrics(const std::vector<std::string>& route_names, std::size_t threads);
+
+  std::size_t thread_count() const { return threads_; }
 
   const RouteMetrics& route(std::size_t index) const { return routes_[index]; }
   const RouteMetrics& unrouted() const { return routes_.back(); }
@@ -88,7 +93,17 @@ class GatewayMetrics {
   static constexpr std::string_view kUnroutedLabel = "-";
 
  private:
+  // The families of sharded histograms, outside the registry: rendered with it.
+  struct HistogramFamily {
+    std::string name;
+    std::string help;
+    std::vector<std::pair<std::string, std::unique_ptr<ShardedHistogram>>> by_route;
+  };
+
+  std::size_t threads_;
   std::shared_ptr<prometheus::Registry> registry_;
+  HistogramFamily request_duration_;
+  HistogramFamily barrier_wait_;
   std::vector<RouteMetrics> routes_;
   prometheus::Gauge* requests_in_flight_ = nullptr;
   prometheus::Gauge* connections_open_ = nullptr;

@@ -21,8 +21,13 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(20);
 }  // namespace
 
 NetworkThread::NetworkThread(GatewayContext& context,
-                             const std::vector<adapters::AdapterFactory*>& factories)
-    : context_(context), work_(net::make_work_guard(ioc_)), acceptor_(ioc_), accept_pause_(ioc_) {
+                             const std::vector<adapters::AdapterFactory*>& factories,
+                             std::size_t index)
+    : context_(context),
+      index_(index),
+      work_(net::make_work_guard(ioc_)),
+      acceptor_(ioc_),
+      accept_pause_(ioc_) {
   adapters_.reserve(factories.size());
   for (adapters::AdapterFactory* factory : factories) {
     adapters_.push_back(factory->CreateForThread(ioc_));

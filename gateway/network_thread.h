@@ -26,8 +26,10 @@ class Session;
 // adapter instance per backend, and the sessions it accepted.
 class NetworkThread {
  public:
-  // `factories` in backend order (RouteRuntime::backend_index).
-  NetworkThread(GatewayContext& context, const std::vector<adapters::AdapterFactory*>& factories);
+  // `factories` in backend order (RouteRuntime::backend_index). `index`: this thread's place
+  // among the network threads, 0 to threads - 1 (its shard of ShardedHistogram metrics).
+  NetworkThread(GatewayContext& context, const std::vector<adapters::AdapterFactory*>& factories,
+                std::size_t index);
   ~NetworkThread();
   NetworkThread(const NetworkThread&) = delete;
   NetworkThread& operator=(const NetworkThread&) = delete;
@@ -47,6 +49,7 @@ class NetworkThread {
     return *adapters_[backend_index];
   }
   RequestIdGenerator& request_ids() { return request_ids_; }
+  std::size_t index() const { return index_; }
   void Register(Session* session) { sessions_.insert(session); }
   void Unregister(Session* session) { sessions_.erase(session); }
 
@@ -55,6 +58,7 @@ class NetworkThread {
   void OnAccept(boost::system::error_code ec, ClientSocket socket);
 
   GatewayContext& context_;
+  const std::size_t index_;
   // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared
   // before ioc_ so it outlives it.
   std::unordered_set<Session*> sessions_;

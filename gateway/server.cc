@@ -85,7 +85,9 @@ bool Server::Start(std::string* error) {
   }
   std::vector<std::string> route_names;
   for (const RouteConfig& route : config_.routes) route_names.push_back(route.name);
-  metrics_ = std::make_unique<GatewayMetrics>(route_names);
+  const unsigned thread_count =
+      config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
+  metrics_ = std::make_unique<GatewayMetrics>(route_names, thread_count);
   router_ = std::make_unique<Router>(config_.routes);
   authorizer_ = std::make_unique<auth::Authorizer>(config_, metrics_->registry());
   admin_guard_ = std::make_unique<auth::AdminGuard>(config_.admin, metrics_->registry());
@@ -358,10 +360,8 @@ bool Server::BuildAdapters(std::string* error) {
     }
   }
 
-  unsigned count = config_.threads;
-  if (count == 0) count = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 0; i < count; ++i) {
-    threads_.push_back(std::make_unique<NetworkThread>(context_, factories));
+  for (std::size_t i = 0; i < metrics_->thread_count(); ++i) {
+    threads_.push_back(std::make_unique<NetworkThread>(context_, factories, i));
   }
   admin_ = std::make_unique<AdminServer>(context_, *admin_tls_);
   return true;

@@ -421,7 +421,7 @@ void Session::OnBarrierTimeout() {
   exchange_.abandoned = true;
   exchange_.barrier_wait = context_.config->timeouts.barrier_wait;
   exchange_.route->metrics->barrier_wait->Observe(
-      std::chrono::duration<double>(exchange_.barrier_wait).count());
+      thread_.index(), std::chrono::duration<double>(exchange_.barrier_wait).count());
   Refuse({.status = 503,
           .slug = "barrier-timeout",
           .title = "Fence busy",
@@ -449,7 +449,8 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
       exchange_.outcome = "admitted";
       metrics.writes_admitted->Increment();
       if (decision.advanced) metrics.fence_advances->Increment();
-      metrics.barrier_wait->Observe(std::chrono::duration<double>(decision.barrier_wait).count());
+      metrics.barrier_wait->Observe(thread_.index(),
+                                    std::chrono::duration<double>(decision.barrier_wait).count());
       Proceed();
       return;
     case lockstore::AdmissionDecision::Kind::kStale:
@@ -1075,7 +1076,7 @@ void Session::FinishRequest() {
       parser_ && parser_->is_header_done() ? parser_->get().method() : http::verb::unknown;
   const double duration = std::chrono::duration<double>(finished - exchange_.started).count();
   metrics.CountRequest(method, exchange_.status);
-  metrics.request_duration->Observe(duration);
+  metrics.request_duration->Observe(thread_.index(), duration);
   context_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
   context_.metrics->requests_in_flight().Decrement();
 
