@@ -121,6 +121,11 @@ rocksdb::ColumnFamilyOptions MakeFamilyOptions(const std::shared_ptr<rocksdb::Ca
   // points: fewer key comparisons per point lookup for ~5 % larger blocks. Iterators (the
   // rejections trail) still use the binary index.
   table.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
+  // The hash finds the restart interval holding a key; the lookup then decodes the interval's
+  // keys one by one. Four keys an interval instead of 16 (bench many_keys, 1,000,000 keys,
+  // callgrind: 41.2k -> 40.3k instructions per fenced PUT; 8: 40.7k, 1: 41.7k) for ~7 % more
+  // table bytes (less prefix compression).
+  table.block_restart_interval = 4;
 
   rocksdb::ColumnFamilyOptions options;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
