@@ -634,7 +634,7 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   const auto self = std::move(self_hold_);
   // The backend exchange is over, whatever the client side still needs: release the fence.
   CompleteAdmission();
-  if (exchange_.idem.claimed) {
+  if (exchange_.idem && exchange_.idem->claimed) {
     // A retry sent after this answer must find the key settled: answer once it is durable.
     SettleIdempotency(std::move(outcome));
     return;
@@ -986,7 +986,8 @@ void Session::CompleteBodyRead(error_code ec) {
   const bool done = parser_->is_done();
   if (ec || done) body_read_timeout_.Stop();
   exchange_.bytes_in += bytes;
-  if (exchange_.idem.hashing) exchange_.idem.body_hash->Update(body_read_target_.data(), bytes);
+  if (exchange_.idem && exchange_.idem->hashing)
+    exchange_.idem->body_hash->Update(body_read_target_.data(), bytes);
   auto handler = std::move(read_handler_);
   handler(ec, bytes, done);
 }
@@ -1001,13 +1002,13 @@ void Session::AsyncWriteResponse(adapters::ResponseHeader header, net::const_buf
   exchange_.response_has_body = !exchange_.head && !StatusHasNoBody(exchange_.status);
   // A response sent before the whole request body was read leaves the connection unusable.
   if (!parser_->is_done()) exchange_.close_after = true;
-  if (exchange_.idem.claimed) {
+  if (exchange_.idem && exchange_.idem->claimed) {
     for (const auto& field : response_) {
       if (IsStoredResponseField(field.name_string())) {
-        exchange_.idem.captured.fields.insert(field.name_string(), field.value());
+        exchange_.idem->captured.fields.insert(field.name_string(), field.value());
       }
     }
-    response_.set(kIdempotencyExpiresField, HttpDate(exchange_.idem.expires_ms));
+    response_.set(kIdempotencyExpiresField, HttpDate(exchange_.idem->expires_ms));
   }
   PrepareResponseHeader();
   message_writer_.Start(response_, exchange_.response_has_body);
@@ -1016,7 +1017,7 @@ void Session::AsyncWriteResponse(adapters::ResponseHeader header, net::const_buf
 
 void Session::AsyncWriteBody(net::const_buffer body, bool last, WriteHandler handler) {
   write_handler_ = std::move(handler);
-  if (exchange_.idem.claimed) {
+  if (exchange_.idem && exchange_.idem->claimed) {
     CaptureResponse(body);
     if (last) {
       WriteLastPieceDurably(body);

@@ -67,7 +67,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
 
   // Idempotency-Key handling of the request in progress (session_idempotency.cc).
   struct IdempotencyExchange {
-    const IdempotencyConfig* config = nullptr;  // set: a listed method carrying a key
+    const IdempotencyConfig* config = nullptr;
     std::string key;
     std::string scope_key;
     std::string request_digest;
@@ -108,7 +108,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool continue_sent = false;
     bool head = false;
     bool response_has_body = true;
-    IdempotencyExchange idem;
+    // Engaged for a method the route's idempotency lists, carrying a valid key; empty (and so
+    // free to reset) for every other request.
+    std::optional<IdempotencyExchange> idem;
     auth::Decision auth;             // who is asking, on a route with a policy
     bool advance_forbidden = false;  // the policy grants no advance of this fence key
     // Several replicas (session_cluster.cc): the owned shard this write is admitted under

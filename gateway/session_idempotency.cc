@@ -43,8 +43,8 @@ bool Session::CheckIdempotencyKey() {
             .outcome = "idempotency_key_missing"});
     return false;
   }
-  if (fields > 1 ||
-      !ParseIdempotencyKey(request.find(config->header)->value(), &exchange_.idem.key)) {
+  std::string key;
+  if (fields > 1 || !ParseIdempotencyKey(request.find(config->header)->value(), &key)) {
     Refuse({.status = 400,
             .slug = "idempotency-key-invalid",
             .title = "Invalid idempotency key",
@@ -53,16 +53,18 @@ bool Session::CheckIdempotencyKey() {
             .outcome = "idempotency_key_invalid"});
     return false;
   }
-  exchange_.idem.config = &*config;
+  IdempotencyExchange& idem = exchange_.idem.emplace();
+  idem.config = &*config;
+  idem.key = std::move(key);
   return true;
 }
 
 void Session::Proceed() {
-  IdempotencyExchange& idem = exchange_.idem;
-  if (idem.config == nullptr) {
+  if (!exchange_.idem) {
     Forward();
     return;
   }
+  IdempotencyExchange& idem = *exchange_.idem;
   auto& request = parser_->get();
   const std::string_view route = exchange_.route->config->name;
   if (idem.config->mode == IdempotencyConfig::Mode::kForward) {
@@ -98,7 +100,7 @@ void Session::Proceed() {
 
 void Session::OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result) {
   const auto self = std::move(self_hold_);
-  IdempotencyExchange& idem = exchange_.idem;
+  IdempotencyExchange& idem = *exchange_.idem;
   using Kind = lockstore::IdempotencyStore::BeginResult::Kind;
   switch (result.kind) {
     case Kind::kStarted:
@@ -168,7 +170,7 @@ void Session::ReadBodyForFingerprint() {
 }
 
 void Session::MatchStoredRecord() {
-  IdempotencyExchange& idem = exchange_.idem;
+  IdempotencyExchange& idem = *exchange_.idem;
   idem.hashing = false;
   const lockstore::IdempotencyRecord& record = *idem.existing;
   if (!record.body_digest.empty() && record.body_digest != idem.body_hash->Final()) {
@@ -226,7 +228,7 @@ void Session::RefuseAfterAdmission(const Refusal& refusal) {
 
 // Keeps a copy of the response for replays, up to max_response_bytes in all.
 void Session::CaptureResponse(net::const_buffer body) {
-  IdempotencyExchange& idem = exchange_.idem;
+  IdempotencyExchange& idem = *exchange_.idem;
   if (idem.capture_overflow) return;
   if (idem.captured.body.size() + body.size() > idem.config->max_response_bytes) {
     idem.capture_overflow = true;
@@ -238,7 +240,7 @@ void Session::CaptureResponse(net::const_buffer body) {
 }
 
 lockstore::IdempotencyRecord Session::OutcomeRecord(State state) const {
-  const IdempotencyExchange& idem = exchange_.idem;
+  const IdempotencyExchange& idem = *exchange_.idem;
   lockstore::IdempotencyRecord record;
   record.state = state;
   record.created_ms = exchange_.started_unix_ms;
@@ -252,7 +254,7 @@ lockstore::IdempotencyRecord Session::OutcomeRecord(State state) const {
 // The client must not see the end of a response whose outcome is not yet durable: a client
 // that got the whole answer and retried after kill -9 must be replayed, not refused.
 void Session::WriteLastPieceDurably(net::const_buffer body) {
-  IdempotencyExchange& idem = exchange_.idem;
+  IdempotencyExchange& idem = *exchange_.idem;
   idem.claimed = false;
   idem.hashing = false;
   const bool keep = !idem.capture_overflow && parser_->is_done();
@@ -278,7 +280,7 @@ void Session::WriteLastPieceDurably(net::const_buffer body) {
 // a request that never reached the backend frees the key; anything else may have been applied.
 // OnForwardDone() runs again once the store has it.
 void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
-  IdempotencyExchange& idem = exchange_.idem;
+  IdempotencyExchange& idem = *exchange_.idem;
   idem.claimed = false;
   idem.hashing = false;
   const bool never_reached = !outcome.backend_reached && !outcome.response_started;
