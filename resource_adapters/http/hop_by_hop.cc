@@ -1,5 +1,6 @@
 #include "resource_adapters/http/hop_by_hop.h"
 
+#include <string>
 #include <string_view>
 
 #include <boost/beast/core/string.hpp>
@@ -29,23 +30,21 @@ bool IsHopByHop(http::field name) {
 }  // namespace
 
 void StripHopByHopFields(Fields& fields) {
-  // The names the Connection fields list, as views into those fields' values: valid while the
-  // Connection fields stay, so they are erased last. Walk every field rather than equal_range:
-  // Beast's equal_range spans list order, so with two Connection fields it would also cover the
-  // fields between them.
-  boost::container::small_vector<std::string_view, 8> named;
-  bool connection = false;
+  // The names the Connection fields list, copied out first so that the Connection fields can
+  // go in the same walk as the fields they name: erasing Connection by name afterwards was a
+  // lookup in the field set on every response (nearly all carry "Connection: keep-alive").
+  thread_local std::string options;
+  options.clear();
   for (const auto& field : fields) {
     if (field.name() != http::field::connection) continue;
-    connection = true;
-    for (auto token : http::token_list(field.value())) {
-      named.emplace_back(token);
-    }
+    options.append(field.value());
+    options.push_back(',');
   }
-  // One walk that erases in place, instead of a by-name lookup in the field set per name.
+  boost::container::small_vector<std::string_view, 8> named;
+  for (auto token : http::token_list(options)) named.emplace_back(token);
   for (auto it = fields.begin(); it != fields.end();) {
-    bool strip = IsHopByHop(it->name());
-    if (!strip && it->name() != http::field::connection) {
+    bool strip = IsHopByHop(it->name()) || it->name() == http::field::connection;
+    if (!strip) {
       for (const std::string_view name : named) {
         if (boost::beast::iequals(it->name_string(), name)) {
           strip = true;
@@ -55,7 +54,6 @@ void StripHopByHopFields(Fields& fields) {
     }
     it = strip ? fields.erase(it) : std::next(it);
   }
-  if (connection) fields.erase(http::field::connection);
 }
 
 }  // namespace fencegate::adapters
