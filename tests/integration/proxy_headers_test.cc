@@ -69,6 +69,16 @@ TEST_F(ProxyHeadersTest, ConnectionFieldFollowsTheClientsVersionAndChoice) {
   EXPECT_EQ(plain_10.ReadUntilClose(), "");
 }
 
+// The client gets the request's id, once, whatever id the backend's answer carries.
+TEST_F(ProxyHeadersTest, TheBackendsRequestIdIsReplacedByTheRequests) {
+  Response response = Send(MakeRequest(
+      http::verb::get, "/kv/h/x",
+      {{"X-Request-Id", "client-id-0456"}, {"X-Test-Response-Request-Id", "backend-made-this"}}));
+  ASSERT_EQ(response.result_int(), 200);
+  EXPECT_EQ(response.count("X-Request-Id"), 1u);
+  EXPECT_EQ(response["X-Request-Id"], "client-id-0456");
+}
+
 class ForwardTokenTest : public HttpGatewayTest {
  protected:
   void CustomizeConfig(HttpBackendConfigOptions* options) const override {

@@ -111,6 +111,9 @@ void RecordingBackend::Serve(tcp::socket& socket) {
     response.body() = "ok";
     // Which application this answer belongs to: a replayed answer carries its original's.
     response.set("X-Backend-Sequence", std::to_string(index + 1));
+    if (auto id = header.find("X-Test-Response-Request-Id"); id != header.end()) {
+      response.set("X-Request-Id", id->value());
+    }
     if (auto size = header.find("X-Test-Response-Bytes"); size != header.end()) {
       response.body().assign(std::stoul(std::string(size->value())), 'r');
     }

@@ -54,7 +54,8 @@ inline std::ostream& operator<<(std::ostream& out, const RecordedRequest& reques
 // An HTTP/1.1 backend on 127.0.0.1:<ephemeral> that records every request and answers
 // "200 OK" with body "ok". A request header `X-Test-Delay-Ms: N` delays the response by N ms
 // (after the body was read); `X-Test-Status: S` answers with status S;
-// `X-Test-Response-Bytes: N` answers with N bytes instead of "ok". Every answer carries
+// `X-Test-Response-Bytes: N` answers with N bytes instead of "ok";
+// `X-Test-Response-Request-Id: V` answers with `X-Request-Id: V`. Every answer carries
 // `X-Backend-Sequence: <1-based index of the request>`. Bodies of any size are
 // counted and discarded, keeping only a prefix. One thread per connection: simple, and delays
 // on one connection do not hold up the others.
