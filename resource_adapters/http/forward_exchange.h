@@ -116,7 +116,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   bool retried_ = false;
   std::optional<boost::asio::ip::tcp::resolver> resolver_;
 
-  boost::beast::flat_buffer upstream_read_buffer_;
+  // Per exchange, so its first 512 bytes come from FieldBlockPool rather than malloc.
+  boost::beast::basic_flat_buffer<FieldAllocator<char>> upstream_read_buffer_;
   std::optional<http::parser<false, http::buffer_body, FieldAllocator<char>>> parser_;
   int interim_responses_ = 0;
   ResponseHeader downstream_header_;
