@@ -35,6 +35,23 @@ namespace fencegate::gateway {
 
 class NetworkThread;
 
+// Idempotency-Key handling of a Session's request in progress (session_idempotency.cc). At
+// namespace scope: nested in Session, clang could not emplace it into Session::Exchange's
+// std::optional (its member initializers are not parsed before Session is complete).
+struct IdempotencyExchange {
+  const IdempotencyConfig* config = nullptr;
+  std::string key;
+  std::string scope_key;
+  std::string request_digest;
+  std::int64_t expires_ms = 0;
+  bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
+  bool hashing = false;  // request body bytes feed body_hash
+  bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
+  std::optional<Sha256> body_hash;
+  std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
+  StoredResponse captured;
+};
+
 // One client connection: reads requests one after another (pipelined bytes wait in the
 // buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
 // Implements Downstream so adapters stream bodies through the connection's own timeouts and
@@ -64,21 +81,6 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
 
  private:
   enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
-
-  // Idempotency-Key handling of the request in progress (session_idempotency.cc).
-  struct IdempotencyExchange {
-    const IdempotencyConfig* config = nullptr;
-    std::string key;
-    std::string scope_key;
-    std::string request_digest;
-    std::int64_t expires_ms = 0;
-    bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
-    bool hashing = false;  // request body bytes feed body_hash
-    bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
-    std::optional<Sha256> body_hash;
-    std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
-    StoredResponse captured;
-  };
 
   // The state of the request in progress; reset for each request, strings keep capacity.
   struct Exchange {

@@ -41,6 +41,7 @@ struct Lists {
         ::operator delete(list.head);
         list.head = next;
       }
+      list.count = 0;
     }
   }
 };
