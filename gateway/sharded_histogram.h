@@ -35,7 +35,8 @@ class ShardedHistogram {
   prometheus::ClientMetric::Histogram Snapshot() const;
 
  private:
-  // A cache line of its own per shard, so threads do not write to each other's lines.
+  // Each shard's sum on a cache line of its own and its counts in an allocation of their own,
+  // so two threads seldom write to one line.
   struct alignas(64) Shard {
     std::unique_ptr<std::atomic<std::uint64_t>[]> counts;  // one per bound, then +Inf
     std::atomic<double> sum{0};
