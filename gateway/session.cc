@@ -986,8 +986,9 @@ void Session::CompleteBodyRead(error_code ec) {
   const bool done = parser_->is_done();
   if (ec || done) body_read_timeout_.Stop();
   exchange_.bytes_in += bytes;
-  if (exchange_.idem && exchange_.idem->hashing)
+  if (exchange_.idem && exchange_.idem->hashing) {
     exchange_.idem->body_hash->Update(body_read_target_.data(), bytes);
+  }
   auto handler = std::move(read_handler_);
   handler(ec, bytes, done);
 }

@@ -64,7 +64,7 @@ rocksdb::DBOptions MakeDbOptions(const RocksDbFenceStoreOptions& store_options) 
   options.max_total_wal_size = 64u << 20;
   options.keep_log_file_num = 4;
   options.max_background_jobs = 2;
-  // Required by the fences family's in-place updates (MakeFamilyOptions' caller); writes come
+  // Required by the fences family's in-place updates (MakeFencesFamilyOptions); writes come
   // from one store thread anyway, so parallel memtable inserts had nothing to do.
   options.allow_concurrent_memtable_write = false;
   return options;
