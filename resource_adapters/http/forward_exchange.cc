@@ -53,8 +53,10 @@ std::string BackendName(const HttpAdapterOptions& options) {
 ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
                                  std::shared_ptr<const HttpBackend> backend,
                                  std::shared_ptr<UpstreamConnectionPool> pool,
-                                 std::shared_ptr<RelayBufferPool> buffers, ForwardRequest request,
-                                 Downstream& downstream, ResourceAdapter::DoneHandler done)
+                                 std::shared_ptr<RelayBufferPool> buffers,
+                                 std::shared_ptr<TimeoutQueue> response_timeouts,
+                                 ForwardRequest request, Downstream& downstream,
+                                 ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       pool_(std::move(pool)),
@@ -63,7 +65,11 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
       upstream_request_(TakeHeader(*request.header)),
       request_has_body_(!downstream.body_done()),
       idempotent_method_(IsIdempotentWithoutSideEffects(request.header->method())),
-      upstream_timeout_(ioc.get_executor()),
+      upstream_timeout_(std::move(response_timeouts),
+                        [this] {
+                          error_code ignored;
+                          stream_->socket().cancel(ignored);
+                        }),
       buffers_(std::move(buffers)),
       relay_buffer_(buffers_->Take()),
       relay_buffer_size_(buffers_->buffer_bytes()) {
@@ -224,14 +230,9 @@ void ForwardExchange::Handshake() {
 
 // Every operation on a connected upstream socket goes to the socket directly, not through the
 // stream, whose per-operation timer costs a timer arm, a cancel and a completion per
-// operation (and timer syscalls): one IdleTimeout keeps response_timeout as the idle timeout of
-// each operation, armed about once per exchange.
-void ForwardExchange::StartUpstreamTimeout() {
-  upstream_timeout_.Begin(backend_->options.response_timeout, shared_from_this(), [this] {
-    error_code ignored;
-    stream_->socket().cancel(ignored);
-  });
-}
+// operation (and timer syscalls): the thread's TimeoutQueue keeps response_timeout as the idle
+// timeout of each operation, without touching a timer per exchange.
+void ForwardExchange::StartUpstreamTimeout() { upstream_timeout_.Begin(); }
 
 void ForwardExchange::EndUpstreamTimeout(error_code& ec) {
   if (upstream_timeout_.End() && ec == boost::asio::error::operation_aborted) {
@@ -511,7 +512,7 @@ void ForwardExchange::Finish(Failure failure, error_code ec, std::optional<Probl
 }
 
 void ForwardExchange::CloseUpstream() {
-  upstream_timeout_.Stop();
+  upstream_timeout_.End();
   if (stream_) {
     error_code ignored;
     stream_->socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);

@@ -18,7 +18,7 @@
 #include "resource_adapters/gathered_write.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/idle_timeout.h"
+#include "resource_adapters/timeout_queue.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 
 namespace fencegate::adapters {
@@ -37,7 +37,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
  public:
   ForwardExchange(boost::asio::io_context& ioc, std::shared_ptr<const HttpBackend> backend,
                   std::shared_ptr<UpstreamConnectionPool> pool,
-                  std::shared_ptr<RelayBufferPool> buffers, ForwardRequest request,
+                  std::shared_ptr<RelayBufferPool> buffers,
+                  std::shared_ptr<TimeoutQueue> response_timeouts, ForwardRequest request,
                   Downstream& downstream, ResourceAdapter::DoneHandler done);
   ~ForwardExchange();
   ForwardExchange(const ForwardExchange&) = delete;
@@ -97,8 +98,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   WriteGather write_gather_;      // the buffers of the write in progress
   bool request_sent_ = false;
   // options.response_timeout as the idle timeout of every operation on the upstream connection
-  // after it is connected (see StartUpstreamTimeout).
-  IdleTimeout upstream_timeout_;
+  // after it is connected (see StartUpstreamTimeout), in this thread's queue of them.
+  TimeoutQueue::Entry upstream_timeout_;
   bool body_buffer_busy_[2] = {false, false};  // being read into, waiting, or being written
   std::optional<BodyPiece> body_piece_ready_;  // read, waiting for the write in progress
   int body_read_buffer_ = 0;

@@ -6,6 +6,7 @@
 #include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
+#include "resource_adapters/timeout_queue.h"
 #include "resource_adapters/transport/resolve_once.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 
@@ -30,14 +31,16 @@ class HttpAdapter : public ResourceAdapter {
                                                        backend_->options.idle_timeout)),
         buffers_(std::make_shared<RelayBufferPool>(backend_->options.buffer_bytes,
                                                    kMaxIdleRelayBuffers)),
-        blocks_(std::make_shared<ExchangeBlockPool>(kMaxIdleExchangeBlocks)) {}
+        blocks_(std::make_shared<ExchangeBlockPool>(kMaxIdleExchangeBlocks)),
+        response_timeouts_(std::make_shared<TimeoutQueue>(ioc.get_executor(),
+                                                          backend_->options.response_timeout)) {}
 
   ~HttpAdapter() override { pool_->CloseAll(); }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
     std::allocate_shared<ForwardExchange>(ExchangeBlockAllocator<ForwardExchange>(blocks_), ioc_,
-                                          backend_, pool_, buffers_, request, downstream,
-                                          std::move(done))
+                                          backend_, pool_, buffers_, response_timeouts_, request,
+                                          downstream, std::move(done))
         ->Start();
   }
 
@@ -52,6 +55,8 @@ class HttpAdapter : public ResourceAdapter {
   std::shared_ptr<RelayBufferPool> buffers_;
   // Kept alive by the allocator copy in each exchange's control block.
   std::shared_ptr<ExchangeBlockPool> blocks_;
+  // The response timeouts of this thread's exchanges (shared: each exchange's entry holds it).
+  std::shared_ptr<TimeoutQueue> response_timeouts_;
 };
 
 class HttpAdapterFactory : public AdapterFactory {
