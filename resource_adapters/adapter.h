@@ -14,6 +14,7 @@
 #include <boost/system/error_code.hpp>
 
 #include "resource_adapters/http_header.h"
+#include "resource_adapters/inline_handler.h"
 
 namespace fencegate::adapters {
 
@@ -25,8 +26,9 @@ namespace http = boost::beast::http;
 // the network thread that owns the exchange; at most one read and one write are outstanding.
 class Downstream {
  public:
-  using ReadHandler = std::function<void(boost::system::error_code, std::size_t bytes, bool done)>;
-  using WriteHandler = std::function<void(boost::system::error_code)>;
+  // Completion handlers are kept inline (no allocation per body read or response write).
+  using ReadHandler = InlineHandler<void(boost::system::error_code, std::size_t bytes, bool done)>;
+  using WriteHandler = InlineHandler<void(boost::system::error_code)>;
 
   virtual ~Downstream() = default;
 
