@@ -6,6 +6,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -24,6 +25,8 @@ using Failure = ForwardOutcome::Failure;
 constexpr std::string_view kClientTokenField = "Fencing-Token";
 // A backend that sends more interim (1xx) responses than this before the final one is broken.
 constexpr int kMaxInterimResponses = 8;
+// Most bytes asked of one read of a response header (Beast's async_read asks the same).
+constexpr std::size_t kResponseReadSize = 65536;
 
 bool IsIdempotentWithoutSideEffects(http::verb method) {
   return method == http::verb::get || method == http::verb::head || method == http::verb::options;
@@ -354,16 +357,53 @@ void ForwardExchange::ReadResponseHeader() {
   if (upstream_request_.method() == http::verb::head) {
     parser_->skip(true);
   }
+  ParseResponseHeader();
+}
+
+// Beast's async_read_header, without its two layers of composed operations per read (their
+// work tracking and handler moves cost ~1k instructions per response): parse what the buffer
+// holds, read on while the header is incomplete. Errors are Beast's: end_of_stream when the
+// backend closed before a byte, partial_message when it closed within the header, and the
+// parser's own (header_limit, bad framing).
+void ForwardExchange::ParseResponseHeader() {
+  if (upstream_read_buffer_.size() > 0) {
+    error_code ec;
+    upstream_read_buffer_.consume(parser_->put(upstream_read_buffer_.data(), ec));
+    if (ec && ec != http::error::need_more) {
+      OnUpstreamError(ec);
+      return;
+    }
+    if (parser_->is_header_done()) {
+      OnResponseHeader();
+      return;
+    }
+  }
+  const std::size_t size = beast::read_size(upstream_read_buffer_, kResponseReadSize);
+  if (size == 0) {
+    OnUpstreamError(http::error::buffer_overflow);
+    return;
+  }
   StartUpstreamTimeout();
-  http::async_read_header(stream_->untimed(), upstream_read_buffer_, *parser_,
-                          [self = shared_from_this()](error_code ec, std::size_t) {
-                            self->EndUpstreamTimeout(ec);
-                            if (ec) {
-                              self->OnUpstreamError(ec);
-                              return;
-                            }
-                            self->OnResponseHeader();
-                          });
+  stream_->untimed().async_read_some(
+      upstream_read_buffer_.prepare(size),
+      [self = shared_from_this()](error_code ec, std::size_t bytes) {
+        self->EndUpstreamTimeout(ec);
+        if (ec == boost::asio::error::eof) {
+          ec = {};
+          if (self->parser_->got_some()) {
+            self->parser_->put_eof(ec);
+          } else {
+            ec = http::error::end_of_stream;
+          }
+          if (!ec) ec = http::error::partial_message;  // no header can end at EOF
+        }
+        if (ec) {
+          self->OnUpstreamError(ec);
+          return;
+        }
+        self->upstream_read_buffer_.commit(bytes);
+        self->ParseResponseHeader();
+      });
 }
 
 void ForwardExchange::OnResponseHeader() {

@@ -72,6 +72,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void OnRequestBodyWritten(boost::system::error_code ec, bool last);
   char* RelayBuffer(int buffer) const;
   void ReadResponseHeader();
+  void ParseResponseHeader();
   void OnResponseHeader();
   void ReadResponseBodyChunk();
   void WriteResponse(std::size_t bytes, bool last);

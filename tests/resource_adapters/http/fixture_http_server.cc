@@ -4,9 +4,11 @@
 #include <exception>
 #include <utility>
 
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -84,6 +86,15 @@ asio::awaitable<void> FixtureHttpServer::Serve(tcp::socket socket, int connectio
         co_await forever.async_wait(asio::use_awaitable);
         co_return;
       }
+      case Action::kRawThenClose:
+        // Each piece its own write, a moment apart, so the adapter reads them separately.
+        for (const std::string& piece : reply.raw) {
+          co_await asio::async_write(socket, asio::buffer(piece), asio::use_awaitable);
+          asio::steady_timer gap(socket.get_executor(), std::chrono::milliseconds(20));
+          co_await gap.async_wait(asio::use_awaitable);
+        }
+        socket.close();
+        co_return;
       case Action::kRespond:
         break;
     }

@@ -32,11 +32,13 @@ class FixtureHttpServer {
     kRespond,             // write `response`, keep the connection if it allows
     kCloseWithoutAnswer,  // close right after reading the request
     kNeverAnswer,         // keep the connection open and silent
+    kRawThenClose,        // write `raw` as it is (pieces `pause` apart), then close
   };
 
   struct Reply {
     Action action = Action::kRespond;
     Response response;
+    std::vector<std::string> raw;  // for kRawThenClose
   };
 
   // Runs on the server thread.

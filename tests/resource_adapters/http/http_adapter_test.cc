@@ -250,7 +250,7 @@ TEST_F(HttpAdapterTest, HeadAndNoContentResponsesHaveNoBody) {
 // the keep-alive race where a pooled connection dies under a request.
 FixtureHttpServer::Reply CloseOnSecondRequest(const FixtureHttpServer::Received& received) {
   if (received.index_on_connection == 2) {
-    return {FixtureHttpServer::Action::kCloseWithoutAnswer, {}};
+    return {FixtureHttpServer::Action::kCloseWithoutAnswer, {}, {}};
   }
   return FixtureHttpServer::Ok("fine");
 }
@@ -307,7 +307,7 @@ TEST_F(HttpAdapterTest, RefusedConnectionIsA502Problem) {
 
 TEST_F(HttpAdapterTest, SilentBackendIsA504ProblemAfterResponseTimeout) {
   FixtureHttpServer server([](const auto&) {
-    return FixtureHttpServer::Reply{FixtureHttpServer::Action::kNeverAnswer, {}};
+    return FixtureHttpServer::Reply{FixtureHttpServer::Action::kNeverAnswer, {}, {}};
   });
   HttpAdapterOptions options;
   options.response_timeout = std::chrono::milliseconds(300);
@@ -322,6 +322,95 @@ TEST_F(HttpAdapterTest, SilentBackendIsA504ProblemAfterResponseTimeout) {
   EXPECT_LT(elapsed, std::chrono::seconds(3));
   // A timeout is not retried: the backend has the request.
   EXPECT_EQ(server.received().size(), 1u);
+}
+
+FixtureHttpServer::Reply Raw(std::vector<std::string> pieces) {
+  FixtureHttpServer::Reply reply;
+  reply.action = FixtureHttpServer::Action::kRawThenClose;
+  reply.raw = std::move(pieces);
+  return reply;
+}
+
+TEST_F(HttpAdapterTest, ResponseHeaderSplitAcrossReadsIsReassembled) {
+  FixtureHttpServer server([](const auto&) {
+    return Raw({"HTTP/1.1 200 OK\r\nContent-Le", "ngth: 3\r\nX-Split: ye", "s\r\n\r\nabc"});
+  });
+  Connect(server.port());
+  FakeDownstream recorded(ioc_, "");
+  auto outcome = Get("/api/split", &recorded);
+  EXPECT_EQ(outcome.failure, Failure::kNone);
+  ASSERT_EQ(outcome.status, 200u);
+  EXPECT_EQ((*recorded.response_header)["X-Split"], "yes");
+  EXPECT_EQ(recorded.response_body, "abc");
+}
+
+TEST_F(HttpAdapterTest, InterimResponsesAreSkippedForTheFinalOne) {
+  FixtureHttpServer server([](const auto& received) {
+    if (received.connection == 1) {
+      // The interim and the final response in one read.
+      return Raw({"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"});
+    }
+    // In separate reads, two interim responses first.
+    return Raw({"HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n",
+                "HTTP/1.1 102 Processing\r\n\r\n",
+                "HTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone"});
+  });
+  Connect(server.port());
+  FakeDownstream first(ioc_, "");
+  auto outcome = Get("/api/one", &first);
+  ASSERT_EQ(outcome.status, 200u);
+  EXPECT_EQ(first.response_body, "ok");
+  FakeDownstream second(ioc_, "");
+  outcome = Get("/api/two", &second);
+  ASSERT_EQ(outcome.status, 201u);
+  EXPECT_EQ(second.response_header->find(http::field::link), second.response_header->end());
+  EXPECT_EQ(second.response_body, "done");
+}
+
+TEST_F(HttpAdapterTest, BackendClosingWithinTheResponseHeaderIsA502Problem) {
+  FixtureHttpServer server([](const auto&) {
+    return Raw({"HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n"});
+  });
+  Connect(server.port());
+  auto outcome = Get("/api/cut");
+  EXPECT_EQ(outcome.failure, Failure::kUpstreamProtocol);
+  EXPECT_EQ(outcome.error, http::error::partial_message);
+  ASSERT_TRUE(outcome.problem.has_value());
+  EXPECT_EQ(outcome.problem->status, 502u);
+  EXPECT_EQ(outcome.problem->type, "upstream-protocol-error");
+  EXPECT_FALSE(outcome.response_started);
+}
+
+TEST_F(HttpAdapterTest, MalformedOrOversizedResponseHeaderIsA502Problem) {
+  const std::string huge(16 * 1024, 'x');
+  FixtureHttpServer server([&huge](const auto& received) {
+    if (received.connection == 1) return Raw({"HTTP/1.1 2OO OK\r\n\r\n"});
+    return Raw({"HTTP/1.1 200 OK\r\nX-Huge: " + huge + "\r\nContent-Length: 0\r\n\r\n"});
+  });
+  Connect(server.port());
+  auto malformed = Get("/api/bad");
+  EXPECT_EQ(malformed.failure, Failure::kUpstreamProtocol);
+  ASSERT_TRUE(malformed.problem.has_value());
+  EXPECT_EQ(malformed.problem->status, 502u);
+  auto oversized = Get("/api/huge");
+  EXPECT_EQ(oversized.failure, Failure::kUpstreamProtocol);
+  EXPECT_EQ(oversized.error, http::error::header_limit);
+  ASSERT_TRUE(oversized.problem.has_value());
+  EXPECT_EQ(oversized.problem->status, 502u);
+}
+
+TEST_F(HttpAdapterTest, TooManyInterimResponsesAreA502Problem) {
+  FixtureHttpServer server([](const auto&) {
+    std::string interims;
+    for (int i = 0; i < 12; ++i) interims += "HTTP/1.1 102 Processing\r\n\r\n";
+    return Raw({interims});
+  });
+  Connect(server.port());
+  auto outcome = Get("/api/chatty");
+  EXPECT_EQ(outcome.failure, Failure::kUpstreamProtocol);
+  ASSERT_TRUE(outcome.problem.has_value());
+  EXPECT_EQ(outcome.problem->status, 502u);
+  EXPECT_EQ(outcome.problem->type, "upstream-protocol-error");
 }
 
 TEST_F(HttpAdapterTest, ClientBodyErrorClosesUpstreamAndReportsTheClient) {
