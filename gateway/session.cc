@@ -1057,15 +1057,16 @@ void Session::WriteBodyPiece(net::const_buffer body, bool last) {
   auto self = shared_from_this();
   client_deadline_.Begin(
       std::chrono::steady_clock::now() + context_.config->timeouts.response_write, self);
-  net::async_write(stream_.untimed(), write_gather_,
-                   [self = std::move(self), bytes = body.size()](error_code ec, std::size_t) {
-                     if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
-                       ec = beast::error::timeout;
-                     }
-                     if (!ec) self->exchange_.bytes_out += bytes;
-                     auto handler = std::move(self->write_handler_);
-                     handler(ec);
-                   });
+  adapters::AsyncWriteAll(
+      stream_.untimed(), write_gather_,
+      [self = std::move(self), bytes = body.size()](error_code ec) {
+        if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
+          ec = beast::error::timeout;
+        }
+        if (!ec) self->exchange_.bytes_out += bytes;
+        auto handler = std::move(self->write_handler_);
+        handler(ec);
+      });
 }
 
 // ---- End of a request ----

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "resource_adapters/http_header.h"
 
@@ -155,5 +157,29 @@ class MessageWriter {
   bool chunked_ = false;
   bool header_pending_ = false;
 };
+
+// Writes all of `gather` to `stream`, then calls handler(error_code). Asio's async_write
+// without its composed operation, which copies the buffer array and walks it through
+// consuming_buffers at every step (~300 instructions a write): a loop of async_write_some that
+// advances `gather` in place after a short write. `gather` must outlive the write and not be
+// touched until `handler` runs.
+template <class Stream, class Handler>
+void AsyncWriteAll(Stream& stream, WriteGather& gather, Handler&& handler) {
+  stream.async_write_some(gather, [&stream, &gather, handler = std::forward<Handler>(handler)](
+                                      boost::system::error_code ec, std::size_t bytes) mutable {
+    if (!ec) {
+      for (boost::asio::const_buffer& buffer : gather) {
+        const std::size_t used = std::min(bytes, buffer.size());
+        buffer += used;
+        bytes -= used;
+      }
+      if (boost::asio::buffer_size(gather) != 0) {
+        AsyncWriteAll(stream, gather, std::move(handler));
+        return;
+      }
+    }
+    handler(ec);
+  });
+}
 
 }  // namespace fencegate::adapters

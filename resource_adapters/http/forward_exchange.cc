@@ -4,7 +4,6 @@
 #include <utility>
 
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/string.hpp>
@@ -254,16 +253,15 @@ void ForwardExchange::SendRequest() {
   message_writer_.Next({}, /*last=*/true, write_gather_);
   outcome_.backend_reached = true;
   StartUpstreamTimeout();
-  boost::asio::async_write(stream_->untimed(), write_gather_,
-                           [self = shared_from_this()](error_code ec, std::size_t) {
-                             self->EndUpstreamTimeout(ec);
-                             if (ec) {
-                               self->OnUpstreamError(ec);
-                               return;
-                             }
-                             self->request_sent_ = true;
-                             self->ReadResponseHeader();
-                           });
+  AsyncWriteAll(stream_->untimed(), write_gather_, [self = shared_from_this()](error_code ec) {
+    self->EndUpstreamTimeout(ec);
+    if (ec) {
+      self->OnUpstreamError(ec);
+      return;
+    }
+    self->request_sent_ = true;
+    self->ReadResponseHeader();
+  });
 }
 
 char* ForwardExchange::RelayBuffer(int buffer) const {
@@ -322,11 +320,10 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
   body_write_buffer_ = piece.buffer;
   body_write_outstanding_ = true;
   StartUpstreamTimeout();
-  boost::asio::async_write(
-      stream_->untimed(), write_gather_,
-      [self = shared_from_this(), last = piece.last](error_code ec, std::size_t) {
-        self->OnRequestBodyWritten(ec, last);
-      });
+  AsyncWriteAll(stream_->untimed(), write_gather_,
+                [self = shared_from_this(), last = piece.last](error_code ec) {
+                  self->OnRequestBodyWritten(ec, last);
+                });
 }
 
 void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
