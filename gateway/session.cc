@@ -993,8 +993,8 @@ void Session::CompleteBodyRead(error_code ec) {
   handler(ec, bytes, done);
 }
 
-void Session::AsyncWriteResponse(adapters::ResponseHeader header, net::const_buffer body, bool last,
-                                 WriteHandler handler) {
+void Session::AsyncWriteResponse(adapters::ResponseHeader&& header, net::const_buffer body,
+                                 bool last, WriteHandler handler) {
   write_handler_ = std::move(handler);
   response_.base() = std::move(header);
   SanitizeResponseHeader(response_.base());

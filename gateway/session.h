@@ -75,7 +75,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // Downstream.
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
-  void AsyncWriteResponse(adapters::ResponseHeader header, boost::asio::const_buffer body,
+  void AsyncWriteResponse(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
                           bool last, WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 

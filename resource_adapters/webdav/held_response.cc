@@ -7,7 +7,7 @@
 
 namespace fencegate::adapters::webdav {
 
-void HeldResponse::AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body,
+void HeldResponse::AsyncWriteResponse(ResponseHeader&& header, boost::asio::const_buffer body,
                                       bool last, WriteHandler handler) {
   header_ = std::move(header);
   Keep(body, last, std::move(handler));

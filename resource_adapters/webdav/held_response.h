@@ -26,7 +26,7 @@ class HeldResponse : public Downstream {
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override {
     client_.AsyncReadBody(buffer, std::move(handler));
   }
-  void AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body, bool last,
+  void AsyncWriteResponse(ResponseHeader&& header, boost::asio::const_buffer body, bool last,
                           WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 

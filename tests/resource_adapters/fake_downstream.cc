@@ -68,7 +68,7 @@ void FakeDownstream::AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandl
   });
 }
 
-void FakeDownstream::AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body,
+void FakeDownstream::AsyncWriteResponse(ResponseHeader&& header, boost::asio::const_buffer body,
                                         bool last, WriteHandler handler) {
   if (response_header) {
     ++violations;

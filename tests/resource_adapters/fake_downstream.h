@@ -32,7 +32,7 @@ class FakeDownstream : public Downstream {
 
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
-  void AsyncWriteResponse(ResponseHeader header, boost::asio::const_buffer body, bool last,
+  void AsyncWriteResponse(ResponseHeader&& header, boost::asio::const_buffer body, bool last,
                           WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 
