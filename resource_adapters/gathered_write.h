@@ -161,8 +161,8 @@ class MessageWriter {
 // Writes all of `gather` to `stream`, then calls handler(error_code). Asio's async_write
 // without its composed operation, which copies the buffer array and walks it through
 // consuming_buffers at every step (~300 instructions a write): a loop of async_write_some that
-// advances `gather` in place after a short write. `gather` must outlive the write and not be
-// touched until `handler` runs.
+// advances `gather` in place after a short write. `stream` and `gather` are held by reference:
+// both must outlive the write, and `gather` must not be touched until `handler` runs.
 template <class Stream, class Handler>
 void AsyncWriteAll(Stream& stream, WriteGather& gather, Handler&& handler) {
   stream.async_write_some(gather, [&stream, &gather, handler = std::forward<Handler>(handler)](
