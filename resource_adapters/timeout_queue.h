@@ -1,11 +1,13 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <memory>
+#include <utility>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+
+#include "resource_adapters/inline_handler.h"
 
 namespace fencegate::adapters {
 
@@ -29,9 +31,8 @@ class TimeoutQueue : public std::enable_shared_from_this<TimeoutQueue> {
   class Entry {
    public:
     // `on_expired` runs when an operation's deadline passes (typically: cancel the socket, so
-    // the operation completes with operation_aborted). It should capture no more than a
-    // pointer, so std::function keeps it without an allocation.
-    Entry(std::shared_ptr<TimeoutQueue> queue, std::function<void()> on_expired)
+    // the operation completes with operation_aborted).
+    Entry(std::shared_ptr<TimeoutQueue> queue, InlineHandler<void()> on_expired)
         : queue_(std::move(queue)), on_expired_(std::move(on_expired)) {}
     ~Entry() { queue_->Unlink(this); }
     Entry(const Entry&) = delete;
@@ -54,7 +55,7 @@ class TimeoutQueue : public std::enable_shared_from_this<TimeoutQueue> {
     friend class TimeoutQueue;
 
     std::shared_ptr<TimeoutQueue> queue_;
-    std::function<void()> on_expired_;
+    InlineHandler<void()> on_expired_;
     Entry* prev_ = nullptr;
     Entry* next_ = nullptr;
     bool linked_ = false;
@@ -64,8 +65,6 @@ class TimeoutQueue : public std::enable_shared_from_this<TimeoutQueue> {
 
   TimeoutQueue(boost::asio::io_context::executor_type executor, Clock::duration timeout)
       : timer_(executor), timeout_(timeout) {}
-
-  Clock::duration timeout() const { return timeout_; }
 
  private:
   void Append(Entry* entry);
