@@ -179,6 +179,12 @@ class Relay:
                 client.close()
                 continue
             with self.lock:
+                # Checked again under the lock: a cut() that ran while this connection was being
+                # made did not see it, and must not leave it open.
+                if self.cut_off:
+                    client.close()
+                    upstream.close()
+                    continue
                 self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
@@ -199,8 +205,8 @@ class Relay:
                 pass
 
     def cut(self):
-        self.cut_off = True
         with self.lock:
+            self.cut_off = True
             for s in self.sockets:
                 try:
                     s.shutdown(socket.SHUT_RDWR)
