@@ -42,7 +42,7 @@ constexpr http::field kHopByHop[] = {http::field::connection,       http::field:
 
 template <bool isRequest>
 void RemoveConnectionOptions(http::header<isRequest, adapters::Fields>& header) {
-  // One walk over the list finds what is there: erasing by name is a lookup in the field set
+  // One walk over the list finds what is there: erasing by name is a scan of the fields
   // each, and most headers carry none of these fields.
   bool hop_by_hop = false;
   bool connection = false;
@@ -162,7 +162,7 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
                            std::string* scratch) {
   RemoveConnectionOptions(header);
   // One walk records which of the fields below the client sent, so that absent ones cost
-  // neither an erase nor a set (each a lookup in the field set) but a plain insert.
+  // neither an erase nor a set (each a scan of the fields) but a plain insert.
   bool proxy_authorization = false;
   bool expect = false;
   bool x_forwarded_for = false;

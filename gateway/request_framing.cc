@@ -34,7 +34,7 @@ bool ContainsObsFold(std::string_view header_block) {
 }
 
 FramingViolation CheckRequestFraming(const adapters::RequestHeader& header) {
-  // One walk over the list: counting each field by name would be two lookups in the field set
+  // One walk over the list: counting each field by name would be two scans of the fields
   // and two more to read the values, for a check that almost always finds one or none.
   std::size_t content_lengths = 0;
   std::size_t transfer_encodings = 0;

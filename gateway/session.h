@@ -30,6 +30,7 @@
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/gathered_write.h"
 #include "resource_adapters/idle_timeout.h"
+#include "resource_adapters/message_parser.h"
 
 namespace fencegate::gateway {
 
@@ -249,8 +250,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   PeerIdentity peer_identity_;
   bool tls_established_ = false;  // handshake done: close with close_notify
   boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::parser<true, RelayBody, adapters::FieldAllocator<char>>>
-      parser_;
+  std::optional<adapters::MessageParser<true, RelayBody>> parser_;
   boost::beast::http::response<boost::beast::http::buffer_body, adapters::Fields>
       response_;                            // body unused
   adapters::MessageWriter message_writer_;  // writes response_ and the body pieces

@@ -44,7 +44,7 @@ class Downstream {
   // Writes the response header and a first piece of the body. `last` ends the response. A header
   // without Content-Length gets chunked framing (or close-delimited for HTTP/1.0 clients).
   // `header` is moved from (taken by reference: a by-value parameter cost one more move of the
-  // field set per response).
+  // fields per response).
   virtual void AsyncWriteResponse(ResponseHeader&& header, boost::asio::const_buffer body,
                                   bool last, WriteHandler handler) = 0;
 

@@ -89,7 +89,7 @@ void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
   req.version(11);
 
   // One walk over the list finds the fields below and erases in place those that must not go
-  // upstream: erasing or finding each by name would be a lookup in the field set per name.
+  // upstream: erasing or finding each by name would be a scan of the fields per name.
   // Connection (the gateway's sanitizer has normally removed it) and Expect (the gateway answers
   // "100-continue" itself before it reads the body for us) go. A client must not be able to hand
   // the backend a token of its own choosing: only the admitted token is forwarded, and only when

@@ -13,6 +13,7 @@
 #include <boost/beast/http/parser.hpp>
 
 #include "resource_adapters/http_header.h"
+#include "resource_adapters/message_parser.h"
 
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/gathered_write.h"
@@ -120,7 +121,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
 
   // Per exchange, so its first 512 bytes come from FieldBlockPool rather than malloc.
   boost::beast::basic_flat_buffer<FieldAllocator<char>> upstream_read_buffer_;
-  std::optional<http::parser<false, http::buffer_body, FieldAllocator<char>>> parser_;
+  std::optional<MessageParser<false, http::buffer_body>> parser_;
   int interim_responses_ = 0;
   ResponseHeader downstream_header_;
 

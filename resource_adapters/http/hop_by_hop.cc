@@ -32,7 +32,7 @@ bool IsHopByHop(http::field name) {
 void StripHopByHopFields(Fields& fields) {
   // The names the Connection fields list, copied out first so that the Connection fields can
   // go in the same walk as the fields they name: erasing Connection by name afterwards was a
-  // lookup in the field set on every response (nearly all carry "Connection: keep-alive").
+  // scan of the fields on every response (nearly all carry "Connection: keep-alive").
   thread_local std::string options;
   options.clear();
   for (const auto& field : fields) {

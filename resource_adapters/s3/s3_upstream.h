@@ -19,6 +19,7 @@
 #include <boost/beast/http/parser.hpp>
 
 #include "resource_adapters/http_header.h"
+#include "resource_adapters/message_parser.h"
 
 #include "resource_adapters/s3/sigv4.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
@@ -116,7 +117,7 @@ class UpstreamCall {
   std::shared_ptr<UpstreamConnectionPool> pool_;
   std::unique_ptr<UpstreamTransport> stream_;
   boost::beast::flat_buffer read_buffer_;
-  std::optional<http::parser<false, http::buffer_body, FieldAllocator<char>>> parser_;
+  std::optional<MessageParser<false, http::buffer_body>> parser_;
   bool reused_ = false;
   bool retried_ = false;
   bool request_sent_ = false;  // the whole request went out: only then may the stream be reused
