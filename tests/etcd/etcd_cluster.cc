@@ -12,6 +12,7 @@ namespace fencegate::etcdtest {
 namespace {
 
 constexpr auto kStartDeadline = std::chrono::seconds(30);
+constexpr int kStartAttempts = 3;
 
 bool Healthy(std::uint16_t port, const EtcdTls* tls) {
   std::string error;
@@ -32,17 +33,39 @@ std::uint16_t FreePort() {
 
 std::unique_ptr<EtcdCluster> EtcdCluster::Start(int members, std::string* error,
                                                 const EtcdTls* tls) {
+  // A port picked free may be taken by another process before etcd binds it ("address already
+  // in use"): the cluster is started again on new ports, a bounded number of times.
+  for (int attempt = 1;; ++attempt) {
+    auto cluster = StartOnce(members, error, tls);
+    if (cluster || attempt == kStartAttempts ||
+        error->find("address already in use") == std::string::npos) {
+      return cluster;
+    }
+  }
+}
+
+std::unique_ptr<EtcdCluster> EtcdCluster::StartOnce(int members, std::string* error,
+                                                    const EtcdTls* tls) {
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
   std::string initial;
+  // Every port is held until all are picked, so that no two members get the same one.
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::acceptor> held;
+  const auto pick = [&io, &held] {
+    held.emplace_back(
+        io, boost::asio::ip::tcp::endpoint{boost::asio::ip::make_address("127.0.0.1"), 0});
+    return held.back().local_endpoint().port();
+  };
   for (int i = 0; i < members; ++i) {
     Member member;
     member.name = "m" + std::to_string(i);
-    member.client_port = FreePort();
-    member.peer_port = FreePort();
+    member.client_port = pick();
+    member.peer_port = pick();
     if (!initial.empty()) initial += ",";
     initial += member.name + "=http://127.0.0.1:" + std::to_string(member.peer_port);
     cluster->members_.push_back(std::move(member));
   }
+  held.clear();
   for (Member& member : cluster->members_) {
     const std::string client =
         std::string(tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(member.client_port);
@@ -89,7 +112,9 @@ std::unique_ptr<EtcdCluster> EtcdCluster::Start(int members, std::string* error,
   const auto end = std::chrono::steady_clock::now() + kStartDeadline;
   for (Member& member : cluster->members_) {
     while (!Healthy(member.client_port, tls)) {
-      if (std::chrono::steady_clock::now() > end) {
+      const bool port_taken =
+          member.process->Stderr().find("address already in use") != std::string::npos;
+      if (port_taken || std::chrono::steady_clock::now() > end) {
         *error = "etcd member " + member.name + " not healthy: " + member.process->Stderr();
         return nullptr;
       }

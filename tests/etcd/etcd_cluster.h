@@ -44,6 +44,8 @@ class EtcdCluster {
     std::unique_ptr<integration::Process> process;
   };
   EtcdCluster() = default;
+  static std::unique_ptr<EtcdCluster> StartOnce(int members, std::string* error,
+                                                const EtcdTls* tls);
 
   integration::TempDir dir_;
   std::vector<Member> members_;
