@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -22,13 +21,6 @@ using string_view = FlatFields::string_view;
 constexpr std::uint32_t kFirstCapacity = 16;
 // The first text block (a pooled size: FieldBlockPool's largest); later ones double.
 constexpr std::size_t kFirstBlock = 512;
-constexpr std::size_t kMaxPart = std::numeric_limits<std::uint16_t>::max() - 2;
-
-string_view TrimOws(string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 bool SameName(string_view a, string_view b) {
   return a.size() == b.size() && boost::beast::iequals(a, b);
@@ -43,6 +35,8 @@ FlatFields::FlatFields(FlatFields&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
       text_(std::exchange(other.text_, nullptr)),
+      cursor_(std::exchange(other.cursor_, nullptr)),
+      limit_(std::exchange(other.limit_, nullptr)),
       method_(std::exchange(other.method_, {})),
       target_or_reason_(std::exchange(other.target_or_reason_, {})) {}
 
@@ -69,6 +63,8 @@ void FlatFields::swap(FlatFields& other) noexcept {
   std::swap(size_, other.size_);
   std::swap(capacity_, other.capacity_);
   std::swap(text_, other.text_);
+  std::swap(cursor_, other.cursor_);
+  std::swap(limit_, other.limit_);
   std::swap(method_, other.method_);
   std::swap(target_or_reason_, other.target_or_reason_);
 }
@@ -80,6 +76,7 @@ void FlatFields::Release() noexcept {
     FieldBlockPool::Deallocate(text_, text_->size);
     text_ = previous;
   }
+  cursor_ = limit_ = nullptr;
   entries_ = nullptr;
   size_ = capacity_ = 0;
   method_ = {};
@@ -87,27 +84,27 @@ void FlatFields::Release() noexcept {
 }
 
 void FlatFields::CopyFrom(const FlatFields& other) {
-  for (const value_type& entry : other) Put(entry.name(), entry.name_string(), entry.value());
+  for (const value_type& entry : other) Append(entry.name(), entry.name_string(), entry.value());
   method_ = Keep(other.method_);
   target_or_reason_ = Keep(other.target_or_reason_);
 }
 
 // ---- Storage ----
 
-char* FlatFields::Reserve(std::size_t bytes) {
-  if (text_ == nullptr || text_->size - sizeof(TextBlock) - text_->used < bytes) {
-    std::size_t size = text_ == nullptr ? kFirstBlock : 2 * std::size_t{text_->size};
-    size = std::max(size, sizeof(TextBlock) + bytes);
-    auto* block = static_cast<TextBlock*>(FieldBlockPool::Allocate(size));
-    block->previous = text_;
-    block->size = static_cast<std::uint32_t>(size);
-    block->used = 0;
-    text_ = block;
-  }
-  char* out = reinterpret_cast<char*>(text_ + 1) + text_->used;
-  text_->used += static_cast<std::uint32_t>(bytes);
+char* FlatFields::ReserveInNewBlock(std::size_t bytes) {
+  std::size_t size = text_ == nullptr ? kFirstBlock : 2 * text_->size;
+  size = std::max(size, sizeof(TextBlock) + bytes);
+  auto* block = static_cast<TextBlock*>(FieldBlockPool::Allocate(size));
+  block->previous = text_;
+  block->size = size;
+  text_ = block;
+  char* out = reinterpret_cast<char*>(block + 1);
+  cursor_ = out + bytes;
+  limit_ = reinterpret_cast<char*>(block) + size;
   return out;
 }
+
+void FlatFields::ThrowTooLarge() { throw std::length_error("field name or value too large"); }
 
 string_view FlatFields::Keep(string_view text) {
   if (text.empty()) return {};
@@ -125,44 +122,18 @@ void FlatFields::Grow() {
   capacity_ = capacity;
 }
 
-void FlatFields::Write(value_type& entry, field name, string_view name_string, string_view value) {
-  if (name_string.size() > kMaxPart) throw std::length_error("field name too large");
-  if (value.size() > kMaxPart) throw std::length_error("field value too large");
-  char* text = Reserve(name_string.size() + 2 + value.size() + 2);
-  char* out = text;
-  std::memcpy(out, name_string.data(), name_string.size());
-  out += name_string.size();
-  *out++ = ':';
-  *out++ = ' ';
-  if (!value.empty()) std::memcpy(out, value.data(), value.size());
-  out += value.size();
-  *out++ = '\r';
-  *out = '\n';
-  entry.text_ = text;
-  entry.value_size_ = static_cast<std::uint32_t>(value.size());
-  entry.name_size_ = static_cast<std::uint16_t>(name_string.size());
-  entry.field_ = name;
-}
-
 // ---- Modifiers ----
 
-void FlatFields::Put(field name, string_view name_string, string_view value) {
-  // Written before the entry is added: `value` may be the text of a field (kept in a block,
-  // which stays put), never an entry, but a failed write must not leave a half-made entry.
-  value_type entry;
-  Write(entry, name, name_string, TrimOws(value));
-  if (size_ == capacity_) Grow();
-  entries_[size_++] = entry;
+void FlatFields::insert(field name, string_view value) {
+  Append(name, http::to_string(name), TrimOws(value));
 }
 
-void FlatFields::insert(field name, string_view value) { Put(name, http::to_string(name), value); }
-
 void FlatFields::insert(string_view name, string_view value) {
-  Put(http::string_to_field(name), name, value);
+  Append(http::string_to_field(name), name, TrimOws(value));
 }
 
 void FlatFields::insert(field name, string_view name_string, string_view value) {
-  Put(name, name_string, value);
+  Append(name, name_string, TrimOws(value));
 }
 
 void FlatFields::set(field name, string_view value) { Replace(name, http::to_string(name), value); }
@@ -175,7 +146,7 @@ void FlatFields::Replace(field name, string_view name_string, string_view value)
   value = TrimOws(value);
   const std::size_t first = IndexOf(name, name_string);
   if (first == size_) {
-    Put(name, name_string, value);
+    Append(name, name_string, value);
     return;
   }
   EraseAll(name, name_string, first + 1);

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <boost/asio/buffer.hpp>
@@ -11,6 +12,9 @@
 #include <boost/optional/optional.hpp>
 
 namespace fencegate::adapters {
+
+template <bool isRequest, class Body>
+class MessageParser;
 
 // The fields of one HTTP header, as Beast's Fields concept wants them (http::header and
 // http::message take it as their Fields parameter), stored flat: an array of 16-byte entries in
@@ -45,6 +49,8 @@ class FlatFields {
     field name() const { return field_; }
     string_view name_string() const { return {text_, name_size_}; }
     string_view value() const { return {text_ + name_size_ + 2, value_size_}; }
+    // The field as it goes on the wire: "name: value\r\n".
+    string_view line() const { return {text_, std::size_t{name_size_} + value_size_ + 4}; }
 
    private:
     friend class FlatFields;
@@ -83,6 +89,19 @@ class FlatFields {
   const_iterator erase(const_iterator position);
   std::size_t erase(field name);
   std::size_t erase(string_view name);
+  // Erases, in one pass, the fields `remove` returns true for; returns how many.
+  template <class Predicate>
+  std::size_t erase_if(Predicate remove) {
+    std::uint32_t kept = 0;
+    for (std::uint32_t i = 0; i < size_; ++i) {
+      if (remove(static_cast<const value_type&>(entries_[i]))) continue;
+      if (kept != i) entries_[kept] = entries_[i];
+      ++kept;
+    }
+    const std::size_t erased = size_ - kept;
+    size_ = kept;
+    return erased;
+  }
   // Removes every field; the method, target and reason stay.
   void clear() { size_ = 0; }
   void swap(FlatFields& other) noexcept;
@@ -118,21 +137,64 @@ class FlatFields {
   void set_keep_alive_impl(unsigned version, bool keep_alive);
 
  private:
+  template <bool isRequest, class Body>
+  friend class MessageParser;  // appends what it parsed, already trimmed
+
   // A block of text; the bytes follow it.
   struct TextBlock {
     TextBlock* previous;
-    std::uint32_t size;  // of the whole allocation
-    std::uint32_t used;  // bytes after the block header
+    std::size_t size;  // of the whole allocation
   };
+  static constexpr std::size_t kMaxPart = 65533;  // basic_fields' limit for a name or value
 
+  static string_view TrimOws(string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  }
+
+  // A new last field; `value` is trimmed already. Inline: the parser calls it for every field.
+  void Append(field name, string_view name_string, string_view value) {
+    value_type entry;
+    Write(entry, name, name_string, value);  // first: a throw leaves no half-made entry
+    if (size_ == capacity_) Grow();
+    entries_[size_++] = entry;
+  }
+
+  // Writes "name: value\r\n" into the text blocks and points `entry` at it.
+  void Write(value_type& entry, field name, string_view name_string, string_view value) {
+    if (name_string.size() > kMaxPart || value.size() > kMaxPart) ThrowTooLarge();
+    char* text = Reserve(name_string.size() + value.size() + 4);
+    char* out = text;
+    std::memcpy(out, name_string.data(), name_string.size());
+    out += name_string.size();
+    out[0] = ':';
+    out[1] = ' ';
+    out += 2;
+    if (!value.empty()) std::memcpy(out, value.data(), value.size());
+    out += value.size();
+    out[0] = '\r';
+    out[1] = '\n';
+    entry.text_ = text;
+    entry.value_size_ = static_cast<std::uint32_t>(value.size());
+    entry.name_size_ = static_cast<std::uint16_t>(name_string.size());
+    entry.field_ = name;
+  }
+
+  char* Reserve(std::size_t bytes) {
+    if (static_cast<std::size_t>(limit_ - cursor_) < bytes) return ReserveInNewBlock(bytes);
+    char* out = cursor_;
+    cursor_ += bytes;
+    return out;
+  }
+
+  [[noreturn]] static void ThrowTooLarge();
+  char* ReserveInNewBlock(std::size_t bytes);
   static bool Matches(const value_type& entry, field name, string_view name_string);
   std::size_t IndexOf(field name, string_view name_string) const;
-  void Put(field name, string_view name_string, string_view value);
   void Replace(field name, string_view name_string, string_view value);
   std::size_t EraseAll(field name, string_view name_string, std::size_t from);
-  void Write(value_type& entry, field name, string_view name_string, string_view value);
   string_view Keep(string_view text);
-  char* Reserve(std::size_t bytes);
   void Grow();
   void CopyFrom(const FlatFields& other);
   void Release() noexcept;
@@ -141,7 +203,9 @@ class FlatFields {
   std::uint32_t size_ = 0;
   std::uint32_t capacity_ = 0;
   TextBlock* text_ = nullptr;  // the newest block; older ones are linked from it
-  string_view method_;         // set only for a method Beast has no verb for
+  char* cursor_ = nullptr;     // the newest block's free bytes: [cursor_, limit_)
+  char* limit_ = nullptr;
+  string_view method_;  // set only for a method Beast has no verb for
   string_view target_or_reason_;
 };
 

@@ -44,10 +44,7 @@ class MessageWriter {
     } else {
       size += kStatusSize + header.reason().size();
     }
-    for (const auto& field : header) {
-      size +=
-          field.name_string().size() + kFieldSeparator.size() + field.value().size() + kCrlf.size();
-    }
+    for (const auto& field : header) size += field.line().size();
     if (head_.capacity() < kHeadReserve) head_.reserve(kHeadReserve);
     head_.resize(size);
     char* out = head_.data();
@@ -68,7 +65,7 @@ class MessageWriter {
       out = Put(out, header.reason());
     }
     out = Put(out, kCrlf);
-    for (const auto& field : header) out = PutField(out, field);
+    for (const auto& field : header) out = Put(out, field.line());
     Put(out, kCrlf);
     with_body_ = with_body;
     chunked_ = with_body && header.chunked();
@@ -98,7 +95,6 @@ class MessageWriter {
 
  private:
   static constexpr std::string_view kCrlf = "\r\n";
-  static constexpr std::string_view kFieldSeparator = ": ";
   // The possible tails of a chunked piece, as views of one string that outlives every write.
   static constexpr std::string_view kChunkEndAndLastChunk = "\r\n0\r\n\r\n";
   static constexpr std::string_view kChunkEnd = kChunkEndAndLastChunk.substr(0, 2);
@@ -121,23 +117,6 @@ class MessageWriter {
                                      '/', static_cast<char>('0' + version / 10 % 10),
                                      '.', static_cast<char>('0' + version % 10)};
     return Put(out, std::string_view(text, sizeof text));
-  }
-
-  // Beast keeps each field as one line, "name: value\r\n", in one allocation: when the views
-  // show that layout the line is copied at once, else in its four parts.
-  static char* PutField(char* out, const Fields::value_type& field) {
-    const std::string_view name = field.name_string();
-    const std::string_view value = field.value();
-    if (value.data() == name.data() + name.size() + kFieldSeparator.size() &&
-        std::string_view(name.data() + name.size(), kFieldSeparator.size()) == kFieldSeparator &&
-        std::string_view(value.data() + value.size(), kCrlf.size()) == kCrlf) {
-      return Put(out, std::string_view(name.data(), name.size() + kFieldSeparator.size() +
-                                                        value.size() + kCrlf.size()));
-    }
-    out = Put(out, name);
-    out = Put(out, kFieldSeparator);
-    out = Put(out, value);
-    return Put(out, kCrlf);
   }
 
   void AppendChunkSize(std::size_t size) {

@@ -444,6 +444,7 @@ void ForwardExchange::ReadResponseBodyChunk() {
   auto& body = parser_->get().body();
   body.data = relay_buffer_.get();
   body.size = relay_buffer_size_;
+  if (upstream_read_buffer_.size() > 0 && ParseBufferedBody()) return;
   StartUpstreamTimeout();
   http::async_read(stream_->untimed(), upstream_read_buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, std::size_t) {
@@ -466,6 +467,29 @@ void ForwardExchange::ReadResponseBodyChunk() {
                      }
                      self->WriteResponse(bytes, last);
                    });
+}
+
+bool ForwardExchange::ParseBufferedBody() {
+  // Body bytes that came in with the header (a small response arrives whole) are parsed here
+  // rather than by Beast's composed read, which costs a posted completion and its operation
+  // even when it reads nothing.
+  error_code ec;
+  while (upstream_read_buffer_.size() > 0 && !parser_->is_done()) {
+    const std::size_t used = parser_->put(upstream_read_buffer_.data(), ec);
+    upstream_read_buffer_.consume(used);
+    // need_more: the rest is still to come; need_buffer: the relay buffer is full.
+    if (ec == http::error::need_more || ec == http::error::need_buffer) break;
+    if (ec) {
+      OnUpstreamError(ec);
+      return true;
+    }
+    if (used == 0) break;
+  }
+  const std::size_t bytes = relay_buffer_size_ - parser_->get().body().size;
+  const bool last = parser_->is_done();
+  if (bytes == 0 && !last) return false;  // framing at most: read on
+  WriteResponse(bytes, last);
+  return true;
 }
 
 void ForwardExchange::WriteResponse(std::size_t bytes, bool last) {

@@ -76,6 +76,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void ParseResponseHeader();
   void OnResponseHeader();
   void ReadResponseBodyChunk();
+  // Parses response body bytes already read; false when none came out (read from the socket).
+  bool ParseBufferedBody();
   void WriteResponse(std::size_t bytes, bool last);
   void Complete();
 

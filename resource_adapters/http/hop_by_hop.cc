@@ -30,30 +30,30 @@ bool IsHopByHop(http::field name) {
 }  // namespace
 
 void StripHopByHopFields(Fields& fields) {
-  // The names the Connection fields list, copied out first so that the Connection fields can
-  // go in the same walk as the fields they name: erasing Connection by name afterwards was a
-  // scan of the fields on every response (nearly all carry "Connection: keep-alive").
+  // The names the Connection fields list are copied out first, so that one pass erases the
+  // Connection fields and the fields they name.
   thread_local std::string options;
   options.clear();
+  bool any = false;
   for (const auto& field : fields) {
-    if (field.name() != http::field::connection) continue;
-    options.append(field.value());
-    options.push_back(',');
+    const bool connection = field.name() == http::field::connection;
+    if (connection) {
+      options.append(field.value());
+      options.push_back(',');
+    }
+    any = any || connection || IsHopByHop(field.name());
   }
+  if (!any) return;
   boost::container::small_vector<std::string_view, 8> named;
   for (auto token : http::token_list(options)) named.emplace_back(token);
-  for (auto it = fields.begin(); it != fields.end();) {
-    bool strip = IsHopByHop(it->name()) || it->name() == http::field::connection;
-    if (!strip) {
-      for (const std::string_view name : named) {
-        if (boost::beast::iequals(it->name_string(), name)) {
-          strip = true;
-          break;
-        }
-      }
+  fields.erase_if([&named](const Fields::value_type& field) {
+    if (field.name() == http::field::connection || IsHopByHop(field.name())) return true;
+    const std::string_view name = field.name_string();
+    for (const std::string_view option : named) {
+      if (option.size() == name.size() && boost::beast::iequals(name, option)) return true;
     }
-    it = strip ? fields.erase(it) : std::next(it);
-  }
+    return false;
+  });
 }
 
 }  // namespace fencegate::adapters
