@@ -4,6 +4,7 @@
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
+#include <boost/container/small_vector.hpp>
 
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
@@ -40,42 +41,43 @@ constexpr http::field kHopByHop[] = {http::field::connection,       http::field:
                                      http::field::proxy_connection, http::field::te,
                                      http::field::trailer,          http::field::upgrade};
 
+bool IsHopByHop(http::field f) {
+  for (const http::field hop_by_hop : kHopByHop) {
+    if (f == hop_by_hop) return true;
+  }
+  return false;
+}
+
 template <bool isRequest>
 void RemoveConnectionOptions(http::header<isRequest, adapters::Fields>& header) {
-  // One walk over the list finds what is there: erasing by name is a scan of the fields
-  // each, and most headers carry none of these fields.
+  // The option names are views of the Connection values (a field's text stays where it is
+  // while fields are erased), so one pass erases the hop-by-hop fields and those named.
+  boost::container::small_vector<std::string_view, 8> options;
   bool hop_by_hop = false;
-  bool connection = false;
   for (const auto& field : header) {
-    for (const http::field f : kHopByHop) hop_by_hop = hop_by_hop || field.name() == f;
-    connection = connection || field.name() == http::field::connection;
-  }
-  if (!hop_by_hop) return;
-  if (connection) {
-    // Beast's equal_range spans list order, not just same-name fields, and erasing while
-    // walking it invalidates the walk: copy the option names out first.
-    thread_local std::string options;
-    options.clear();
-    for (const auto& field : header) {
-      if (field.name() != http::field::connection) continue;
-      options.append(field.value());
-      options.push_back(',');
-    }
-    std::string_view list = options;
+    hop_by_hop = hop_by_hop || IsHopByHop(field.name());
+    if (field.name() != http::field::connection) continue;
+    std::string_view list = field.value();
     while (!list.empty()) {
       const auto comma = list.find(',');
       const std::string_view name = TrimOws(list.substr(0, comma));
       list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-      if (name.empty()) continue;
-      const http::field known = http::string_to_field(name);
-      if (known != http::field::unknown) {
-        if (!IsProtectedFromConnection(known, isRequest)) header.erase(known);
-      } else {
-        header.erase(name);
-      }
+      if (!name.empty()) options.push_back(name);
     }
   }
-  for (const http::field f : kHopByHop) header.erase(f);
+  if (!hop_by_hop) return;
+  header.erase_if([&options](const adapters::Fields::value_type& field) {
+    if (IsHopByHop(field.name())) return true;
+    if (field.name() != http::field::unknown &&
+        IsProtectedFromConnection(field.name(), isRequest)) {
+      return false;
+    }
+    const std::string_view name = field.name_string();
+    for (const std::string_view option : options) {
+      if (option.size() == name.size() && boost::beast::iequals(name, option)) return true;
+    }
+    return false;
+  });
 }
 
 // Starts a new value of the comma-separated list field `name` in `scratch`: the values of all

@@ -1,10 +1,8 @@
 #include "resource_adapters/http/hop_by_hop.h"
 
-#include <string>
 #include <string_view>
 
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/rfc7230.hpp>
 #include <boost/container/small_vector.hpp>
 
 namespace fencegate::adapters {
@@ -27,25 +25,36 @@ bool IsHopByHop(http::field name) {
   }
 }
 
+// Appends the non-empty items of the comma-separated `list`, without surrounding spaces. A
+// Connection value is a list of tokens: no quoted commas to care about.
+void AppendListItems(std::string_view list,
+                     boost::container::small_vector<std::string_view, 8>& items) {
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    if (!item.empty()) items.push_back(item);
+  }
+}
+
 }  // namespace
 
 void StripHopByHopFields(Fields& fields) {
-  // The names the Connection fields list are copied out first, so that one pass erases the
-  // Connection fields and the fields they name.
-  thread_local std::string options;
-  options.clear();
+  // The names the Connection fields list, as views of their values (the text of a field stays
+  // where it is while fields are erased), so that one pass erases the Connection fields and
+  // the fields they name.
+  boost::container::small_vector<std::string_view, 8> named;
   bool any = false;
   for (const auto& field : fields) {
-    const bool connection = field.name() == http::field::connection;
-    if (connection) {
-      options.append(field.value());
-      options.push_back(',');
+    if (field.name() == http::field::connection) {
+      any = true;
+      AppendListItems(field.value(), named);
     }
-    any = any || connection || IsHopByHop(field.name());
+    any = any || IsHopByHop(field.name());
   }
   if (!any) return;
-  boost::container::small_vector<std::string_view, 8> named;
-  for (auto token : http::token_list(options)) named.emplace_back(token);
   fields.erase_if([&named](const Fields::value_type& field) {
     if (field.name() == http::field::connection || IsHopByHop(field.name())) return true;
     const std::string_view name = field.name_string();
