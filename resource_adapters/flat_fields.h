@@ -161,6 +161,28 @@ class FlatFields {
     entries_[size_++] = entry;
   }
 
+  // Append for a field as the parser saw it, trimmed. When the name and value are views of one
+  // "name: value" line of the parsed input (the common case), the line is copied at once.
+  void AppendParsed(field name, string_view name_string, string_view value) {
+    const char* name_end = name_string.data() + name_string.size();
+    if (value.data() != name_end + 2 || name_end[0] != ':' || name_end[1] != ' ' ||
+        value.size() > kMaxPart || name_string.size() > kMaxPart) {
+      Append(name, name_string, value);
+      return;
+    }
+    const std::size_t line = name_string.size() + 2 + value.size();
+    char* text = Reserve(line + 2);
+    std::memcpy(text, name_string.data(), line);
+    text[line] = '\r';
+    text[line + 1] = '\n';
+    if (size_ == capacity_) Grow();
+    value_type& entry = entries_[size_++];
+    entry.text_ = text;
+    entry.value_size_ = static_cast<std::uint32_t>(value.size());
+    entry.name_size_ = static_cast<std::uint16_t>(name_string.size());
+    entry.field_ = name;
+  }
+
   // Writes "name: value\r\n" into the text blocks and points `entry` at it.
   void Write(value_type& entry, field name, string_view name_string, string_view value) {
     if (name_string.size() > kMaxPart || value.size() > kMaxPart) ThrowTooLarge();

@@ -65,7 +65,7 @@ class MessageParser : public boost::beast::http::basic_parser<isRequest> {
 
   void on_field_impl(boost::beast::http::field name, string_view name_string, string_view value,
                      error_code&) override {
-    message_.Append(name, name_string, value);  // Beast's parser trimmed it
+    message_.AppendParsed(name, name_string, value);
   }
 
   void on_header_impl(error_code& ec) override { ec = {}; }
