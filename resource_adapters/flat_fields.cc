@@ -56,8 +56,6 @@ FlatFields& FlatFields::operator=(FlatFields&& other) noexcept {
   return *this;
 }
 
-FlatFields::~FlatFields() { Release(); }
-
 void FlatFields::swap(FlatFields& other) noexcept {
   std::swap(entries_, other.entries_);
   std::swap(size_, other.size_);
@@ -124,16 +122,8 @@ void FlatFields::Grow() {
 
 // ---- Modifiers ----
 
-void FlatFields::insert(field name, string_view value) {
-  Append(name, http::to_string(name), TrimOws(value));
-}
-
 void FlatFields::insert(string_view name, string_view value) {
   Append(http::string_to_field(name), name, TrimOws(value));
-}
-
-void FlatFields::insert(field name, string_view name_string, string_view value) {
-  Append(name, name_string, TrimOws(value));
 }
 
 void FlatFields::set(field name, string_view value) { Replace(name, http::to_string(name), value); }
@@ -215,17 +205,8 @@ std::size_t FlatFields::count(string_view name) const {
   return n;
 }
 
-FlatFields::const_iterator FlatFields::find(field name) const {
-  return entries_ + IndexOf(name, {});
-}
-
 FlatFields::const_iterator FlatFields::find(string_view name) const {
   return entries_ + IndexOf(field::unknown, name);
-}
-
-string_view FlatFields::operator[](field name) const {
-  const const_iterator it = find(name);
-  return it == end() ? string_view{} : it->value();
 }
 
 string_view FlatFields::operator[](string_view name) const {

@@ -70,7 +70,9 @@ class FlatFields {
   FlatFields(FlatFields&& other) noexcept;
   FlatFields& operator=(const FlatFields& other);
   FlatFields& operator=(FlatFields&& other) noexcept;
-  ~FlatFields();
+  ~FlatFields() {
+    if (entries_ != nullptr || text_ != nullptr) Release();
+  }
 
   const_iterator begin() const { return entries_; }
   const_iterator end() const { return entries_ + size_; }
@@ -78,9 +80,13 @@ class FlatFields {
   const_iterator cend() const { return end(); }
 
   // A new field after the others. `name` must not be field::unknown in the first form.
-  void insert(field name, string_view value);
+  void insert(field name, string_view value) {
+    Append(name, boost::beast::http::to_string(name), TrimOws(value));
+  }
   void insert(string_view name, string_view value);
-  void insert(field name, string_view name_string, string_view value);
+  void insert(field name, string_view name_string, string_view value) {
+    Append(name, name_string, TrimOws(value));
+  }
 
   // The field `name` with this one value: the first of that name is replaced, others erased.
   void set(field name, string_view value);
@@ -111,11 +117,18 @@ class FlatFields {
   std::size_t count(string_view name) const;
   bool contains(field name) const { return find(name) != end(); }
   bool contains(string_view name) const { return find(name) != end(); }
-  const_iterator find(field name) const;
+  const_iterator find(field name) const {
+    const_iterator it = begin();
+    while (it != end() && it->field_ != name) ++it;
+    return it;
+  }
   const_iterator find(string_view name) const;
 
   // The first value of `name`, empty when there is none.
-  string_view operator[](field name) const;
+  string_view operator[](field name) const {
+    const const_iterator it = find(name);
+    return it == end() ? string_view{} : it->value();
+  }
   string_view operator[](string_view name) const;
   // The first value of `name`; throws std::out_of_range when there is none.
   string_view at(field name) const;
