@@ -12,8 +12,9 @@ namespace fencegate::gateway {
 inline constexpr std::string_view kFencingTokenField = "Fencing-Token";
 
 // The request fields the gateway itself reads, found in one walk over the header: operator[],
-// count and find each scan every field, and a request needs half a dozen of them. Values are the first field of each name (what operator[] gives),
-// as views into the header: valid while it is not modified.
+// count and find each scan every field, and a request needs half a dozen of them. Values are the
+// first field of each name (what operator[] gives), as views into the header: valid while it is not
+// modified.
 struct RequestFields {
   std::string_view host;
   std::string_view expect;
