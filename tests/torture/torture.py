@@ -136,6 +136,7 @@ async def run_mode(args, mode, run_dir):
             dav_mode.check(report, workload.attempts, answers, snapshots.snapshots,
                            await snapshots.final(), dav_mode.read_access_log(apache.access_log))
             report.figures["snapshot read errors"] = snapshots.errors
+            report.figures["torn snapshot reads taken again"] = snapshots.torn_reads
         elif backend is not None:
             checker.check_log(report, workload.attempts, answers, backend.log)
             report.figures["backend faults"] = dict(sorted(backend.faults.items()))
