@@ -6,15 +6,11 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/container/small_vector.hpp>
 
+#include "resource_adapters/field_lists.h"
+
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
 namespace {
-
-std::string_view TrimOws(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Fields that a Connection option must never remove: framing, routing, and the client's own
 // preconditions (dropping those would turn a conditional write into an unconditional one).
@@ -57,13 +53,8 @@ void RemoveConnectionOptions(http::header<isRequest, adapters::Fields>& header) 
   for (const auto& field : header) {
     hop_by_hop = hop_by_hop || IsHopByHop(field.name());
     if (field.name() != http::field::connection) continue;
-    std::string_view list = field.value();
-    while (!list.empty()) {
-      const auto comma = list.find(',');
-      const std::string_view name = TrimOws(list.substr(0, comma));
-      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-      if (!name.empty()) options.push_back(name);
-    }
+    adapters::ForEachListItem(field.value(),
+                              [&options](std::string_view name) { options.push_back(name); });
   }
   if (!hop_by_hop) return;
   header.erase_if([&options](const adapters::Fields::value_type& field) {
@@ -88,7 +79,7 @@ void BeginListAppend(const adapters::RequestHeader& header, std::string_view nam
   scratch->clear();
   for (const auto& field : header) {
     if (!boost::beast::iequals(field.name_string(), name)) continue;
-    const std::string_view value = TrimOws(field.value());
+    const std::string_view value = adapters::TrimOws(field.value());
     if (value.empty()) continue;
     scratch->append(value);
     scratch->append(", ");

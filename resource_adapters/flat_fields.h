@@ -11,6 +11,8 @@
 #include <boost/beast/http/verb.hpp>
 #include <boost/optional/optional.hpp>
 
+#include "resource_adapters/field_lists.h"
+
 namespace fencegate::adapters {
 
 template <bool isRequest, class Body>
@@ -159,12 +161,6 @@ class FlatFields {
     std::size_t size;  // of the whole allocation
   };
   static constexpr std::size_t kMaxPart = 65533;  // basic_fields' limit for a name or value
-
-  static string_view TrimOws(string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-  }
 
   // A new last field; `value` is trimmed already. Inline: the parser calls it for every field.
   void Append(field name, string_view name_string, string_view value) {

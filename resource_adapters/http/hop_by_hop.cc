@@ -5,6 +5,8 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/container/small_vector.hpp>
 
+#include "resource_adapters/field_lists.h"
+
 namespace fencegate::adapters {
 
 namespace http = boost::beast::http;
@@ -25,20 +27,6 @@ bool IsHopByHop(http::field name) {
   }
 }
 
-// Appends the non-empty items of the comma-separated `list`, without surrounding spaces. A
-// Connection value is a list of tokens: no quoted commas to care about.
-void AppendListItems(std::string_view list,
-                     boost::container::small_vector<std::string_view, 8>& items) {
-  while (!list.empty()) {
-    const std::size_t comma = list.find(',');
-    std::string_view item = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (!item.empty()) items.push_back(item);
-  }
-}
-
 }  // namespace
 
 void StripHopByHopFields(Fields& fields) {
@@ -50,7 +38,7 @@ void StripHopByHopFields(Fields& fields) {
   for (const auto& field : fields) {
     if (field.name() == http::field::connection) {
       any = true;
-      AppendListItems(field.value(), named);
+      ForEachListItem(field.value(), [&named](std::string_view item) { named.push_back(item); });
     }
     any = any || IsHopByHop(field.name());
   }
