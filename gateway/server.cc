@@ -112,6 +112,10 @@ bool Server::Start(std::string* error) {
   if (etcd_store_ != nullptr) {
     etcd_metrics_ = std::make_unique<EtcdStoreMetrics>(metrics_->registry(), *etcd_store_);
     context_.refresh_store_metrics = [metrics = etcd_metrics_.get()] { metrics->Refresh(); };
+  } else if (const auto* rocksdb =
+                 dynamic_cast<const lockstore::RocksDbFenceStore*>(store_.get())) {
+    rocksdb_metrics_ = std::make_unique<RocksDbStoreMetrics>(metrics_->registry(), *rocksdb);
+    context_.refresh_store_metrics = [metrics = rocksdb_metrics_.get()] { metrics->Refresh(); };
   }
   if (!StartCluster(error)) return false;
   if (!StartLocks(error)) return false;
@@ -198,8 +202,9 @@ bool Server::StartCluster(std::string* error) {
   cluster_ = ReplicaCluster::Start(config_, *admission_, metrics_->registry(), error);
   if (!cluster_) return false;
   context_.cluster = cluster_.get();
-  context_.refresh_store_metrics = [etcd = etcd_metrics_.get(), cluster = cluster_.get()] {
-    if (etcd != nullptr) etcd->Refresh();
+  context_.refresh_store_metrics = [store = std::move(context_.refresh_store_metrics),
+                                    cluster = cluster_.get()] {
+    if (store) store();
     cluster->RefreshMetrics();
   };
   return true;

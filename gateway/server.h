@@ -16,6 +16,7 @@
 #include "gateway/lock_metrics.h"
 #include "gateway/metrics.h"
 #include "gateway/network_thread.h"
+#include "gateway/rocksdb_store_metrics.h"
 #include "gateway/router.h"
 #include "gateway/tls/listener_tls.h"
 #include "lockstore/admission.h"
@@ -81,6 +82,7 @@ class Server {
   lockstore::etcd::EtcdFenceStore* etcd_store_ = nullptr;   // store_ when store.kind is etcd
   lockstore::etcd::EtcdClientOptions etcd_client_options_;  // its clients', for the etcd locks
   std::unique_ptr<EtcdStoreMetrics> etcd_metrics_;
+  std::unique_ptr<RocksDbStoreMetrics> rocksdb_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
   std::unique_ptr<Router> router_;

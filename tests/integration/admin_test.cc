@@ -32,6 +32,11 @@ TEST_F(AdminTest, MetricsCountAdmittedAndRefusedWrites) {
             1.0);
   // 1 (first token on a new fence), 2 and 3 raise the fence; the repeated 1 does not.
   EXPECT_EQ(MetricValue(metrics, "fencegate_fence_advances_total", R"(route="kv")"), 3.0);
+  // The embedded store saw the same three, one after the other: one synced write each.
+  EXPECT_EQ(MetricValue(metrics, "fencegate_store_advances_total", ""), 3.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_store_sync_writes_total", ""), 3.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_store_failed_writes_total", ""), 0.0);
+  EXPECT_EQ(MetricValue(metrics, "fencegate_store_rejections_dropped_total", ""), 0.0);
 }
 
 TEST_F(AdminTest, FenceStateAndRejectionTrail) {
