@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from harness import (callgrind, fixed_client, fsync_probe, idle, many_keys, procs, report,
-                     servers, stream, wrk)
+                     servers, store_counters, stream, wrk)
 from harness.workloads import all_workloads
 
 # Workloads that are not timed wrk runs: each has its own measurement (see bench/README.md).
@@ -196,8 +196,11 @@ def main():
                     probe = (workload.advances and endpoint.name == "fencegate")
                     if probe:
                         before = fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds)
+                        counters_before = store_counters.read(endpoint.admin_port)
                     figures = measure(endpoint, workload, args, f"r{run_id}")
                     if probe:
+                        figures["advances_per_sync_write"] = store_counters.advances_per_sync_write(
+                            counters_before, store_counters.read(endpoint.admin_port))
                         after = fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds)
                         figures["fsync_before_per_s"] = before
                         figures["fsync_after_per_s"] = after
@@ -210,7 +213,9 @@ def main():
                           + (f"  {figures['cpu_us_per_req']:.1f} µs/req"
                              if figures.get("cpu_us_per_req") else "")
                           + (f"  fsync/s {before:.0f}/{after:.0f} -> "
-                             f"{figures['advances_per_fsync']:.2f} advances/fsync" if probe else "")
+                             f"{figures['advances_per_fsync']:.2f} advances/fsync, "
+                             f"{figures['advances_per_sync_write'] or 0:.1f} per synced write"
+                             if probe else "")
                           + (f"  non-2xx {figures['non_2xx']}" if figures["non_2xx"] else ""),
                           flush=True)
 

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -48,6 +50,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   struct Stats {
     std::uint64_t advances = 0;       // Advance() calls accepted
     std::uint64_t sync_writes = 0;    // synced write batches (fsyncs) issued for advances
+    std::uint64_t gathers = 0;        // rounds delayed to gather more advances (group_commit_wait)
     std::uint64_t failed_writes = 0;  // synced write batches that failed
     std::uint64_t rejections_written = 0;
     std::uint64_t rejections_dropped = 0;  // audit records lost to a failed write
@@ -107,6 +110,8 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   // Moves `op` into the queue; leaves it untouched and returns false once closing.
   bool Enqueue(WriteOp& op);
   void WriterLoop();
+  // Called by the writer with mu_ held and work queued: see group_commit_wait.
+  void GatherGroupCommit(std::unique_lock<std::mutex>& lock);
   void CommitAdvances(std::vector<AdvanceOp*>& advances);
   void WriteRejections(std::vector<RejectionRecord*>& rejections);
   void CommitLocks(std::vector<LockOp*>& locks);
@@ -138,6 +143,10 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   std::condition_variable work_cv_;
   std::condition_variable drained_cv_;
   std::deque<WriteOp> queue_;
+  std::size_t queued_advances_ = 0;  // AdvanceOps in queue_
+  // While the writer gathers a group commit: the queued advances it waits for (Enqueue wakes
+  // it only then, not once per advance). Zero otherwise: any operation wakes it.
+  std::size_t gather_target_ = 0;
   std::uint64_t enqueued_ = 0;
   std::uint64_t completed_ = 0;
   bool closing_ = false;
@@ -148,6 +157,9 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   std::uint64_t next_audit_sequence_;
   std::uint64_t next_repair_sequence_;
   bool needs_resume_ = false;  // a write failed: RocksDB must leave its error state first
+  // The previous round's advances and how long its synced write took (group_commit_wait).
+  std::size_t last_round_advances_ = 0;
+  std::chrono::steady_clock::duration last_sync_duration_{};
   // The stored value of fences this thread read or wrote lately. This thread is the fences'
   // only writer, so an entry is the truth until the next write of that key: an advance of a
   // fence it knows skips the read of the stored value (a MultiGet into the memtable and the

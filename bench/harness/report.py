@@ -45,7 +45,7 @@ def summarize(samples, callgrind, fsync_samples, workloads, proxies):
             figures = {key: _median([run[key] for run in runs if run.get(key) is not None])
                        for key, _, _ in FIGURES if key != "instructions_per_req"}
             figures["instructions_per_req"] = callgrind.get(workload.name, {}).get(proxy)
-            for key in ("fsync_per_s", "advances_per_fsync"):
+            for key in ("fsync_per_s", "advances_per_fsync", "advances_per_sync_write"):
                 values = [run[key] for run in runs if run.get(key) is not None]
                 if values:
                     figures[key] = _median(values)
@@ -190,13 +190,15 @@ def _request_tables(summary):
                  if w["advances"] and "fencegate" in w["proxies"]}
     if advancing:
         lines += ["", "| durable advances | fencegate advances/s | raw fsync/s (4 KiB append + "
-                  "fsync, same disk, around each run) | advances / fsync (median of runs) |",
-                  "|---|---:|---:|---:|"]
+                  "fsync, same disk, around each run) | advances / fsync (median of runs) | "
+                  "advances per synced write (group commit, from /metrics) |",
+                  "|---|---:|---:|---:|---:|"]
         for name, workload in advancing.items():
             figures = workload["proxies"]["fencegate"]
             lines.append(f"| {name} | {_fmt(figures['req_per_s'], 0)} | "
                          f"{_fmt(figures.get('fsync_per_s'), 0)} | "
-                         f"{_fmt(figures.get('advances_per_fsync'), 2)} |")
+                         f"{_fmt(figures.get('advances_per_fsync'), 2)} | "
+                         f"{_fmt(figures.get('advances_per_sync_write'), 1)} |")
     failures = [f"{n}/{p}: {f['non_2xx']} non-2xx, {f['socket_errors']} socket errors"
                 for n, w in summary["workloads"].items() for p, f in w["proxies"].items()
                 if f["non_2xx"] or f["socket_errors"]]

@@ -16,6 +16,7 @@ class Endpoint:
     name: str
     port: int
     process: procs.Process = None
+    admin_port: int = None  # fencegate's, for its /metrics
 
     @property
     def url(self):
@@ -94,8 +95,10 @@ def start_proxy(name, workdir, cpu, backend_port, fencegate_bin, wrapper=(), tag
     else:
         raise ValueError(f"unknown proxy {name}")
     process = procs.Process(name + tag, list(wrapper) + argv, cpu, directory / "out.log")
+    admin_port = None
     if name == "fencegate":
-        match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=", timeout_s)
-        port = int(match.group(1))
+        match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=\S+:(\d+)",
+                                      timeout_s)
+        port, admin_port = int(match.group(1)), int(match.group(2))
     procs.wait_for_port(port, process, timeout_s)
-    return Endpoint(name, port, process)
+    return Endpoint(name, port, process, admin_port)

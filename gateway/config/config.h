@@ -48,6 +48,9 @@ struct StoreConfig {
   std::size_t block_cache_bytes = 32u << 20;
   std::size_t cached_keys = 100000;
   std::size_t rejection_retention = 10000;
+  // kind "rocksdb": the most the writer waits to gather advances into one fsync under
+  // concurrency (RocksDbFenceStoreOptions::group_commit_wait).
+  std::chrono::microseconds group_commit_wait{1000};
   // kind "etcd" (README "Running several replicas"): the members' client addresses
   // ("host:port"), the key prefix shared by the replicas, and the client's timeouts (one
   // attempt on one member; all attempts of one operation, after which the write gets 503).

@@ -178,6 +178,27 @@ bool ParseDuration(std::string_view text, std::chrono::milliseconds* out) {
   return true;
 }
 
+// For waits shorter than a millisecond: units us, ms and s.
+bool ParseMicroseconds(std::string_view text, std::chrono::microseconds* out) {
+  auto [number, unit] = SplitNumberAndUnit(text);
+  std::uint64_t value = 0;
+  if (!ParseDecimal(number, &value)) return false;
+  std::uint64_t unit_us = 0;
+  if (unit == "us") {
+    unit_us = 1;
+  } else if (unit == "ms") {
+    unit_us = 1000;
+  } else if (unit == "s") {
+    unit_us = 1000 * 1000;
+  } else {
+    return false;
+  }
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (value > kMax / unit_us) return false;
+  *out = std::chrono::microseconds(static_cast<std::int64_t>(value * unit_us));
+  return true;
+}
+
 bool ParseSize(std::string_view text, std::uint64_t* out) {
   auto [number, unit] = SplitNumberAndUnit(text);
   std::uint64_t value = 0;
@@ -366,6 +387,21 @@ class Reader {
     }
   }
 
+  void Microseconds(const YAML::Node& node, const std::string& path, std::chrono::microseconds max,
+                    std::chrono::microseconds* out) {
+    std::string text;
+    if (!Scalar(node, path, "a duration such as 500us or 2ms", &text)) return;
+    std::chrono::microseconds value{0};
+    if (!ParseMicroseconds(text, &value)) {
+      sink_->Add(node, path,
+                 "expected a duration such as 500us or 2ms (units us, ms, s), got " + Quote(text));
+    } else if (value > max) {
+      sink_->Add(node, path, "must be at most " + std::to_string(max.count()) + "us");
+    } else {
+      *out = value;
+    }
+  }
+
   void Listen(const YAML::Node& node, const std::string& path, ListenAddress* out) {
     std::string text;
     if (!Scalar(node, path, "HOST:PORT", &text)) return;
@@ -534,9 +570,10 @@ void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::strin
 
 void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   const std::string path = "store";
-  if (!reader.ExpectMapping(node, path,
-                            {"kind", "path", "block_cache", "cached_keys", "rejection_retention",
-                             "endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}))
+  if (!reader.ExpectMapping(
+          node, path,
+          {"kind", "path", "block_cache", "cached_keys", "rejection_retention", "group_commit_wait",
+           "endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}))
     return;
   if (node["kind"]) {
     std::string kind;
@@ -563,6 +600,15 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
                  &out->rejection_retention);
   }
   const bool etcd = out->kind == "etcd";
+  if (node["group_commit_wait"]) {
+    if (etcd) {
+      reader.sink()->Add(node["group_commit_wait"], Child(path, "group_commit_wait"),
+                         "only for store kind 'rocksdb' (etcd commits each advance on its own)");
+    } else {
+      reader.Microseconds(node["group_commit_wait"], Child(path, "group_commit_wait"),
+                          std::chrono::microseconds(100'000), &out->group_commit_wait);
+    }
+  }
   for (const char* key : {"endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}) {
     if (node[key] && !etcd) {
       reader.sink()->Add(node[key], Child(path, key), "only for store kind 'etcd'");

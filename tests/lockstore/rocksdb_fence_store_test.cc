@@ -9,6 +9,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -227,6 +228,61 @@ TEST_F(RocksDbFenceStoreTest, GroupCommitsConcurrentAdvances) {
   for (int i = 0; i < kThreads; ++i) {
     EXPECT_EQ(GetSync(*store, "key" + std::to_string(i))->highest, Token(100 + i));
   }
+}
+
+// Clients that each wait for their advance before sending the next, as gateway sessions do.
+void AdvanceInClosedLoops(FenceStore& store, int clients, int advances_each,
+                          std::atomic<int>* acknowledged) {
+  std::vector<std::thread> threads;
+  for (int client = 0; client < clients; ++client) {
+    threads.emplace_back([&store, client, advances_each, acknowledged] {
+      const std::string key = "client" + std::to_string(client);
+      for (int token = 1; token <= advances_each; ++token) {
+        std::promise<Status> done;
+        store.Advance(key, token, 0, [&](Status status, FenceRecord) { done.set_value(status); });
+        if (done.get_future().get().ok()) ++*acknowledged;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+}
+
+TEST_F(RocksDbFenceStoreTest, GatheringUnderConcurrencyLosesNoAdvance) {
+  RocksDbFenceStoreOptions options = Options();
+  options.group_commit_wait = std::chrono::milliseconds(100);  // capped by the fsync time
+  auto store = Open(options);
+  std::atomic<int> acknowledged{0};
+  AdvanceInClosedLoops(*store, 16, 40, &acknowledged);
+  EXPECT_EQ(acknowledged.load(), 16 * 40);
+  const auto stats = store->stats();
+  EXPECT_EQ(stats.advances, 16u * 40u);
+  EXPECT_LT(stats.sync_writes, 16u * 40u) << "every advance paid its own fsync";
+  store.reset();
+  store = Open(options);
+  for (int client = 0; client < 16; ++client) {
+    EXPECT_EQ(GetSync(*store, "client" + std::to_string(client))->highest, 40u);
+  }
+}
+
+TEST_F(RocksDbFenceStoreTest, ALoneClientNeverWaitsForCompany) {
+  RocksDbFenceStoreOptions options = Options();
+  options.group_commit_wait = std::chrono::milliseconds(100);
+  auto store = Open(options);
+  std::atomic<int> acknowledged{0};
+  AdvanceInClosedLoops(*store, 1, 30, &acknowledged);
+  EXPECT_EQ(acknowledged.load(), 30);
+  EXPECT_EQ(store->stats().sync_writes, 30u);
+  EXPECT_EQ(store->stats().gathers, 0u);
+}
+
+TEST_F(RocksDbFenceStoreTest, ZeroWaitNeverGathers) {
+  RocksDbFenceStoreOptions options = Options();
+  options.group_commit_wait = std::chrono::microseconds(0);
+  auto store = Open(options);
+  std::atomic<int> acknowledged{0};
+  AdvanceInClosedLoops(*store, 16, 20, &acknowledged);
+  EXPECT_EQ(acknowledged.load(), 16 * 20);
+  EXPECT_EQ(store->stats().gathers, 0u);
 }
 
 TEST_F(RocksDbFenceStoreTest, FoldsAdvancesOfOneKeyToTheHighest) {

@@ -1,4 +1,5 @@
-// The `store:` section's etcd kind (README "Running several replicas").
+// The `store:` section: the embedded store's group commit, and the etcd kind (README "Running
+// several replicas").
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -78,6 +79,39 @@ TEST(StoreConfigTest, EtcdNeedsEndpointsAndRocksdbRefusesEtcdKeys) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].key, "store.endpoints");
   EXPECT_NE(errors[0].message.find("only for store kind 'etcd'"), std::string::npos);
+}
+
+TEST(StoreConfigTest, GroupCommitWaitTakesMicroseconds) {
+  Config config;
+  EXPECT_EQ(config.store.group_commit_wait, std::chrono::microseconds(1000));  // the default
+  auto errors = Load("store:\n  group_commit_wait: 250us\n", &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  EXPECT_EQ(config.store.group_commit_wait, std::chrono::microseconds(250));
+  errors = Load("store:\n  group_commit_wait: 0us\n", &config);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(config.store.group_commit_wait, std::chrono::microseconds(0));
+  errors = Load("store:\n  group_commit_wait: 2ms\n", &config);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(config.store.group_commit_wait, std::chrono::microseconds(2000));
+}
+
+TEST(StoreConfigTest, GroupCommitWaitMistakesNameLineAndKey) {
+  Config config;
+  auto errors = Load("store:\n  group_commit_wait: 5\n", &config);  // no unit
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 2);
+  EXPECT_EQ(errors[0].key, "store.group_commit_wait");
+  EXPECT_NE(errors[0].message.find("units us, ms, s"), std::string::npos) << errors[0].message;
+  errors = Load("store:\n  group_commit_wait: 1s\n", &config);  // longer than any fsync
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].message.find("at most 100000us"), std::string::npos) << errors[0].message;
+  errors = Load(
+      "store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n"
+      "  group_commit_wait: 1ms\nlocks:\n  enabled: false\n",
+      &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 4);
+  EXPECT_NE(errors[0].message.find("only for store kind 'rocksdb'"), std::string::npos);
 }
 
 TEST(StoreConfigTest, EtcdTlsWithEveryKey) {
