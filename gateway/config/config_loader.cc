@@ -156,46 +156,41 @@ std::pair<std::string_view, std::string_view> SplitNumberAndUnit(std::string_vie
   return {text.substr(0, digits), text.substr(digits)};
 }
 
-bool ParseDuration(std::string_view text, std::chrono::milliseconds* out) {
+struct DurationUnit {
+  std::string_view name;
+  std::uint64_t ticks;  // of the duration type parsed into
+};
+
+// "<decimal><unit>" into a count of ticks; false on a unit not in `units` or on overflow.
+bool ParseTicks(std::string_view text, std::initializer_list<DurationUnit> units,
+                std::int64_t* out) {
   auto [number, unit] = SplitNumberAndUnit(text);
   std::uint64_t value = 0;
   if (!ParseDecimal(number, &value)) return false;
-  std::uint64_t unit_ms = 0;
-  if (unit == "ms") {
-    unit_ms = 1;
-  } else if (unit == "s") {
-    unit_ms = 1000;
-  } else if (unit == "m") {
-    unit_ms = 60 * 1000;
-  } else if (unit == "h") {
-    unit_ms = 60 * 60 * 1000;
-  } else {
+  for (const DurationUnit& candidate : units) {
+    if (candidate.name != unit) continue;
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (value > kMax / candidate.ticks) return false;
+    *out = static_cast<std::int64_t>(value * candidate.ticks);
+    return true;
+  }
+  return false;
+}
+
+bool ParseDuration(std::string_view text, std::chrono::milliseconds* out) {
+  std::int64_t ms = 0;
+  if (!ParseTicks(text, {{"ms", 1}, {"s", 1000}, {"m", 60 * 1000}, {"h", 60 * 60 * 1000}}, &ms)) {
     return false;
   }
-  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (value > kMax / unit_ms) return false;
-  *out = std::chrono::milliseconds(static_cast<std::int64_t>(value * unit_ms));
+  *out = std::chrono::milliseconds(ms);
   return true;
 }
 
 // For waits shorter than a millisecond: units us, ms and s.
 bool ParseMicroseconds(std::string_view text, std::chrono::microseconds* out) {
-  auto [number, unit] = SplitNumberAndUnit(text);
-  std::uint64_t value = 0;
-  if (!ParseDecimal(number, &value)) return false;
-  std::uint64_t unit_us = 0;
-  if (unit == "us") {
-    unit_us = 1;
-  } else if (unit == "ms") {
-    unit_us = 1000;
-  } else if (unit == "s") {
-    unit_us = 1000 * 1000;
-  } else {
-    return false;
-  }
-  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (value > kMax / unit_us) return false;
-  *out = std::chrono::microseconds(static_cast<std::int64_t>(value * unit_us));
+  std::int64_t us = 0;
+  if (!ParseTicks(text, {{"us", 1}, {"ms", 1000}, {"s", 1000 * 1000}}, &us)) return false;
+  *out = std::chrono::microseconds(us);
   return true;
 }
 
