@@ -147,7 +147,8 @@ void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
 }
 
 void ForwardExchange::Start() {
-  stream_ = pool_->Take();
+  stream_ = pool_->Take(Resendable() ? UpstreamConnectionPool::Probe::kOnUse
+                                     : UpstreamConnectionPool::Probe::kPeek);
   reused_connection_ = stream_ != nullptr;
   if (reused_connection_) {
     SendRequest();
@@ -529,9 +530,8 @@ bool ForwardExchange::MayRetry(error_code ec) const {
   // Only when the backend cannot have acted on the request: a reused connection the backend
   // had already given up on, a request without side effects and without a body, and not a
   // single response byte. A slow backend (timeout) is not retried: it has the request.
-  return reused_connection_ && !retried_ && idempotent_method_ && !request_has_body_ &&
-         ec != beast::error::timeout && !outcome_.response_started &&
-         !(parser_ && parser_->got_some());
+  return reused_connection_ && !retried_ && Resendable() && ec != beast::error::timeout &&
+         !outcome_.response_started && !(parser_ && parser_->got_some());
 }
 
 void ForwardExchange::OnUpstreamError(error_code ec) {

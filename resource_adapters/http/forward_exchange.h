@@ -84,6 +84,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   // A failure on the upstream connection; retried on a fresh connection when that is safe.
   void OnUpstreamError(boost::system::error_code ec);
   bool MayRetry(boost::system::error_code ec) const;
+  // Without side effects and without a body: may go out a second time.
+  bool Resendable() const { return idempotent_method_ && !request_has_body_; }
   void FailClient(boost::system::error_code ec);
   void Finish(ForwardOutcome::Failure failure, boost::system::error_code ec,
               std::optional<Problem> problem);

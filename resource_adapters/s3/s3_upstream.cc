@@ -37,7 +37,8 @@ UpstreamCall::~UpstreamCall() {
 }
 
 asio::awaitable<error_code> UpstreamCall::Open(bool fresh) {
-  if (!fresh) stream_ = pool_->Take();
+  // Probed: a call does not know here whether its request may be sent twice.
+  if (!fresh) stream_ = pool_->Take(UpstreamConnectionPool::Probe::kPeek);
   reused_ = stream_ != nullptr;
   if (reused_) co_return error_code{};
   stream_ = std::make_unique<UpstreamTransport>(ioc_, endpoint_.tls_context);

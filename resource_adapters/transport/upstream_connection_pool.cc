@@ -32,12 +32,13 @@ UpstreamConnectionPool::UpstreamConnectionPool(std::size_t max_idle,
                                                std::chrono::milliseconds idle_timeout)
     : max_idle_(max_idle), idle_timeout_(idle_timeout) {}
 
-std::unique_ptr<UpstreamConnectionPool::Stream> UpstreamConnectionPool::Take() {
+std::unique_ptr<UpstreamConnectionPool::Stream> UpstreamConnectionPool::Take(Probe probe) {
   const auto now = std::chrono::steady_clock::now();
   while (!idle_.empty()) {
     IdleConnection candidate = std::move(idle_.back());
     idle_.pop_back();
-    if (now - candidate.idle_since < idle_timeout_ && LooksReusable(*candidate.stream)) {
+    if (now - candidate.idle_since < idle_timeout_ &&
+        (probe == Probe::kOnUse || LooksReusable(*candidate.stream))) {
       return std::move(candidate.stream);
     }
     Close(*candidate.stream);

@@ -20,12 +20,23 @@ class UpstreamConnectionPool {
  public:
   using Stream = UpstreamTransport;
 
+  // How Take learns whether the backend closed an idle connection.
+  enum class Probe {
+    // One non-blocking recv with MSG_PEEK before the connection is handed out: for a request
+    // that must not be sent twice.
+    kPeek,
+    // None: a closed connection shows itself on use, and the caller sends the request again on
+    // a fresh one. Only for a request that may be sent twice (no body, no side effects); it
+    // spares a system call per reused connection, as most reused connections are alive.
+    kOnUse,
+  };
+
   UpstreamConnectionPool(std::size_t max_idle, std::chrono::milliseconds idle_timeout);
 
-  // The most recently returned connection that is neither expired nor visibly closed by the
-  // backend, or null. A connection can still turn out stale on use: the backend may close it
-  // while our request is in flight.
-  std::unique_ptr<Stream> Take();
+  // The most recently returned connection that is not expired (and, with kPeek, not visibly
+  // closed by the backend), or null. A connection can still turn out stale on use: the backend
+  // may close it while our request is in flight.
+  std::unique_ptr<Stream> Take(Probe probe);
 
   // Keeps `stream` for reuse, its timer cleared; the oldest connection is closed when the pool
   // is full.

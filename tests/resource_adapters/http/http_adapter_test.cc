@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
@@ -287,6 +288,57 @@ TEST_F(HttpAdapterTest, NonIdempotentRequestIsNeverRetried) {
   }
   EXPECT_EQ(puts, 1);
   EXPECT_EQ(server.accepted_connections(), 1);
+}
+
+// The first connection answers in keep-alive form, then the backend closes it while it is idle
+// in the pool (its own idle timeout, a restart); later connections stay open.
+FixtureHttpServer::Reply AnswerThenCloseWhileIdle(const FixtureHttpServer::Received& received) {
+  if (received.connection == 1) {
+    FixtureHttpServer::Reply reply;
+    reply.action = FixtureHttpServer::Action::kRawThenClose;
+    reply.raw = {"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfine"};
+    return reply;
+  }
+  return FixtureHttpServer::Ok("fine");
+}
+
+// The backend's close (20 ms after its answer) has arrived.
+void WaitForIdleClose() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
+
+TEST_F(HttpAdapterTest, WriteIsNeverSentOnAnIdleConnectionTheBackendClosed) {
+  FixtureHttpServer server(AnswerThenCloseWhileIdle);
+  Connect(server.port());
+  ASSERT_EQ(Get("/api/first").status, 200u);
+  WaitForIdleClose();
+  // A write cannot be sent twice, so the pooled connection is looked at first and the closed
+  // one never carries it.
+  auto put = Header(http::verb::put, "/api/write");
+  put.set(http::field::content_length, "4");
+  FakeDownstream downstream(ioc_, "data");
+  auto outcome = Forward(put, downstream, 3);
+  EXPECT_EQ(outcome.failure, Failure::kNone);
+  EXPECT_EQ(outcome.status, 200u);
+  EXPECT_EQ(server.accepted_connections(), 2);
+  ASSERT_EQ(server.received().size(), 2u);
+  EXPECT_EQ(server.received()[1].request.method(), http::verb::put);
+  EXPECT_EQ(server.received()[1].connection, 2);
+}
+
+TEST_F(HttpAdapterTest, ReadOnAnIdleConnectionTheBackendClosedIsSentAgain) {
+  FixtureHttpServer server(AnswerThenCloseWhileIdle);
+  Connect(server.port());
+  ASSERT_EQ(Get("/api/first").status, 200u);
+  WaitForIdleClose();
+  // A GET takes the pooled connection unlooked-at, finds it closed, and goes out again on a
+  // fresh one: the client sees only the answer.
+  FakeDownstream recorded(ioc_, "");
+  auto outcome = Get("/api/second", &recorded);
+  EXPECT_EQ(outcome.failure, Failure::kNone);
+  EXPECT_EQ(outcome.status, 200u);
+  EXPECT_EQ(recorded.response_body, "fine");
+  EXPECT_EQ(server.accepted_connections(), 2);
+  ASSERT_EQ(server.received().size(), 2u);
+  EXPECT_EQ(server.received()[1].connection, 2);
 }
 
 TEST_F(HttpAdapterTest, RefusedConnectionIsA502Problem) {
