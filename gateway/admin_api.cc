@@ -140,6 +140,12 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
 void AdminApi::Metrics(Response* response) {
   if (context_.refresh_store_metrics) context_.refresh_store_metrics();
   context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
+  // Copied from the counts the sessions keep anyway, so a request does not also pay for two
+  // gauge updates (a compare-and-swap loop each) that only a scrape reads.
+  context_.metrics->requests_in_flight().Set(
+      static_cast<double>(context_.requests_in_flight.load(std::memory_order_relaxed)));
+  context_.metrics->connections_open().Set(
+      static_cast<double>(context_.open_connections.load(std::memory_order_relaxed)));
   response->result(http::status::ok);
   response->set(http::field::content_type, "text/plain; version=0.0.4");
   response->body() = context_.metrics->RenderText();

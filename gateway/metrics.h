@@ -80,6 +80,7 @@ class GatewayMetrics {
   const RouteMetrics& route(std::size_t index) const { return routes_[index]; }
   const RouteMetrics& unrouted() const { return routes_.back(); }
 
+  // Set from GatewayContext's counts when /metrics is scraped.
   prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }
   prometheus::Gauge& connections_open() const { return *connections_open_; }
   prometheus::Gauge& store_ready() const { return *store_ready_; }

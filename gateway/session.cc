@@ -23,6 +23,7 @@
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/listener_tls.h"
 #include "lockstore/token.h"
+#include "resource_adapters/deadline_clock.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -64,7 +65,6 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
   const auto remote = stream_.socket().remote_endpoint(ec);
   if (!ec) client_ip_ = remote.address().to_string();
   context_.open_connections.fetch_add(1, std::memory_order_relaxed);
-  context_.metrics->connections_open().Increment();
   thread_.Register(this);
 }
 
@@ -98,7 +98,6 @@ void Session::CloseSocket() {
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
   context_.open_connections.fetch_sub(1, std::memory_order_relaxed);
-  context_.metrics->connections_open().Decrement();
 }
 
 // ---- Reading the request header ----
@@ -172,12 +171,12 @@ void Session::ContinueHeaderRead() {
   }
   std::chrono::steady_clock::time_point deadline;
   if (data.empty()) {
-    deadline = std::chrono::steady_clock::now() + context_.config->timeouts.idle;
+    deadline = adapters::DeadlineClock::Now() + context_.config->timeouts.idle;
   } else {
     if (exchange_.started_unix_ms == 0) {
       // The first bytes of this request: its header must be complete by the deadline.
       exchange_.started_unix_ms = NowUnixMs();
-      header_deadline_ = std::chrono::steady_clock::now() + context_.config->timeouts.header_read;
+      header_deadline_ = adapters::DeadlineClock::Now() + context_.config->timeouts.header_read;
     }
     deadline = header_deadline_;
   }
@@ -214,7 +213,6 @@ void Session::BeginExchange() {
   if (exchange_.started_unix_ms == 0) exchange_.started_unix_ms = NowUnixMs();
   exchange_.started = std::chrono::steady_clock::now();
   context_.requests_in_flight.fetch_add(1, std::memory_order_relaxed);
-  context_.metrics->requests_in_flight().Increment();
 }
 
 void Session::OnHeaderBlock(std::size_t length) {
@@ -1055,8 +1053,8 @@ void Session::WriteBodyPiece(net::const_buffer body, bool last) {
   if (!exchange_.response_has_body) body = net::const_buffer();
   message_writer_.Next(body, last, write_gather_);
   auto self = shared_from_this();
-  client_deadline_.Begin(
-      std::chrono::steady_clock::now() + context_.config->timeouts.response_write, self);
+  client_deadline_.Begin(adapters::DeadlineClock::Now() + context_.config->timeouts.response_write,
+                         self);
   adapters::AsyncWriteAll(
       stream_.untimed(), write_gather_,
       [self = std::move(self), bytes = body.size()](error_code ec) {
@@ -1081,7 +1079,6 @@ void Session::FinishRequest() {
   metrics.CountRequest(method, exchange_.status);
   metrics.request_duration->Observe(thread_.index(), duration);
   context_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
-  context_.metrics->requests_in_flight().Decrement();
 
   if (context_.access_log->enabled()) {
     AccessLogEntry entry;

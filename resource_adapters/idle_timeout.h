@@ -10,6 +10,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/system/error_code.hpp>
 
+#include "resource_adapters/deadline_clock.h"
+
 namespace fencegate::adapters {
 
 // An idle timeout over a run of operations on one connection (a streamed body: the longest an
@@ -32,7 +34,8 @@ class IdleTimeout {
   template <class Owner, class OnExpired>
   void Begin(Clock::duration timeout, const std::shared_ptr<Owner>& owner, OnExpired on_expired) {
     timeout_ = timeout;
-    began_ = Clock::now();
+    // Never before the true start: the expiry check's precise clock then never cuts it short.
+    began_ = DeadlineClock::Now();
     outstanding_ = true;
     expired_ = false;
     // A pending wait ends no later than this operation's deadline and then re-checks it.

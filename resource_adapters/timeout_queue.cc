@@ -2,10 +2,12 @@
 
 #include <boost/system/error_code.hpp>
 
+#include "resource_adapters/deadline_clock.h"
+
 namespace fencegate::adapters {
 
 void TimeoutQueue::Append(Entry* entry) {
-  entry->deadline_ = Clock::now() + timeout_;
+  entry->deadline_ = DeadlineClock::Now() + timeout_;
   entry->prev_ = tail_;
   entry->next_ = nullptr;
   (tail_ != nullptr ? tail_->next_ : head_) = entry;

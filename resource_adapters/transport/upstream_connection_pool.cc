@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <utility>
 
+#include "resource_adapters/deadline_clock.h"
+
 namespace fencegate::adapters {
 
 namespace {
@@ -33,7 +35,7 @@ UpstreamConnectionPool::UpstreamConnectionPool(std::size_t max_idle,
     : max_idle_(max_idle), idle_timeout_(idle_timeout) {}
 
 std::unique_ptr<UpstreamConnectionPool::Stream> UpstreamConnectionPool::Take(Probe probe) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = DeadlineClock::Now();
   while (!idle_.empty()) {
     IdleConnection candidate = std::move(idle_.back());
     idle_.pop_back();
@@ -57,7 +59,7 @@ void UpstreamConnectionPool::Give(std::unique_ptr<Stream> stream) {
     Close(*idle_.front().stream);
     idle_.erase(idle_.begin());
   }
-  idle_.push_back({std::move(stream), std::chrono::steady_clock::now()});
+  idle_.push_back({std::move(stream), DeadlineClock::Now()});
 }
 
 void UpstreamConnectionPool::CloseAll() {
