@@ -90,6 +90,14 @@ class MessageWriter {
       }
       if (last) tail = body.size() > 0 ? kChunkEndAndLastChunk : kLastChunk;
     }
+    // A small piece (a short response, a typical error body) is copied behind the header when
+    // the header's pooled block has room: the write is then one buffer, which Asio sends with
+    // send() rather than sendmsg() and its iovec array.
+    if (body.size() > 0 && head_.size() + body.size() + tail.size() <= head_.capacity()) {
+      head_.append(static_cast<const char*>(body.data()), body.size()).append(tail);
+      gather = {boost::asio::buffer(head_), {}, {}};
+      return;
+    }
     gather = {boost::asio::buffer(head_), body, boost::asio::buffer(tail)};
   }
 
@@ -144,8 +152,8 @@ class MessageWriter {
 // both must outlive the write, and `gather` must not be touched until `handler` runs.
 template <class Stream, class Handler>
 void AsyncWriteAll(Stream& stream, WriteGather& gather, Handler&& handler) {
-  stream.async_write_some(gather, [&stream, &gather, handler = std::forward<Handler>(handler)](
-                                      boost::system::error_code ec, std::size_t bytes) mutable {
+  auto on_written = [&stream, &gather, handler = std::forward<Handler>(handler)](
+                        boost::system::error_code ec, std::size_t bytes) mutable {
     if (!ec) {
       for (boost::asio::const_buffer& buffer : gather) {
         const std::size_t used = std::min(bytes, buffer.size());
@@ -158,7 +166,14 @@ void AsyncWriteAll(Stream& stream, WriteGather& gather, Handler&& handler) {
       }
     }
     handler(ec);
-  });
+  };
+  // One buffer left (a header alone, or a small body copied behind it): given as a single
+  // buffer, Asio writes it with send() instead of building an iovec array for sendmsg().
+  if (gather[1].size() == 0 && gather[2].size() == 0) {
+    stream.async_write_some(gather[0], std::move(on_written));
+  } else {
+    stream.async_write_some(gather, std::move(on_written));
+  }
 }
 
 }  // namespace fencegate::adapters

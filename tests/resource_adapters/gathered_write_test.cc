@@ -105,6 +105,32 @@ TEST(MessageWriterTest, WithoutBodyOnlyTheHeaderGoesOut) {
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
 }
 
+TEST(MessageWriterTest, SmallPieceGoesOutInOneBufferWithTheHeader) {
+  http::response<http::buffer_body, Fields> message(http::status::ok, 11);
+  message.content_length(3);
+  MessageWriter writer;
+  WriteGather gather;
+  writer.Start(message, true);
+  const std::string body = "ok\n";
+  writer.Next(boost::asio::buffer(body), true, gather);
+  EXPECT_EQ(Bytes(gather), "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n");
+  EXPECT_EQ(gather[1].size() + gather[2].size(), 0u);
+}
+
+TEST(MessageWriterTest, LargePieceIsNotCopied) {
+  http::request<http::buffer_body, Fields> message(http::verb::put, "/kv/a", 11);
+  message.content_length(64 * 1024);
+  MessageWriter writer;
+  WriteGather gather;
+  writer.Start(message, true);
+  const std::string body(64 * 1024, 'b');
+  writer.Next(boost::asio::buffer(body), true, gather);
+  // The header's buffer, then the caller's own bytes.
+  EXPECT_EQ(gather[1].data(), body.data());
+  EXPECT_EQ(gather[1].size(), body.size());
+  EXPECT_EQ(Bytes(gather), "PUT /kv/a HTTP/1.1\r\nContent-Length: 65536\r\n\r\n" + body);
+}
+
 TEST(MessageWriterTest, NothingIsLeftToWriteAfterTheHeaderForAnEmptyPiece) {
   http::request<http::buffer_body, Fields> message(http::verb::put, "/kv/a", 11);
   message.content_length(3);
