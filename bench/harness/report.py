@@ -13,6 +13,13 @@ FIGURES = [
     ("rss_mib", "proxy RSS MiB", 1),
 ]
 BASELINES = ("nginx", "haproxy", "direct")
+# Figures also compared repetition by repetition: fencegate against the peer run right before or
+# after it. The host's speed drifts between repetitions (other tenants), and a ratio within one
+# repetition cancels most of that drift; its spread shows how far a single ratio can be trusted.
+PAIRED_FIGURES = [
+    ("cpu_us_per_req", "proxy CPU µs/req"),
+    ("req_per_s", "req/s"),
+]
 # Figures of the streamed PUT, of the idle connections and of the many-keys workload.
 STREAM_FIGURES = [
     ("mb_per_s", "MB/s (10^6 bytes)", 0),
@@ -53,13 +60,18 @@ def summarize(samples, callgrind, fsync_samples, workloads, proxies):
             figures["socket_errors"] = sum(run["socket_errors"] for run in runs)
             per_proxy[proxy] = figures
         ratios = {}
+        paired = {}
         if "fencegate" in per_proxy:
             for key, _, _ in FIGURES:
                 ratios[key] = {base: _ratio(per_proxy["fencegate"][key], per_proxy[base][key])
                                for base in BASELINES if base in per_proxy}
+            for key, _ in PAIRED_FIGURES:
+                paired[key] = {base: _paired_ratios(samples[workload.name]["fencegate"],
+                                                    samples[workload.name][base], key)
+                               for base in BASELINES if base in per_proxy}
         summary["workloads"][workload.name] = {
             "title": workload.title, "advances": workload.advances,
-            "proxies": per_proxy, "fencegate_over": ratios}
+            "proxies": per_proxy, "fencegate_over": ratios, "paired": paired}
     return summary
 
 
@@ -184,6 +196,7 @@ def _request_tables(summary):
             if all(v == "—" for v in values):
                 continue
             lines.append(f"| {name} | {label} | " + " | ".join(values + ratios) + " |")
+    lines += _paired_table(summary)
     lines += ["", "Workloads: " + "; ".join(
         f"`{name}` = {w['title']}" for name, w in summary["workloads"].items()) + "."]
     advancing = {n: w for n, w in summary["workloads"].items()
@@ -203,6 +216,38 @@ def _request_tables(summary):
                 for n, w in summary["workloads"].items() for p, f in w["proxies"].items()
                 if f["non_2xx"] or f["socket_errors"]]
     lines += ["", "Failed requests: " + ("; ".join(failures) if failures else "none") + "."]
+    return lines
+
+
+def _paired_ratios(fencegate_runs, peer_runs, key):
+    """Median, lowest and highest of fencegate/peer within each repetition (None without any)."""
+    values = [_ratio(f.get(key), p.get(key)) for f, p in zip(fencegate_runs, peer_runs)]
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def _paired_table(summary):
+    workloads = {n: w for n, w in summary["workloads"].items() if w.get("paired")}
+    if not workloads:
+        return []
+    bases = [b for b in BASELINES if b in next(iter(workloads.values()))["proxies"]]
+    lines = ["", "Ratios within each repetition (fencegate and the peer measured within seconds "
+             "of each other): median, and lowest–highest over the repetitions:", "",
+             "| workload | figure | " + " | ".join(f"fencegate/{b}" for b in bases) + " |",
+             "|---|---|" + "---:|" * len(bases)]
+    for name, workload in workloads.items():
+        for key, label in PAIRED_FIGURES:
+            cells = []
+            for base in bases:
+                r = workload["paired"].get(key, {}).get(base)
+                cells.append("—" if r is None else
+                             f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})")
+            if all(c == "—" for c in cells):
+                continue
+            lines.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
     return lines
 
 
