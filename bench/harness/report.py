@@ -13,8 +13,8 @@ FIGURES = [
     ("rss_mib", "proxy RSS MiB", 1),
 ]
 BASELINES = ("nginx", "haproxy", "direct")
-# Figures also compared repetition by repetition: fencegate against the peer run right before or
-# after it. The host's speed drifts between repetitions (other tenants), and a ratio within one
+# Figures also compared repetition by repetition: fencegate against the peer run in the same
+# repetition, seconds apart. The host's speed drifts between repetitions (other tenants), and a ratio within one
 # repetition cancels most of that drift; its spread shows how far a single ratio can be trusted.
 PAIRED_FIGURES = [
     ("cpu_us_per_req", "proxy CPU µs/req"),
