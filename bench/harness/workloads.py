@@ -32,6 +32,6 @@ def all_workloads(connections):
                  fixed_body=BODY_1KIB),
         Workload("put_advance_1", "PUT 1 KiB advancing the token, 1 connection", "/", 1, 1,
                  script="put_advance.lua", advances=True),
-        Workload("put_advance_64", "PUT 1 KiB advancing the token, 64 connections", "/", 64, 64,
+        Workload("put_advance_64", "PUT 1 KiB advancing the token, 64 connections", "/", 64, 1,
                  script="put_advance.lua", advances=True),
     ]
