@@ -138,6 +138,35 @@ TEST_F(RocksDbFenceStoreTest, ReadsManyKeysFromPartitionedTables) {
   }
 }
 
+// The memtable is a hash table on the whole key: more fences than it has buckets, keys that
+// are prefixes of one another, each updated in place, all read back from the memtable with
+// their own token (no reopen, so nothing has been flushed), and absent keys stay absent.
+TEST_F(RocksDbFenceStoreTest, MemtableKeepsEveryFenceApartWhenBucketsAreShared) {
+  constexpr int kKeys = 70000;  // more than the memtable's 65,536 buckets
+  auto key = [](int i) { return "/m/" + std::to_string(i); };
+  auto store = Open();
+  for (Token round : {Token(1), Token(2)}) {
+    std::promise<void> all_done;
+    std::atomic<int> remaining{kKeys};
+    for (int i = 0; i < kKeys; ++i) {
+      // Round 2 raises every other fence, in place.
+      const Token token = round == 1 || i % 2 == 0 ? Token(i) + round : Token(i) + 1;
+      store->Advance(key(i), token, i, [&](Status status, FenceRecord) {
+        EXPECT_TRUE(status.ok()) << status.ToString();
+        if (--remaining == 0) all_done.set_value();
+      });
+    }
+    all_done.get_future().wait();
+  }
+  for (int i = 0; i < kKeys; ++i) {
+    const auto record = GetSync(*store, key(i));
+    ASSERT_TRUE(record.has_value()) << key(i);
+    ASSERT_EQ(record->highest, Token(i) + (i % 2 == 0 ? 2 : 1)) << key(i);
+  }
+  EXPECT_EQ(GetSync(*store, "/m/"), std::nullopt);
+  EXPECT_EQ(GetSync(*store, "/m/700000"), std::nullopt);
+}
+
 // What bench/tools/fence_fill does to a bulk-loaded store: the compacted fences read back with
 // their own tokens after a reopen, absent keys stay absent, and the store still advances.
 TEST_F(RocksDbFenceStoreTest, CompactedFencesReadBackAndAdvance) {
