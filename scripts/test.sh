@@ -30,33 +30,7 @@ if want build; then
   stage_done "build"
 fi
 
-# ctest_stage STAGE TITLE LABEL TIMEOUT [CTEST_ARGS...]: runs the tests with LABEL (a regex) as
-# one timed stage when STAGE is wanted. Only the unit tests run in parallel: the others start
-# real servers and the fencegate binary, and share the two cores badly.
-ctest_stage() {
-  local name=$1 title=$2 label=$3 timeout=$4
-  shift 4
-  want "$name" || return 0
-  stage "$title"
-  ctest --test-dir build -L "$label" --output-on-failure --timeout "$timeout" "$@"
-  stage_done "$title"
-}
-
-ctest_stage unit "unit tests" unit 300 -j "$jobs"
-ctest_stage integration "integration tests" integration 600
-# kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
-ctest_stage faults "faults" faults 600
-# The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).
-ctest_stage webdav "webdav" webdav 300
-ctest_stage lock_services "lock services" lock_services 300
-# The etcd store and several replicas on a real etcd cluster (tests/etcd, tests/replicas).
-ctest_stage replicas "replicas" '^(etcd|replicas)$' 300
-# The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli,
-# then the zombie torture's s3 mode (its own radosgw; 30 s of load). About 2 minutes.
-ctest_stage s3 "s3" s3 600
-ctest_stage torture "torture" torture 1500
-
-# ---- Sanitizer and fuzz stages ----------------------------------------------------------------
+# ---- Sanitizer and fuzz builds ----------------------------------------------------------------
 # Each has its own build dir, built with clang. Sanitizer reports go to files under
 # <build dir>/sanitizer-logs (they come from the gtest binaries and from every fencegate the
 # integration tests start); any report fails the stage even when the test itself passed.
@@ -94,11 +68,84 @@ fresh_logs() {
   realpath "$1/sanitizer-logs"
 }
 
+# The sanitizer and fuzz builds compile the tree again with clang (together about 17 minutes of
+# both cores here), while the stages from "unit" to "torture" mostly wait on servers, sockets
+# and disks. So those builds run in the background, one at a time, at the lowest CPU priority
+# (nice 19: a test gets a core whenever it wants one). The first starts after the main build,
+# the next one as soon as a stage has waited for the one before it, and each sanitizer or fuzz
+# stage first waits for its own build.
+pending_builds=()
+for name in asan tsan fuzz; do
+  if want "$name"; then pending_builds+=("$name"); fi
+done
+declare -A build_pid=() build_started=()
+trap 'for pid in "${build_pid[@]}"; do kill "$pid" 2>/dev/null || true; done' EXIT
+
+# start_next_build: configures the next pending sanitizer or fuzz build and starts it.
+start_next_build() {
+  [ ${#pending_builds[@]} -gt 0 ] || return 0
+  local name=${pending_builds[0]} dir target
+  pending_builds=("${pending_builds[@]:1}")
+  case $name in
+    asan) dir=build-asan target=unit_and_integration_tests
+          configure_sanitized "$dir" -O0 -DFENCEGATE_SANITIZE=address ;;
+    tsan) dir=build-tsan target=unit_and_integration_tests
+          configure_sanitized "$dir" -O1 -DFENCEGATE_SANITIZE=thread ;;
+    fuzz) dir=build-fuzz target=fuzzers
+          configure_sanitized "$dir" -O1 -DFENCEGATE_BUILD_FUZZERS=ON -DFENCEGATE_BUILD_TESTS=OFF ;;
+  esac
+  echo "==> $name build started in the background (log: $dir/background-build.log)"
+  nice -n 19 cmake --build "$dir" --target "$target" -j "$jobs" >"$dir/background-build.log" 2>&1 &
+  build_pid[$name]=$!
+  build_started[$name]=$(date +%s)
+}
+
+# finish_build NAME DIR: waits for NAME's background build; on failure shows its log's end.
+finish_build() {
+  local name=$1 dir=$2 status=0
+  wait "${build_pid[$name]}" || status=$?
+  unset "build_pid[$name]"
+  echo "==> $name build ran $(( $(date +%s) - build_started[$name] ))s in the background"
+  if [ "$status" -ne 0 ]; then
+    tail -n 80 "$dir/background-build.log"
+    echo "$name build failed; the whole log is $dir/background-build.log"
+    return 1
+  fi
+}
+
+start_next_build
+
+# ctest_stage STAGE TITLE LABEL TIMEOUT [CTEST_ARGS...]: runs the tests with LABEL (a regex) as
+# one timed stage when STAGE is wanted. Only the unit tests run in parallel: the others start
+# real servers and the fencegate binary, and share the two cores badly.
+ctest_stage() {
+  local name=$1 title=$2 label=$3 timeout=$4
+  shift 4
+  want "$name" || return 0
+  stage "$title"
+  ctest --test-dir build -L "$label" --output-on-failure --timeout "$timeout" "$@"
+  stage_done "$title"
+}
+
+ctest_stage unit "unit tests" unit 300 -j "$jobs"
+ctest_stage integration "integration tests" integration 600
+# kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
+ctest_stage faults "faults" faults 600
+# The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).
+ctest_stage webdav "webdav" webdav 300
+ctest_stage lock_services "lock services" lock_services 300
+# The etcd store and several replicas on a real etcd cluster (tests/etcd, tests/replicas).
+ctest_stage replicas "replicas" '^(etcd|replicas)$' 300
+# The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli,
+# then the zombie torture's s3 mode (its own radosgw; 30 s of load). About 2 minutes.
+ctest_stage s3 "s3" s3 600
+ctest_stage torture "torture" torture 1500
+
 if want asan; then
-  stage "asan build (AddressSanitizer + UndefinedBehaviorSanitizer)"
-  configure_sanitized build-asan -O0 -DFENCEGATE_SANITIZE=address
-  cmake --build build-asan --target unit_and_integration_tests -j "$jobs"
+  stage "asan build (AddressSanitizer + UndefinedBehaviorSanitizer): waiting for it"
+  finish_build asan build-asan
   stage_done "asan build"
+  start_next_build
 
   stage "asan unit + integration tests"
   logs=$(fresh_logs build-asan)
@@ -118,10 +165,10 @@ if want asan; then
 fi
 
 if want tsan; then
-  stage "tsan build (ThreadSanitizer)"
-  configure_sanitized build-tsan -O1 -DFENCEGATE_SANITIZE=thread
-  cmake --build build-tsan --target unit_and_integration_tests -j "$jobs"
+  stage "tsan build (ThreadSanitizer): waiting for it"
+  finish_build tsan build-tsan
   stage_done "tsan build"
+  start_next_build
 
   stage "tsan unit + integration tests"
   logs=$(fresh_logs build-tsan)
@@ -137,9 +184,8 @@ if want tsan; then
 fi
 
 if want fuzz; then
-  stage "fuzz build (libFuzzer + ASan + UBSan)"
-  configure_sanitized build-fuzz -O1 -DFENCEGATE_BUILD_FUZZERS=ON -DFENCEGATE_BUILD_TESTS=OFF
-  cmake --build build-fuzz --target fuzzers -j "$jobs"
+  stage "fuzz build (libFuzzer + ASan + UBSan): waiting for it"
+  finish_build fuzz build-fuzz
   stage_done "fuzz build"
 
   # Each fuzzer starts from its checked-in seeds and grows a scratch corpus (the checked-in one
