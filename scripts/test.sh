@@ -2,7 +2,7 @@
 # Installs what is missing, builds everything, and runs every test: unit tests in parallel, then
 # the integration tests (which start the real fencegate binary) one at a time, then the zombie
 # torture run (tests/torture). Prints the time each stage took. Then the same tests under
-# sanitizers, and the fuzzers (see "Sanitizer and fuzz stages" below).
+# sanitizers, and the fuzzers (see "Sanitizer and fuzz builds" below).
 #
 # FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
