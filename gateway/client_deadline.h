@@ -11,18 +11,19 @@
 
 namespace fencegate::gateway {
 
-// The deadline of a client connection's header read or response write, kept without touching
-// the system timer for every operation. Beast's basic_stream arms its timer for each read and
-// write and cancels it on completion (a timer-queue insert, a cancel, a completion and two
-// timerfd_settime calls): on a keep-alive connection that is two arms per request.
+// The deadline of one operation at a time on a client connection (a header read, a response
+// write, a wait for admission), kept without touching the system timer for every operation.
+// Beast's basic_stream arms its timer for each read and write and cancels it on completion (a
+// timer-queue insert, a cancel, a completion and two timerfd_settime calls): on a keep-alive
+// connection that is two arms per request.
 //
 // Here each operation only records its deadline. The timer is re-armed only when that deadline
 // comes before the pending wait's expiry; a wait that expires early re-checks the operation
 // outstanding then and waits on until that operation's own deadline. On a keep-alive
 // connection (reads due after timeouts.idle, writes after timeouts.response_write) the timer
 // is armed about twice per timeout period, however many requests pass. One operation at a time
-// (the body reads have their own IdleTimeout); `on_expired` is the owner's single expiry action
-// (cancel the socket), fixed at construction.
+// per instance (the body reads have their own IdleTimeout); `on_expired` is the owner's single
+// expiry action (cancel the socket, refuse the waiting write), fixed at construction.
 template <class Owner>
 class ClientDeadline {
  public:

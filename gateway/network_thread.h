@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "gateway/client_stream.h"
+#include "gateway/decision_mailbox.h"
 #include "gateway/gateway_context.h"
 #include "gateway/request_id.h"
 #include "resource_adapters/adapter.h"
@@ -52,6 +53,8 @@ class NetworkThread {
   std::size_t index() const { return index_; }
   void Register(Session* session) { sessions_.insert(session); }
   void Unregister(Session* session) { sessions_.erase(session); }
+  // Any thread: late admission decisions for this thread's sessions.
+  DecisionMailbox& decisions() { return decisions_; }
 
  private:
   void Accept();
@@ -62,6 +65,8 @@ class NetworkThread {
   // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared
   // before ioc_ so it outlives it.
   std::unordered_set<Session*> sessions_;
+  // Its drain is a handler of ioc_: declared before ioc_ so it outlives every pending one.
+  DecisionMailbox decisions_{ioc_};
   // Destroyed after every I/O object below, which all belong to it. Only this thread starts
   // and completes operations on its sockets, so the reactor's per-socket lock is switched off
   // (a lock and unlock around every read and write). Store, fsync and lock-service threads

@@ -59,7 +59,7 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
       context_(thread.context()),
       stream_(ClientStream(std::move(socket)), std::move(tls_context)),
       client_deadline_(stream_.get_executor(), &Session::CancelClientIo),
-      barrier_timer_(stream_.get_executor()),
+      barrier_deadline_(stream_.get_executor(), &Session::OnBarrierTimeout),
       body_read_timeout_(stream_.get_executor()) {
   error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
@@ -94,6 +94,7 @@ void Session::CloseSocket() {
   phase_ = Phase::kClosed;
   body_read_timeout_.Stop();
   client_deadline_.Stop();
+  barrier_deadline_.Stop();
   error_code ec;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
@@ -387,7 +388,7 @@ void Session::Admit() {
       exchange_.fence_key, *exchange_.token, exchange_.request_id,
       [this](const lockstore::AdmissionDecision& late) {
         // On a store thread or another network thread: hop back to this session's thread.
-        net::post(stream_.get_executor(), [this, late] { OnLateAdmissionDecision(late); });
+        thread_.decisions().Deliver(this, late);
       },
       AdmitBound());
   if (decision) {
@@ -395,15 +396,13 @@ void Session::Admit() {
     OnAdmissionDecision(*decision);
     return;
   }
-  barrier_timer_.expires_after(context_.config->timeouts.barrier_wait);
-  barrier_timer_.async_wait([self = shared_from_this()](error_code ec) {
-    if (!ec) self->OnBarrierTimeout();
-  });
+  barrier_deadline_.Begin(std::chrono::steady_clock::now() + context_.config->timeouts.barrier_wait,
+                          self_hold_);
 }
 
 void Session::OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision) {
   const auto self = std::move(self_hold_);
-  barrier_timer_.cancel();
+  barrier_deadline_.End();
   if (exchange_.abandoned) {
     // The client already got 503 and the connection is closed; release the fence at once.
     if (decision.kind == lockstore::AdmissionDecision::Kind::kAdmitted) {

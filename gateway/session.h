@@ -81,6 +81,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
 
  private:
+  friend class DecisionMailbox;  // hands late admission decisions to OnLateAdmissionDecision
+
   enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
 
   // The state of the request in progress; reset for each request, strings keep capacity.
@@ -255,7 +257,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
       response_;                            // body unused
   adapters::MessageWriter message_writer_;  // writes response_ and the body pieces
   adapters::WriteGather write_gather_;      // the buffers of the response write in progress
-  boost::asio::steady_timer barrier_timer_;
+  // timeouts.barrier_wait of an admission that was not decided at once. Lazy like
+  // client_deadline_: most advances are decided within a group commit, long before it.
+  ClientDeadline<Session> barrier_deadline_;
   // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
   adapters::IdleTimeout body_read_timeout_;
   boost::asio::mutable_buffer body_read_target_;  // the adapter's buffer of the read in progress

@@ -1,5 +1,8 @@
+#include <chrono>
 #include <future>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
@@ -52,6 +55,39 @@ TEST_F(BarrierTimeoutTest, NewerWriteGivesUpWithoutReachingTheBackend) {
   EXPECT_EQ(MetricValue(metrics, "fencegate_writes_rejected_total",
                         R"(route="kv",reason="barrier_timeout")"),
             1.0);
+}
+
+// A connection keeps one lazily re-armed barrier deadline for all its requests: the wait armed
+// for an earlier request (here due 150 ms into the next one's wait) must neither end the next
+// request's wait early nor keep it from ending at its own barrier_wait.
+TEST_F(BarrierTimeoutTest, EachRequestOnAKeptAliveConnectionWaitsItsOwnBarrierWait) {
+  HttpConnection connection;
+  ASSERT_TRUE(connection.Connect(gateway_->traffic_port())) << connection.error();
+  // An advance: decided after the store's group commit, so it arms the barrier deadline.
+  std::optional<Response> first = connection.RoundTrip(
+      MakeRequest(http::verb::put, "/kv/item/z", {{"Fencing-Token", "1"}}, "one"));
+  ASSERT_TRUE(first.has_value()) << connection.error();
+  EXPECT_EQ(first->result_int(), 200);
+  const auto first_armed = std::chrono::steady_clock::now();
+
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/item/x", "5", 1500, "five");
+  ASSERT_TRUE(backend_.WaitForArrived(2, std::chrono::seconds(5)));
+  std::this_thread::sleep_until(first_armed + std::chrono::milliseconds(150));
+
+  const auto sent = std::chrono::steady_clock::now();
+  std::optional<Response> held = connection.RoundTrip(
+      MakeRequest(http::verb::put, "/kv/item/y", {{"Fencing-Token", "6"}}, "six"));
+  const auto waited = std::chrono::steady_clock::now() - sent;
+  ASSERT_TRUE(held.has_value()) << connection.error();
+  // Not admitted when the held write completed (1.5 s): its own deadline ended the wait.
+  EXPECT_EQ(held->result_int(), 503);
+  EXPECT_EQ(ProblemReason(*held), "barrier_timeout");
+  EXPECT_GE(waited, std::chrono::milliseconds(300)) << "the wait ended at the earlier deadline";
+  EXPECT_EQ(backend_.Requests().size(), 2u) << "the held write reached the backend";
+
+  std::optional<Response> older = slow.get();
+  ASSERT_TRUE(older.has_value());
+  EXPECT_EQ(older->result_int(), 200);
 }
 
 class LimitsTest : public HttpGatewayTest {
