@@ -129,7 +129,7 @@ std::optional<AdmissionDecision> AdmissionCore::Decide(std::string_view key, Key
   group.advancing = true;
   group.waiters.push_back(make_waiter());
   ++state.advances_outstanding;
-  effects.advances.push_back({std::string(key), token, group.id});
+  effects.advances.push_back({key, token, group.id});
   return std::nullopt;
 }
 
@@ -235,7 +235,7 @@ void AdmissionCore::OnAdvanced(const std::string& key, std::uint64_t group_id, c
                                  [&](const WaitGroup& group) { return group.id == group_id; });
       // A group already made durable by a later advance does not care that its own failed.
       if (failed != state.groups.end() && !failed->durable) {
-        std::vector<Waiter> refused = std::move(failed->waiters);
+        auto refused = std::move(failed->waiters);
         state.groups.erase(failed);
         // Nothing was admitted at the failed token: the fence falls back to what is durable
         // or still being made durable, and a later write with that token tries afresh.
@@ -385,8 +385,8 @@ void AdmissionCore::OnRepaired(const std::string& key) {
 void AdmissionCore::Run(Effects& effects) {
   for (PendingAdvance& advance : effects.advances) {
     store_.Advance(advance.key, advance.token, options_.now_ms(),
-                   [weak = weak_from_this(), key = advance.key, group_id = advance.group_id](
-                       Status status, FenceRecord record) {
+                   [weak = weak_from_this(), key = std::string(advance.key),
+                    group_id = advance.group_id](Status status, FenceRecord record) {
                      if (auto self = weak.lock()) self->OnAdvanced(key, group_id, status, record);
                    });
   }

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
 #include "lockstore/key_state.h"
@@ -42,15 +44,17 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
   };
 
   struct PendingAdvance {
-    std::string key;
+    std::string_view key;  // the caller's key, alive until Run() returns
     Token token = 0;
     std::uint64_t group_id = 0;
   };
 
-  // Work decided under a shard mutex, to run after releasing it.
+  // Work decided under a shard mutex, to run after releasing it. Most calls decide one thing:
+  // inline room for it keeps the hot paths free of allocations.
   struct Effects {
-    std::vector<std::pair<std::shared_ptr<Delivery>, AdmissionDecision>> decisions;
-    std::vector<PendingAdvance> advances;
+    boost::container::small_vector<std::pair<std::shared_ptr<Delivery>, AdmissionDecision>, 1>
+        decisions;
+    boost::container::small_vector<PendingAdvance, 1> advances;
   };
 
   HashedKey Hash(std::string_view key) const;

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "lockstore/admission.h"
 #include "lockstore/fence_record.h"
 
@@ -63,7 +65,9 @@ struct WaitGroup {
   bool advancing = false;  // its writes raised the fence (a store advance was issued for it)
   bool durable = false;    // the store's highest is known to be >= token
   std::chrono::steady_clock::time_point durable_at;
-  std::vector<Waiter> waiters;
+  // Inline room for one: an advance usually releases a group of one write, and a heap vector
+  // cost an allocation (on the network thread) and a free (on the store thread) per advance.
+  boost::container::small_vector<Waiter, 1> waiters;
 };
 
 // A write that arrived while the key's durable record was being read.

@@ -16,11 +16,13 @@ std::uint64_t Fixed64At(std::string_view in) {
 
 }  // namespace
 
-std::string EncodeFenceValue(const FenceRecord& record) {
-  std::string out;
-  out.reserve(kFenceValueSize);
-  PutFixed64(&out, record.highest);
-  PutFixed64(&out, static_cast<std::uint64_t>(record.advanced_at_ms));
+EncodedFenceValue EncodeFenceValue(const FenceRecord& record) {
+  EncodedFenceValue out;
+  const auto put = [&out](std::size_t at, std::uint64_t value) {
+    for (std::size_t i = 0; i < 8; ++i) out[at + i] = static_cast<char>(value >> (56 - 8 * i));
+  };
+  put(0, record.highest);
+  put(8, static_cast<std::uint64_t>(record.advanced_at_ms));
   return out;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,9 +13,11 @@ namespace fencegate::lockstore {
 // The on-disk encodings of the RocksDB fence store. Integers are big-endian so that RocksDB's
 // bytewise comparator orders rejection sequences numerically.
 
-// Fence value: highest (u64) then advanced_at_ms (i64): exactly 16 bytes.
+// Fence value: highest (u64) then advanced_at_ms (i64): exactly 16 bytes. Returned by value,
+// not as a std::string (one heap allocation per advance written on the store thread).
 inline constexpr std::size_t kFenceValueSize = 16;
-std::string EncodeFenceValue(const FenceRecord& record);
+using EncodedFenceValue = std::array<char, kFenceValueSize>;
+EncodedFenceValue EncodeFenceValue(const FenceRecord& record);
 Status DecodeFenceValue(std::string_view value, FenceRecord* record);
 
 // Rejection key: the sequence as 8 big-endian bytes.

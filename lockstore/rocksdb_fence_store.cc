@@ -10,9 +10,9 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
-#include <unordered_map>
 
 #include "lockstore/record_codec.h"
 #include "lockstore/rocksdb_fence_store_impl.h"
@@ -38,6 +38,7 @@ Status FromRocksDb(const rocksdb::Status& s) {
 }
 
 rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
+rocksdb::Slice ToSlice(const EncodedFenceValue& value) { return {value.data(), value.size()}; }
 
 // RocksDB's own recovery from a full disk waits until the free space reaches its largest write
 // buffer (16 MiB here) and refuses Resume() with Busy until then, so a disk with a few MiB free
@@ -481,10 +482,16 @@ void RocksDbFenceStore::WriterLoop() {
       if (queue_.empty()) return;  // closing, and everything accepted has been written
       GatherGroupCommit(lock);
       std::size_t advance_count = 0;
-      while (!queue_.empty() && advance_count < options_.max_batch) {
-        if (std::holds_alternative<AdvanceOp>(queue_.front())) ++advance_count;
-        round.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+      if (queued_advances_ <= options_.max_batch) {
+        advance_count = queued_advances_;
+        round.swap(queue_);  // `round` is empty: the queue keeps its old capacity
+      } else {
+        std::size_t taken = 0;
+        while (advance_count < options_.max_batch) {
+          if (std::holds_alternative<AdvanceOp>(queue_[taken])) ++advance_count;
+          round.push_back(std::move(queue_[taken++]));
+        }
+        queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
       }
       queued_advances_ -= advance_count;
       last_round_advances_ = advance_count;
@@ -533,41 +540,35 @@ void RocksDbFenceStore::GatherGroupCommit(std::unique_lock<std::mutex>& lock) {
 }
 
 void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
-  // Fold the round's advances per key to the highest token requested.
-  struct Fold {
-    std::string_view key;
-    Token token = 0;
-    std::int64_t now_ms = 0;
-    Status status;
-    FenceRecord result;
-  };
-  std::vector<Fold> folds;
-  std::vector<std::size_t> fold_of(advances.size());
-  std::unordered_map<std::string_view, std::size_t> index;
-  for (std::size_t i = 0; i < advances.size(); ++i) {
+  // Fold the round's advances per key to the highest token requested. Sorting by key then
+  // arrival groups a key's advances without a hash table built per round.
+  round_keys_.clear();
+  for (std::size_t i = 0; i < advances.size(); ++i) round_keys_.emplace_back(advances[i]->key, i);
+  std::sort(round_keys_.begin(), round_keys_.end());
+  folds_.clear();
+  fold_of_.resize(advances.size());
+  for (const auto& [key, i] : round_keys_) {
     const AdvanceOp& op = *advances[i];
-    auto [it, inserted] = index.try_emplace(op.key, folds.size());
-    if (inserted) folds.push_back({op.key, op.token, op.now_ms, {}, {}});
-    Fold& fold = folds[it->second];
-    if (op.token > fold.token) {
-      fold.token = op.token;
-      fold.now_ms = op.now_ms;
+    if (folds_.empty() || folds_.back().key != key) {
+      folds_.push_back({key, op.token, op.now_ms, {}, {}, {}, false});
+    } else if (op.token > folds_.back().token) {
+      folds_.back().token = op.token;
+      folds_.back().now_ms = op.now_ms;
     }
-    fold_of[i] = it->second;
+    fold_of_[i] = folds_.size() - 1;
   }
 
   // The stored value is the truth (this thread is its only writer): never write below it.
   // Known fences need no read; the others are read at once.
-  std::vector<FenceRecord> current(folds.size());
   std::vector<std::size_t> unknown;
   std::vector<rocksdb::Slice> keys;
-  for (std::size_t i = 0; i < folds.size(); ++i) {
-    const auto known = known_fences_.find(folds[i].key);
+  for (std::size_t i = 0; i < folds_.size(); ++i) {
+    const auto known = known_fences_.find(folds_[i].key);
     if (known != known_fences_.end()) {
-      current[i] = known->second;
+      folds_[i].current = known->second;
     } else {
       unknown.push_back(i);
-      keys.push_back(ToSlice(folds[i].key));
+      keys.push_back(ToSlice(folds_[i].key));
     }
   }
   if (!unknown.empty()) {
@@ -576,31 +577,30 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
     db_->MultiGet(rocksdb::ReadOptions(), fences_cf_, keys.size(), keys.data(), values.data(),
                   statuses.data());
     for (std::size_t u = 0; u < unknown.size(); ++u) {
-      Fold& fold = folds[unknown[u]];
+      Fold& fold = folds_[unknown[u]];
       if (statuses[u].ok()) {
-        fold.status = DecodeFenceValue(values[u].ToStringView(), &current[unknown[u]]);
+        fold.status = DecodeFenceValue(values[u].ToStringView(), &fold.current);
       } else if (!statuses[u].IsNotFound()) {
         fold.status = FromRocksDb(statuses[u]);
       }
-      if (fold.status.ok()) RememberFence(fold.key, current[unknown[u]]);
+      if (fold.status.ok()) RememberFence(fold.key, fold.current);
     }
   }
 
   rocksdb::WriteBatch batch;
-  std::vector<Fold*> written;
-  for (std::size_t i = 0; i < folds.size(); ++i) {
-    Fold& fold = folds[i];
+  bool any_written = false;
+  for (Fold& fold : folds_) {
     if (!fold.status.ok()) continue;
-    if (fold.token > current[i].highest) {
+    if (fold.token > fold.current.highest) {
       fold.result = {fold.token, fold.now_ms};
-      batch.Put(fences_cf_, ToSlice(fold.key), EncodeFenceValue(fold.result));
-      written.push_back(&fold);
+      batch.Put(fences_cf_, ToSlice(fold.key), ToSlice(EncodeFenceValue(fold.result)));
+      fold.written = any_written = true;
     } else {
-      fold.result = current[i];
+      fold.result = fold.current;
     }
   }
 
-  if (!written.empty()) {
+  if (any_written) {
     rocksdb::WriteOptions sync;
     sync.sync = true;
     const auto write_start = std::chrono::steady_clock::now();
@@ -614,17 +614,20 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
     if (!s.ok()) {
       known_fences_.clear();
       const Status error = FromRocksDb(s);
-      for (Fold* fold : written) {
-        fold->status = error;
-        fold->result = {};
+      for (Fold& fold : folds_) {
+        if (!fold.written) continue;
+        fold.status = error;
+        fold.result = {};
       }
     } else {
-      for (const Fold* fold : written) RememberFence(fold->key, fold->result);
+      for (const Fold& fold : folds_) {
+        if (fold.written) RememberFence(fold.key, fold.result);
+      }
     }
   }
 
   for (std::size_t i = 0; i < advances.size(); ++i) {
-    const Fold& fold = folds[fold_of[i]];
+    const Fold& fold = folds_[fold_of_[i]];
     advances[i]->callback(fold.status, fold.result);
   }
 }
@@ -661,7 +664,7 @@ void RocksDbFenceStore::CommitRepair(RepairOp& repair) {
     record.sequence = next_repair_sequence_;
     rocksdb::WriteBatch batch;
     batch.Put(fences_cf_, ToSlice(record.fence_key),
-              EncodeFenceValue({record.new_highest, record.at_ms}));
+              ToSlice(EncodeFenceValue({record.new_highest, record.at_ms})));
     batch.Put(repairs_cf_, EncodeSequenceKey(record.sequence), EncodeFenceRepairValue(record));
     rocksdb::WriteOptions sync;
     sync.sync = true;

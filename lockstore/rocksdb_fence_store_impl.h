@@ -5,7 +5,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -142,7 +141,9 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable drained_cv_;
-  std::deque<WriteOp> queue_;
+  // A vector, not a deque: WriteOp is larger than a deque node's 512 bytes, so a deque made one
+  // allocation per enqueued operation. The writer swaps the whole queue out when it can.
+  std::vector<WriteOp> queue_;
   std::size_t queued_advances_ = 0;  // AdvanceOps in queue_
   // While the writer gathers a group commit: the queued advances it waits for (Enqueue wakes
   // it only then, not once per advance). Zero otherwise: any operation wakes it.
@@ -174,6 +175,22 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   std::unordered_map<std::string, FenceRecord, KeyHash, std::equal_to<>> known_fences_;
   static constexpr std::size_t kKnownFencesLimit = 65536;
   void RememberFence(std::string_view key, const FenceRecord& record);
+
+  // One key's advances in a round, folded to the highest token requested.
+  struct Fold {
+    std::string_view key;
+    Token token = 0;
+    std::int64_t now_ms = 0;
+    Status status;
+    FenceRecord current;  // the stored value before this round
+    FenceRecord result;   // the value after it, handed to the key's callbacks
+    bool written = false;
+  };
+  // CommitAdvances' working memory, kept between rounds (writer thread only): a round then
+  // allocates nothing of its own.
+  std::vector<std::pair<std::string_view, std::size_t>> round_keys_;  // (key, advance index)
+  std::vector<Fold> folds_;
+  std::vector<std::size_t> fold_of_;  // advance index -> its fold
 
   std::thread writer_;
 };

@@ -7,7 +7,8 @@ namespace {
 
 TEST(RecordCodecTest, FenceValueRoundTripsIn16BigEndianBytes) {
   const FenceRecord record{0x0102030405060708ull, -5};
-  const std::string encoded = EncodeFenceValue(record);
+  const EncodedFenceValue value = EncodeFenceValue(record);
+  const std::string encoded(value.data(), value.size());
   ASSERT_EQ(encoded.size(), kFenceValueSize);
   EXPECT_EQ(encoded[0], '\x01');
   EXPECT_EQ(encoded[7], '\x08');
