@@ -494,6 +494,11 @@ void RocksDbFenceStore::WriterLoop() {
         queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
       }
       queued_advances_ -= advance_count;
+      if (probing_) {
+        probe_interval_ = advance_count > last_round_advances_
+                              ? 1
+                              : std::min(probe_interval_ * 2, kMaxProbeInterval);
+      }
       last_round_advances_ = advance_count;
     }
     for (WriteOp& op : round) {
@@ -525,15 +530,26 @@ void RocksDbFenceStore::WriterLoop() {
 void RocksDbFenceStore::GatherGroupCommit(std::unique_lock<std::mutex>& lock) {
   // Only under concurrency: the previous round shared its fsync, so more advances are coming.
   // Waiting for as many as it carried keeps batches at the level of concurrency without
-  // waiting for advances no client is about to send; the bound keeps latency within about
-  // twice the fsync time.
+  // waiting for advances no client is about to send. That alone settles on whatever round
+  // size the first rounds happened to have, though, while more clients may be busy elsewhere
+  // (reading their response, sending the next request) and would join a round that waited a
+  // little longer: probes (see probe_interval_) ask for more. The bound, the last synced
+  // write's duration (twice that for a probe), keeps the added latency within one or two fsyncs.
+  probing_ = false;
   if (last_round_advances_ < 2 || needs_resume_) return;
-  const std::size_t target = std::min(last_round_advances_, options_.max_batch);
+  std::size_t target = last_round_advances_;
+  if (++rounds_since_probe_ >= probe_interval_) {
+    rounds_since_probe_ = 0;
+    probing_ = true;
+    target += target / 2;
+  }
+  target = std::min(target, options_.max_batch);
   if (queued_advances_ >= target) return;
-  const auto wait = std::min<std::chrono::steady_clock::duration>(options_.group_commit_wait,
-                                                                  last_sync_duration_);
+  const auto wait = std::min<std::chrono::steady_clock::duration>(
+      options_.group_commit_wait, probing_ ? 2 * last_sync_duration_ : last_sync_duration_);
   if (wait <= std::chrono::steady_clock::duration::zero()) return;
   ++stats_.gathers;
+  if (probing_) ++stats_.probes;
   gather_target_ = target;
   work_cv_.wait_for(lock, wait, [&] { return closing_ || queued_advances_ >= gather_target_; });
   gather_target_ = 0;

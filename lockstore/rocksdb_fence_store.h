@@ -24,11 +24,12 @@ struct RocksDbFenceStoreOptions {
   // Upper bound on advances folded into one synced write batch (group commit).
   std::size_t max_batch = 4096;
   // Group commit under concurrency: when the previous synced write carried two or more
-  // advances, the writer waits for as many to be queued before the next one, but at most this
-  // long (and at most as long as the previous synced write took). More advances then share one
-  // fsync, and the store spends less CPU per advance: that CPU is taken from the network
-  // threads. A lone writer never waits (its previous round carried one advance). Zero: every
-  // round writes what is queued at once.
+  // advances, the writer waits for as many to be queued before the next one (now and then for
+  // half as many again, to find out whether more clients would join), but at most this long
+  // and at most as long as the previous synced write took (twice that for the probes). More
+  // advances then share one fsync, and the store spends less CPU per advance: that CPU is
+  // taken from the network threads. A lone writer never waits (its previous round carried one
+  // advance). Zero: every round writes what is queued at once.
   std::chrono::microseconds group_commit_wait{1000};
   // How many refused writes the audit trail keeps (older ones are deleted).
   std::size_t rejection_retention = 10000;

@@ -50,6 +50,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
     std::uint64_t advances = 0;       // Advance() calls accepted
     std::uint64_t sync_writes = 0;    // synced write batches (fsyncs) issued for advances
     std::uint64_t gathers = 0;        // rounds delayed to gather more advances (group_commit_wait)
+    std::uint64_t probes = 0;         // gathers that asked for more than the previous round carried
     std::uint64_t failed_writes = 0;  // synced write batches that failed
     std::uint64_t rejections_written = 0;
     std::uint64_t rejections_dropped = 0;  // audit records lost to a failed write
@@ -161,6 +162,14 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   // The previous round's advances and how long its synced write took (group_commit_wait).
   std::size_t last_round_advances_ = 0;
   std::chrono::steady_clock::duration last_sync_duration_{};
+  // Probing for larger rounds (GatherGroupCommit): every probe_interval_ rounds the gather asks
+  // for half as many advances again as the last round carried. A probe that brings a larger
+  // round keeps probing every round; one that does not doubles the interval, so clients that
+  // are all in the round already rarely wait for company that does not exist.
+  static constexpr std::size_t kMaxProbeInterval = 1024;
+  std::size_t probe_interval_ = 1;
+  std::size_t rounds_since_probe_ = 0;
+  bool probing_ = false;  // the round being gathered is a probe
   // The stored value of fences this thread read or wrote lately. This thread is the fences'
   // only writer, so an entry is the truth until the next write of that key: an advance of a
   // fence it knows skips the read of the stored value (a MultiGet into the memtable and the

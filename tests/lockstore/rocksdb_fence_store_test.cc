@@ -304,6 +304,20 @@ TEST_F(RocksDbFenceStoreTest, ALoneClientNeverWaitsForCompany) {
   EXPECT_EQ(store->stats().gathers, 0u);
 }
 
+// Two clients are always both in the round: a probe for a third never pays off, so probes back
+// off exponentially instead of delaying every other round.
+TEST_F(RocksDbFenceStoreTest, ProbesForLargerRoundsBackOffWhenNoMoreClientsCome) {
+  RocksDbFenceStoreOptions options = Options();
+  options.group_commit_wait = std::chrono::milliseconds(100);
+  auto store = Open(options);
+  std::atomic<int> acknowledged{0};
+  AdvanceInClosedLoops(*store, 2, 300, &acknowledged);
+  EXPECT_EQ(acknowledged.load(), 2 * 300);
+  const auto stats = store->stats();
+  // At most one probe per doubling of the interval over at most 600 rounds (1, 2, 4, ... 512).
+  EXPECT_LE(stats.probes, 10u) << stats.sync_writes << " synced writes";
+}
+
 TEST_F(RocksDbFenceStoreTest, ZeroWaitNeverGathers) {
   RocksDbFenceStoreOptions options = Options();
   options.group_commit_wait = std::chrono::microseconds(0);
