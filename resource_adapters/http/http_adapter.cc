@@ -18,8 +18,8 @@ namespace {
 // only as far as bodies have filled them): enough
 // for the exchanges one thread usually has in flight at once, without pinning a burst's worth.
 constexpr std::size_t kMaxIdleRelayBuffers = 16;
-// Exchange blocks kept the same way (a few KiB each).
-constexpr std::size_t kMaxIdleExchangeBlocks = 16;
+// Exchange blocks (a few KiB each) for as many exchanges as a group commit may release at once.
+constexpr std::size_t kMaxIdleExchangeBlocks = 64;
 
 // The adapter of one network thread: its connection pool is touched only from that thread.
 class HttpAdapter : public ResourceAdapter {
