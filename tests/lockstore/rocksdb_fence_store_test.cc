@@ -39,6 +39,11 @@ class RocksDbFenceStoreTest : public ::testing::Test {
   }
   std::unique_ptr<RocksDbFenceStore> Open() { return Open(Options()); }
 
+  // A fresh store with `group_commit_wait`, driven by `clients` closed loops (below) until each
+  // has had `advances_each` advances acknowledged; the store's counters afterwards.
+  RocksDbFenceStore::Stats StatsAfterClosedLoops(std::chrono::microseconds group_commit_wait,
+                                                 int clients, int advances_each);
+
   static std::optional<FenceRecord> GetSync(FenceStore& store, std::string_view key) {
     std::optional<FenceRecord> out;
     store.Get(key, [&](Status status, std::optional<FenceRecord> record) {
@@ -276,6 +281,17 @@ void AdvanceInClosedLoops(FenceStore& store, int clients, int advances_each,
   for (auto& thread : threads) thread.join();
 }
 
+RocksDbFenceStore::Stats RocksDbFenceStoreTest::StatsAfterClosedLoops(
+    std::chrono::microseconds group_commit_wait, int clients, int advances_each) {
+  RocksDbFenceStoreOptions options = Options();
+  options.group_commit_wait = group_commit_wait;
+  auto store = Open(options);
+  std::atomic<int> acknowledged{0};
+  AdvanceInClosedLoops(*store, clients, advances_each, &acknowledged);
+  EXPECT_EQ(acknowledged.load(), clients * advances_each);
+  return store->stats();
+}
+
 TEST_F(RocksDbFenceStoreTest, GatheringUnderConcurrencyLosesNoAdvance) {
   RocksDbFenceStoreOptions options = Options();
   options.group_commit_wait = std::chrono::milliseconds(100);  // capped by the fsync time
@@ -294,38 +310,21 @@ TEST_F(RocksDbFenceStoreTest, GatheringUnderConcurrencyLosesNoAdvance) {
 }
 
 TEST_F(RocksDbFenceStoreTest, ALoneClientNeverWaitsForCompany) {
-  RocksDbFenceStoreOptions options = Options();
-  options.group_commit_wait = std::chrono::milliseconds(100);
-  auto store = Open(options);
-  std::atomic<int> acknowledged{0};
-  AdvanceInClosedLoops(*store, 1, 30, &acknowledged);
-  EXPECT_EQ(acknowledged.load(), 30);
-  EXPECT_EQ(store->stats().sync_writes, 30u);
-  EXPECT_EQ(store->stats().gathers, 0u);
+  const auto stats = StatsAfterClosedLoops(std::chrono::milliseconds(100), 1, 30);
+  EXPECT_EQ(stats.sync_writes, 30u);
+  EXPECT_EQ(stats.gathers, 0u);
 }
 
 // Two clients are always both in the round: a probe for a third never pays off, so probes back
 // off exponentially instead of delaying every other round.
 TEST_F(RocksDbFenceStoreTest, ProbesForLargerRoundsBackOffWhenNoMoreClientsCome) {
-  RocksDbFenceStoreOptions options = Options();
-  options.group_commit_wait = std::chrono::milliseconds(100);
-  auto store = Open(options);
-  std::atomic<int> acknowledged{0};
-  AdvanceInClosedLoops(*store, 2, 300, &acknowledged);
-  EXPECT_EQ(acknowledged.load(), 2 * 300);
-  const auto stats = store->stats();
+  const auto stats = StatsAfterClosedLoops(std::chrono::milliseconds(100), 2, 300);
   // At most one probe per doubling of the interval over at most 600 rounds (1, 2, 4, ... 512).
   EXPECT_LE(stats.probes, 10u) << stats.sync_writes << " synced writes";
 }
 
 TEST_F(RocksDbFenceStoreTest, ZeroWaitNeverGathers) {
-  RocksDbFenceStoreOptions options = Options();
-  options.group_commit_wait = std::chrono::microseconds(0);
-  auto store = Open(options);
-  std::atomic<int> acknowledged{0};
-  AdvanceInClosedLoops(*store, 16, 20, &acknowledged);
-  EXPECT_EQ(acknowledged.load(), 16 * 20);
-  EXPECT_EQ(store->stats().gathers, 0u);
+  EXPECT_EQ(StatsAfterClosedLoops(std::chrono::microseconds(0), 16, 20).gathers, 0u);
 }
 
 TEST_F(RocksDbFenceStoreTest, FoldsAdvancesOfOneKeyToTheHighest) {
