@@ -72,21 +72,55 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
     return Waiter{delivery, std::string(request_id), Clock::now()};
   };
   Effects effects;
+  std::uint64_t erasures_before_read = 0;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.keys.find(hashed);
+    if (it == shard.keys.end()) {
+      erasures_before_read = shard.erasures;
+    } else if (it->second.loaded) {
+      auto decision = Decide(key, it->second, token, max_advance, request_id, make_waiter, effects);
+      if (decision) return decision;  // the hot path: nothing allocated, nothing to run
+    } else {
+      it->second.loading.push_back({token, max_advance, make_waiter()});
+    }
+  }
+  if (delivery) {
+    Run(effects);
+    return delivery->TakeEarly();
+  }
+  // Not cached. The read is made without the mutex (it may touch the disk); its result is
+  // current unless the key's state was dropped meanwhile, which an erasure count that moved
+  // reveals: a state that was never dropped cannot have advanced the fence unseen.
+  std::optional<FenceStore::LocalRead> read = store_.ReadLocal(key);
+  if (read && !read->status.ok()) {
+    return Refused(AdmissionDecision::Kind::kStoreError, 0, std::move(read->status));
+  }
   bool load = false;
   {
     std::lock_guard lock(shard.mu);
     auto it = shard.keys.find(hashed);
-    if (it != shard.keys.end() && it->second.loaded) {
-      auto decision = Decide(key, it->second, token, max_advance, request_id, make_waiter, effects);
-      if (decision) return decision;  // the hot path: nothing allocated, nothing to run
-    } else {
-      if (it == shard.keys.end()) {
-        it = shard.keys.try_emplace(std::string(key)).first;
+    const bool inserted = it == shard.keys.end();
+    if (inserted) {
+      it = shard.keys.try_emplace(std::string(key)).first;
+      KeyState& state = it->second;
+      if (read && shard.erasures == erasures_before_read) {
+        state.loaded = true;
+        if (read->record) state.durable = *read->record;
+        state.target = state.durable.highest;
+      } else {
         load = true;
-        EvictIdle(shard);
       }
+    }
+    std::optional<AdmissionDecision> decision;
+    if (it->second.loaded) {
+      decision = Decide(key, it->second, token, max_advance, request_id, make_waiter, effects);
+    } else {
       it->second.loading.push_back({token, max_advance, make_waiter()});
     }
+    // Last: the scan may drop the state just read if this write left it idle (refused).
+    if (inserted) EvictIdle(shard);
+    if (decision) return decision;
   }
   if (load) {
     store_.Get(key, [weak = weak_from_this(), owned_key = std::string(key)](
@@ -167,6 +201,7 @@ void AdmissionCore::EvictIdle(Shard& shard) {
       if (it->second.Idle()) {
         // Local iterators cannot erase; find the same node through the table instead.
         keys.erase(keys.find(HashedKey{it->first, KeyHash{}(it->first)}));
+        ++shard.erasures;
         break;  // `it` is gone: move on to the next bucket
       }
     }
@@ -191,6 +226,7 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
                                        Refused(AdmissionDecision::Kind::kStoreError, 0, status));
       }
       shard.keys.erase(it);  // the next write retries the read
+      ++shard.erasures;
     } else {
       state.loaded = true;
       if (record) state.durable = *record;
@@ -283,6 +319,7 @@ std::size_t AdmissionCore::ForgetIdle(const std::function<bool(std::string_view 
         ++it;
       } else if (it->second.Idle()) {
         it = shard.keys.erase(it);
+        ++shard.erasures;
       } else {
         ++busy;
         ++it;
@@ -380,6 +417,7 @@ void AdmissionCore::OnRepaired(const std::string& key) {
   // reads the store's record, repaired or not.
   it->second.repairing = false;
   shard.keys.erase(it);
+  ++shard.erasures;
 }
 
 void AdmissionCore::Run(Effects& effects) {

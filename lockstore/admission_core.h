@@ -41,6 +41,8 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
     std::mutex mu;
     KeyTable keys;
     std::size_t eviction_hand = 0;  // the next bucket the eviction scan looks at
+    // Key states dropped so far (evicted, forgotten, failed loads, repairs): see Admit().
+    std::uint64_t erasures = 0;
   };
 
   struct PendingAdvance {

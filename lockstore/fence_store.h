@@ -30,6 +30,17 @@ class FenceStore {
   // May call back inline (a local read) or later from a store thread.
   virtual void Get(std::string_view key, GetCallback callback) = 0;
 
+  // The result of Get(), returned by ReadLocal().
+  struct LocalRead {
+    Status status;
+    std::optional<FenceRecord> record;
+  };
+
+  // Get() on the calling thread, for a store whose reads never wait on anything but local
+  // memory and disk (no fsync, no network): the admission of a key that is not cached then
+  // needs no callback. nullopt: this store reads asynchronously; use Get().
+  virtual std::optional<LocalRead> ReadLocal(std::string_view /*key*/) { return std::nullopt; }
+
   // Raises highest(key) to `token` unless it is already >= token, and calls back once the
   // resulting record is durable (or failed, with nothing admitted). Never lowers a token.
   // Advances from many callers are group-committed. Calls back from a store thread.

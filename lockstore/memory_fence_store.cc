@@ -25,13 +25,10 @@ struct QueuedAdvance {
 
 class MemoryFenceStore::Impl {
  public:
-  void Get(std::string_view key, GetCallback callback) {
-    std::optional<FenceRecord> record;
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = fences_.find(key); it != fences_.end()) record = it->second;
-    }
-    callback(Status::Ok(), record);
+  std::optional<FenceRecord> Read(std::string_view key) {
+    std::lock_guard lock(mu_);
+    if (auto it = fences_.find(key); it != fences_.end()) return it->second;
+    return std::nullopt;
   }
 
   void Advance(std::string_view key, Token token, std::int64_t now_ms, AdvanceCallback callback) {
@@ -143,7 +140,11 @@ MemoryFenceStore::MemoryFenceStore() : impl_(std::make_unique<Impl>()) {}
 MemoryFenceStore::~MemoryFenceStore() = default;
 
 void MemoryFenceStore::Get(std::string_view key, GetCallback callback) {
-  impl_->Get(key, std::move(callback));
+  callback(Status::Ok(), impl_->Read(key));
+}
+
+std::optional<FenceStore::LocalRead> MemoryFenceStore::ReadLocal(std::string_view key) {
+  return LocalRead{Status::Ok(), impl_->Read(key)};
 }
 
 void MemoryFenceStore::Advance(std::string_view key, Token token, std::int64_t now_ms,

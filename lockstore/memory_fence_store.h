@@ -14,6 +14,7 @@ class MemoryFenceStore : public FenceStore {
   ~MemoryFenceStore() override;
 
   void Get(std::string_view key, GetCallback callback) override;
+  std::optional<LocalRead> ReadLocal(std::string_view key) override;
   void Advance(std::string_view key, Token token, std::int64_t now_ms,
                AdvanceCallback callback) override;
   void RecordRejection(RejectionRecord record) override;

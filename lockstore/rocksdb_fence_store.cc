@@ -349,27 +349,29 @@ RocksDbFenceStore::Stats RocksDbFenceStore::stats() const {
 }
 
 void RocksDbFenceStore::Get(std::string_view key, GetCallback callback) {
-  Status status;
-  std::optional<FenceRecord> record;
-  {
-    std::shared_lock lock(db_mu_);
-    if (db_ == nullptr) {
-      status = Status::Unavailable("fence store is closed");
-    } else {
-      // A plain read: it is served from the memtable or block cache and never waits for an
-      // fsync, so doing it on the caller's thread is cheaper than a hop to another thread.
-      rocksdb::PinnableSlice value;
-      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), fences_cf_, ToSlice(key), &value);
-      if (s.ok()) {
-        FenceRecord decoded;
-        status = DecodeFenceValue(value.ToStringView(), &decoded);
-        if (status.ok()) record = decoded;
-      } else if (!s.IsNotFound()) {
-        status = FromRocksDb(s);
-      }
-    }
+  LocalRead read = *ReadLocal(key);
+  callback(read.status, read.record);
+}
+
+std::optional<FenceStore::LocalRead> RocksDbFenceStore::ReadLocal(std::string_view key) {
+  LocalRead read;
+  std::shared_lock lock(db_mu_);
+  if (db_ == nullptr) {
+    read.status = Status::Unavailable("fence store is closed");
+    return read;
   }
-  callback(status, record);
+  // A plain read: it is served from the memtable, the block cache or the page cache and never
+  // waits for an fsync, so doing it on the caller's thread is cheaper than a hop to another.
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), fences_cf_, ToSlice(key), &value);
+  if (s.ok()) {
+    FenceRecord decoded;
+    read.status = DecodeFenceValue(value.ToStringView(), &decoded);
+    if (read.status.ok()) read.record = decoded;
+  } else if (!s.IsNotFound()) {
+    read.status = FromRocksDb(s);
+  }
+  return read;
 }
 
 void RocksDbFenceStore::Advance(std::string_view key, Token token, std::int64_t now_ms,

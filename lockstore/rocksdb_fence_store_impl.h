@@ -61,6 +61,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   ~RocksDbFenceStore() override;
 
   void Get(std::string_view key, GetCallback callback) override;
+  std::optional<LocalRead> ReadLocal(std::string_view key) override;
   // Once closed, calls back at once (on the caller's thread) with Unavailable.
   void Advance(std::string_view key, Token token, std::int64_t now_ms,
                AdvanceCallback callback) override;

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -402,6 +403,7 @@ class SlowReadStore : public MemoryFenceStore {
   void Get(std::string_view key, GetCallback callback) override {
     reads_.push_back({std::string(key), std::move(callback)});
   }
+  std::optional<LocalRead> ReadLocal(std::string_view) override { return std::nullopt; }
   void FinishReads(Status status) {
     auto reads = std::move(reads_);
     reads_.clear();
@@ -453,6 +455,93 @@ TEST(AdmissionLoadTest, FailedLoadRefusesAndRetriesOnNextWrite) {
   store.FinishReads(Status::Ok());
   ASSERT_EQ(retry.size(), 1u);
   EXPECT_EQ(retry.received()[0].kind, Kind::kAdmitted);
+}
+
+// A store that reads on the caller's thread (like RocksDB) and can run something between a read
+// and its return: the window in which the admission core holds no mutex.
+class LocalReadStore : public MemoryFenceStore {
+ public:
+  std::optional<LocalRead> ReadLocal(std::string_view key) override {
+    ++local_reads_;
+    if (fail_next_) {
+      fail_next_ = false;
+      return LocalRead{Status::IOError("read failed"), std::nullopt};
+    }
+    std::optional<LocalRead> read = MemoryFenceStore::ReadLocal(key);
+    if (auto during = std::move(during_next_read_)) {
+      during_next_read_ = nullptr;
+      during();
+    }
+    return read;
+  }
+  void Get(std::string_view key, GetCallback callback) override {
+    ++gets_;
+    MemoryFenceStore::Get(key, std::move(callback));
+  }
+  std::function<void()> during_next_read_;
+  bool fail_next_ = false;
+  int local_reads_ = 0;
+  int gets_ = 0;
+};
+
+TEST(AdmissionLocalReadTest, UncachedKeyIsDecidedOnTheCallersThread) {
+  LocalReadStore store;
+  store.Advance("k", 5, 0, [](Status, FenceRecord) {});
+  AdmissionController controller(store, AdmissionOptions{});
+  auto current = controller.Admit("k", 5, "a", Unexpected());
+  ASSERT_TRUE(current.has_value());
+  EXPECT_EQ(current->kind, Kind::kAdmitted);
+  controller.Complete("k", 5);
+  auto stale = controller.Admit("other", 0, "b", Unexpected());
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_EQ(store.local_reads_, 2);
+  EXPECT_EQ(store.gets_, 0) << "a store that reads locally needs no callback";
+}
+
+TEST(AdmissionLocalReadTest, FailedReadRefusesAndCachesNothing) {
+  LocalReadStore store;
+  store.Advance("k", 5, 0, [](Status, FenceRecord) {});
+  AdmissionController controller(store, AdmissionOptions{});
+  store.fail_next_ = true;
+  auto failed = controller.Admit("k", 5, "a", Unexpected());
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->kind, Kind::kStoreError);
+  EXPECT_FALSE(controller.Inspect("k")->cached);
+  auto retried = controller.Admit("k", 4, "b", Unexpected());
+  ASSERT_TRUE(retried.has_value());
+  EXPECT_EQ(retried->kind, Kind::kStale);
+  EXPECT_EQ(retried->highest, 5u);
+}
+
+// The read of an uncached key is made without the shard mutex. Meanwhile the key can be
+// cached, advanced and evicted again by another writer: the read is then out of date, and
+// trusting it would admit a token below the fence.
+TEST(AdmissionLocalReadTest, AReadOverlappingAnEvictionIsNotTrusted) {
+  LocalReadStore store;
+  store.Advance("k", 5, 0, [](Status, FenceRecord) {});
+  AdmissionOptions options;
+  options.max_cached_keys = 1;
+  options.shards = 1;
+  AdmissionController controller(store, options);
+  store.during_next_read_ = [&] {
+    auto advance = controller.Admit("k", 7, "newer", Unexpected());
+    ASSERT_TRUE(advance.has_value());
+    ASSERT_EQ(advance->kind, Kind::kAdmitted);
+    controller.Complete("k", 7);
+    for (int i = 0; i < 4; ++i) {  // push "k" out of the one-key cache
+      const std::string other = "other" + std::to_string(i);
+      ASSERT_TRUE(controller.Admit(other, 1, "evict", Unexpected()).has_value());
+      controller.Complete(other, 1);
+    }
+    ASSERT_FALSE(controller.Inspect("k")->cached);
+    store.gets_ = 0;  // Inspect() read through Get()
+  };
+  // Reads highest 5 before the advance to 7, and returns after "k" was evicted.
+  auto zombie = controller.Admit("k", 6, "zombie", Unexpected());
+  ASSERT_TRUE(zombie.has_value());
+  EXPECT_EQ(zombie->kind, Kind::kStale);
+  EXPECT_EQ(zombie->highest, 7u);
+  EXPECT_EQ(store.gets_, 1) << "the overlapping read was not read again";
 }
 
 }  // namespace
