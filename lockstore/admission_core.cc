@@ -9,9 +9,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Buckets the eviction scan may look at per inserted key: bounds the work of one insert while
+// Slots the eviction sweep may look at per inserted key: bounds the work of one insert while
 // still freeing, on average, more than the one key the insert added.
-constexpr std::size_t kEvictionScanBuckets = 8;
+constexpr std::size_t kEvictionScanSlots = 8;
 
 std::int64_t SystemNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -75,14 +75,14 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
   std::uint64_t erasures_before_read = 0;
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    if (it == shard.keys.end()) {
-      erasures_before_read = shard.erasures;
-    } else if (it->second.loaded) {
-      auto decision = Decide(key, it->second, token, max_advance, request_id, make_waiter, effects);
+    KeyState* state = shard.keys.Find(hashed);
+    if (state == nullptr) {
+      erasures_before_read = shard.keys.erasures();
+    } else if (state->loaded) {
+      auto decision = Decide(key, *state, token, max_advance, request_id, make_waiter, effects);
       if (decision) return decision;  // the hot path: nothing allocated, nothing to run
     } else {
-      it->second.loading.push_back({token, max_advance, make_waiter()});
+      state->loading.push_back({token, max_advance, make_waiter()});
     }
   }
   if (delivery) {
@@ -90,7 +90,7 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
     return delivery->TakeEarly();
   }
   // Not cached. The read is made without the mutex (it may touch the disk); its result is
-  // current unless the key's state was dropped meanwhile, which an erasure count that moved
+  // current unless the key's state was dropped meanwhile, which the shard's erasure count
   // reveals: a state that was never dropped cannot have advanced the fence unseen.
   std::optional<FenceStore::LocalRead> read = store_.ReadLocal(key);
   if (read && !read->status.ok()) {
@@ -99,27 +99,26 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
   bool load = false;
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    const bool inserted = it == shard.keys.end();
+    KeyState* state = shard.keys.Find(hashed);
+    const bool inserted = state == nullptr;
     if (inserted) {
-      it = shard.keys.try_emplace(std::string(key)).first;
-      KeyState& state = it->second;
-      if (read && shard.erasures == erasures_before_read) {
-        state.loaded = true;
-        if (read->record) state.durable = *read->record;
-        state.target = state.durable.highest;
+      state = &shard.keys.Insert(hashed);
+      if (read && shard.keys.erasures() == erasures_before_read) {
+        state->loaded = true;
+        if (read->record) state->durable = *read->record;
+        state->target = state->durable.highest;
       } else {
         load = true;
       }
     }
     std::optional<AdmissionDecision> decision;
-    if (it->second.loaded) {
-      decision = Decide(key, it->second, token, max_advance, request_id, make_waiter, effects);
+    if (state->loaded) {
+      decision = Decide(key, *state, token, max_advance, request_id, make_waiter, effects);
     } else {
-      it->second.loading.push_back({token, max_advance, make_waiter()});
+      state->loading.push_back({token, max_advance, make_waiter()});
     }
-    // Last: the scan may drop the state just read if this write left it idle (refused).
-    if (inserted) EvictIdle(shard);
+    // Last: the sweep may drop the state just read if this write left it idle (refused).
+    if (inserted) shard.keys.EvictIdle(keys_per_shard_, kEvictionScanSlots);
     if (decision) return decision;
   }
   if (load) {
@@ -192,22 +191,6 @@ void AdmissionCore::ReleaseGroups(KeyState& state, Effects& effects) {
   }
 }
 
-void AdmissionCore::EvictIdle(Shard& shard) {
-  KeyTable& keys = shard.keys;
-  for (std::size_t scanned = 0; scanned < kEvictionScanBuckets && keys.size() > keys_per_shard_;
-       ++scanned) {
-    const std::size_t bucket = shard.eviction_hand++ % keys.bucket_count();
-    for (auto it = keys.begin(bucket); it != keys.end(bucket); ++it) {
-      if (it->second.Idle()) {
-        // Local iterators cannot erase; find the same node through the table instead.
-        keys.erase(keys.find(HashedKey{it->first, KeyHash{}(it->first)}));
-        ++shard.erasures;
-        break;  // `it` is gone: move on to the next bucket
-      }
-    }
-  }
-}
-
 void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
                              const std::optional<FenceRecord>& record) {
   const HashedKey hashed = Hash(key);
@@ -215,9 +198,9 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
   Effects effects;
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    assert(it != shard.keys.end());  // a loading key is never idle, so never evicted
-    KeyState& state = it->second;
+    KeyState* found = shard.keys.Find(hashed);
+    assert(found != nullptr);  // a loading key is never idle, so never evicted
+    KeyState& state = *found;
     std::vector<LoadingRequest> loading = std::move(state.loading);
     state.loading.clear();
     if (!status.ok()) {
@@ -225,8 +208,7 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
         effects.decisions.emplace_back(std::move(request.waiter.delivery),
                                        Refused(AdmissionDecision::Kind::kStoreError, 0, status));
       }
-      shard.keys.erase(it);  // the next write retries the read
-      ++shard.erasures;
+      shard.keys.Erase(hashed);  // the next write retries the read
     } else {
       state.loaded = true;
       if (record) state.durable = *record;
@@ -251,9 +233,9 @@ void AdmissionCore::OnAdvanced(const std::string& key, std::uint64_t group_id, c
   Effects effects;
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    assert(it != shard.keys.end());  // an outstanding advance keeps the key cached
-    KeyState& state = it->second;
+    KeyState* found = shard.keys.Find(hashed);
+    assert(found != nullptr);  // an outstanding advance keeps the key cached
+    KeyState& state = *found;
     --state.advances_outstanding;
     if (status.ok()) {
       if (record.highest > state.durable.highest) state.durable = record;
@@ -297,9 +279,9 @@ void AdmissionCore::Complete(std::string_view key, Token token) {
   Effects effects;
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    if (it == shard.keys.end()) return;
-    KeyState& state = it->second;
+    KeyState* found = shard.keys.Find(hashed);
+    if (found == nullptr) return;
+    KeyState& state = *found;
     // A Complete() without a matching admission is a caller bug; ignoring it keeps the
     // accounting of the writes that really are in flight intact.
     if (state.inflight_count == 0 || state.inflight_token != token) return;
@@ -314,17 +296,12 @@ std::size_t AdmissionCore::ForgetIdle(const std::function<bool(std::string_view 
   for (std::size_t i = 0; i < shard_count_; ++i) {
     Shard& shard = shards_[i];
     std::lock_guard lock(shard.mu);
-    for (auto it = shard.keys.begin(); it != shard.keys.end();) {
-      if (!matches(it->first)) {
-        ++it;
-      } else if (it->second.Idle()) {
-        it = shard.keys.erase(it);
-        ++shard.erasures;
-      } else {
-        ++busy;
-        ++it;
-      }
-    }
+    shard.keys.EraseIf([&](std::string_view key, const KeyState& state) {
+      if (!matches(key)) return false;
+      if (state.Idle()) return true;
+      ++busy;
+      return false;
+    });
   }
   return busy;
 }
@@ -334,9 +311,9 @@ std::optional<FenceView> AdmissionCore::Inspect(std::string_view key) {
   Shard& shard = ShardFor(hashed);
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    if (it != shard.keys.end() && it->second.loaded) {
-      const KeyState& state = it->second;
+    const KeyState* found = shard.keys.Find(hashed);
+    if (found != nullptr && found->loaded) {
+      const KeyState& state = *found;
       FenceView view;
       view.durable = state.durable;
       view.pending_advance = state.target > state.durable.highest ? state.target : 0;
@@ -366,21 +343,20 @@ void AdmissionCore::Repair(FenceRepairRecord record, AdmissionController::Repair
   std::optional<RepairOutcome> busy;
   {
     std::lock_guard lock(shard.mu);
-    auto it = shard.keys.find(hashed);
-    if (it == shard.keys.end()) {
+    KeyState* state = shard.keys.Find(hashed);
+    if (state == nullptr) {
       // Not cached: a state that refuses writes until the repair is durable; the store itself
       // knows whether the key exists.
-      it = shard.keys.try_emplace(record.fence_key).first;
-      it->second.loaded = true;
-    } else if (!it->second.Idle()) {
-      const KeyState& state = it->second;
+      state = &shard.keys.Insert(hashed);
+      state->loaded = true;
+    } else if (!state->Idle()) {
       busy.emplace();
       busy->kind = RepairOutcome::Kind::kBusy;
-      busy->writes_in_flight = state.inflight_count;
-      for (const WaitGroup& group : state.groups) busy->writes_waiting += group.waiters.size();
-      busy->writes_waiting += state.loading.size();
+      busy->writes_in_flight = state->inflight_count;
+      for (const WaitGroup& group : state->groups) busy->writes_waiting += group.waiters.size();
+      busy->writes_waiting += state->loading.size();
     }
-    if (!busy) it->second.repairing = true;
+    if (!busy) state->repairing = true;
   }
   if (busy) {
     busy->record = std::move(record);
@@ -411,13 +387,12 @@ void AdmissionCore::OnRepaired(const std::string& key) {
   const HashedKey hashed = Hash(key);
   Shard& shard = ShardFor(hashed);
   std::lock_guard lock(shard.mu);
-  auto it = shard.keys.find(hashed);
-  if (it == shard.keys.end()) return;
+  KeyState* state = shard.keys.Find(hashed);
+  if (state == nullptr) return;
   // Nothing was admitted while repairing, so the state is idle: drop it, and the next write
   // reads the store's record, repaired or not.
-  it->second.repairing = false;
-  shard.keys.erase(it);
-  ++shard.erasures;
+  state->repairing = false;
+  shard.keys.Erase(hashed);
 }
 
 void AdmissionCore::Run(Effects& effects) {

@@ -14,6 +14,7 @@
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
 #include "lockstore/key_state.h"
+#include "lockstore/key_table.h"
 
 namespace fencegate::lockstore {
 
@@ -40,9 +41,6 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
   struct Shard {
     std::mutex mu;
     KeyTable keys;
-    std::size_t eviction_hand = 0;  // the next bucket the eviction scan looks at
-    // Key states dropped so far (evicted, forgotten, failed loads, repairs): see Admit().
-    std::uint64_t erasures = 0;
   };
 
   struct PendingAdvance {
@@ -69,7 +67,6 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
                                           Effects& effects);
   void MarkAdmitted(KeyState& state, Token token, std::string_view request_id, std::uint64_t count);
   void ReleaseGroups(KeyState& state, Effects& effects);
-  void EvictIdle(Shard& shard);
 
   void OnLoaded(const std::string& key, const Status& status,
                 const std::optional<FenceRecord>& record);

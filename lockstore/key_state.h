@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -109,28 +108,5 @@ struct KeyState {
            !repairing;
   }
 };
-
-// A key with its hash computed once, so the shard choice and the table lookup share one hash.
-struct HashedKey {
-  std::string_view key;
-  std::size_t hash = 0;
-};
-
-struct KeyHash {
-  using is_transparent = void;
-  std::size_t operator()(const std::string& key) const {
-    return std::hash<std::string_view>{}(key);
-  }
-  std::size_t operator()(const HashedKey& key) const { return key.hash; }
-};
-
-struct KeyEqual {
-  using is_transparent = void;
-  bool operator()(const std::string& a, const std::string& b) const { return a == b; }
-  bool operator()(const HashedKey& a, const std::string& b) const { return a.key == b; }
-  bool operator()(const std::string& a, const HashedKey& b) const { return a == b.key; }
-};
-
-using KeyTable = std::unordered_map<std::string, KeyState, KeyHash, KeyEqual>;
 
 }  // namespace fencegate::lockstore
