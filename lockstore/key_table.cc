@@ -4,6 +4,11 @@
 #include <utility>
 
 namespace fencegate::lockstore {
+namespace {
+
+constexpr std::size_t kKeptKeyCapacity = 128;
+
+}  // namespace
 
 KeyTable::KeyTable() : index_(0, SlotHash{&slots_}, SlotEqual{&slots_}) {}
 
@@ -64,6 +69,9 @@ void KeyTable::Free(std::uint32_t slot) {
   Slot& entry = slots_[slot];
   entry.used = false;
   entry.state = KeyState{};
+  // Typical keys reuse their slot's buffer; an unusually long one does not keep its memory
+  // after its state is gone.
+  if (entry.key.capacity() > kKeptKeyCapacity) std::string().swap(entry.key);
   free_slots_.push_back(slot);
   ++erasures_;
 }

@@ -61,7 +61,7 @@ class KeyTable {
 
  private:
   struct Slot {
-    std::string key;  // keeps its capacity when the slot is reused
+    std::string key;  // keeps a short key's buffer when the slot is reused
     std::size_t hash = 0;
     bool used = false;
     KeyState state;
