@@ -88,12 +88,16 @@ def summarize_stream(runs):
 
 
 def summarize_keys(results):
-    """{keys: figures}: medians of the repetitions, with the fill's figures."""
+    """{keys: figures}: medians of the repetitions, with the fill's figures, and for every count
+    but the first its ratio to the first within each repetition ("paired")."""
+    base_runs = next(iter(results.values()))["runs"] if results else []
     return {keys: {**{key: _median([r[key] for r in result["runs"] if r.get(key) is not None])
                       for key in ("req_per_s", "p99_ms", "cpu_us_per_req", "rss_mib")},
                    "store_mib": result["store_mib"], "fill_s": result["fill_s"],
                    "non_2xx": sum(r["non_2xx"] for r in result["runs"]),
-                   "socket_errors": sum(r["socket_errors"] for r in result["runs"])}
+                   "socket_errors": sum(r["socket_errors"] for r in result["runs"]),
+                   "paired": {key: _paired_ratios(result["runs"], base_runs, key)
+                              for key in ("req_per_s", "cpu_us_per_req")}}
             for keys, result in results.items()}
 
 
@@ -174,6 +178,14 @@ def _keys_table(many_keys, meta):
         ratios = [_fmt(_ratio(many_keys[k].get(key), many_keys[base].get(key)), 2)
                   for k in counts[1:]]
         lines.append(f"| {label} | " + " | ".join(values + ratios) + " |")
+    for k in counts[1:]:
+        paired = many_keys[k].get("paired") or {}
+        figures = [f"{label} {r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
+                   for key, label in (("req_per_s", "req/s"), ("cpu_us_per_req", "CPU µs/req"))
+                   if (r := paired.get(key))]
+        if figures:
+            lines += ["", f"{k:,} / {base:,} within each repetition (median, lowest–highest): "
+                      + ", ".join(figures) + "."]
     failures = [f"{k:,} keys: {f['non_2xx']} non-2xx, {f['socket_errors']} socket errors"
                 for k, f in many_keys.items() if f["non_2xx"] or f["socket_errors"]]
     lines += ["", "Failed requests: " + ("; ".join(failures) if failures else "none") + "."]
