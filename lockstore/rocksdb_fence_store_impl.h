@@ -38,9 +38,9 @@ namespace fencegate::lockstore {
 // sequence -> EncodeLockAuditValue() (forced releases; kept, never trimmed); "fence_repairs"
 // maps the big-endian sequence -> EncodeFenceRepairValue() (operator repairs; never trimmed).
 //
-// Threads: Get() and RecentRejections() read on the caller's thread (reads never fsync, so they
-// are cheap enough for that; RecentRejections() first waits for the writes queued before it).
-// Advance() and RecordRejection() go to one writer thread, which
+// Threads: Get(), ReadLocal() and RecentRejections() read on the caller's thread (reads never
+// fsync, so they are cheap enough for that; RecentRejections() first waits for the writes queued
+// before it). Advance() and RecordRejection() go to one writer thread, which
 // folds everything queued into one synced WriteBatch per round (group commit), so the fsync
 // cost is shared by all advances that arrived while the previous one was in progress.
 class RocksDbFenceStore final : public FenceStore, public LockPersistence {

@@ -492,8 +492,8 @@ TEST(AdmissionLocalReadTest, UncachedKeyIsDecidedOnTheCallersThread) {
   ASSERT_TRUE(current.has_value());
   EXPECT_EQ(current->kind, Kind::kAdmitted);
   controller.Complete("k", 5);
-  auto stale = controller.Admit("other", 0, "b", Unexpected());
-  ASSERT_TRUE(stale.has_value());
+  auto unfenced = controller.Admit("other", 0, "b", Unexpected());
+  ASSERT_TRUE(unfenced.has_value());
   EXPECT_EQ(store.local_reads_, 2);
   EXPECT_EQ(store.gets_, 0) << "a store that reads locally needs no callback";
 }
