@@ -1,8 +1,7 @@
 #include "gateway/decision_mailbox.h"
 
-#include <boost/asio/post.hpp>
-
 #include "gateway/session.h"
+#include "resource_adapters/thread_inbox.h"
 
 namespace fencegate::gateway {
 
@@ -14,7 +13,7 @@ void DecisionMailbox::Deliver(Session* session, const lockstore::AdmissionDecisi
     post = !drain_posted_;
     drain_posted_ = true;
   }
-  if (post) boost::asio::post(ioc_, [this] { Drain(); });
+  if (post) adapters::PostToThread(ioc_, [this] { Drain(); });
 }
 
 void DecisionMailbox::Drain() {

@@ -3,7 +3,6 @@
 
 #include <vector>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/socket_base.hpp>
 
 #include "gateway/session.h"
@@ -25,6 +24,7 @@ NetworkThread::NetworkThread(GatewayContext& context,
                              std::size_t index)
     : context_(context),
       index_(index),
+      inbox_(adapters::ThreadInbox::Install(ioc_)),
       work_(net::make_work_guard(ioc_)),
       acceptor_(ioc_),
       accept_pause_(ioc_) {
@@ -54,7 +54,7 @@ void NetworkThread::Start() {
 }
 
 void NetworkThread::BeginDrain() {
-  net::post(ioc_, [this] {
+  inbox_.Post([this] {
     boost::system::error_code ec;
     acceptor_.close(ec);
     accept_pause_.cancel();
@@ -68,8 +68,11 @@ void NetworkThread::BeginDrain() {
 }
 
 void NetworkThread::Stop() {
-  work_.reset();
-  ioc_.stop();
+  // Before Start() (or after Join()) nothing runs the task: it is destroyed with ioc_.
+  inbox_.Post([this] {
+    work_.reset();
+    ioc_.stop();
+  });
 }
 
 void NetworkThread::Join() {

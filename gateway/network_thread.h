@@ -17,6 +17,7 @@
 #include "gateway/gateway_context.h"
 #include "gateway/request_id.h"
 #include "resource_adapters/adapter.h"
+#include "resource_adapters/thread_inbox.h"
 
 namespace fencegate::gateway {
 
@@ -55,6 +56,8 @@ class NetworkThread {
   void Unregister(Session* session) { sessions_.erase(session); }
   // Any thread: late admission decisions for this thread's sessions.
   DecisionMailbox& decisions() { return decisions_; }
+  // Any thread: work to run on this thread (see ThreadInbox).
+  adapters::ThreadInbox& inbox() { return inbox_; }
 
  private:
   void Accept();
@@ -68,10 +71,11 @@ class NetworkThread {
   // Its drain is a handler of ioc_: declared before ioc_ so it outlives every pending one.
   DecisionMailbox decisions_{ioc_};
   // Destroyed after every I/O object below, which all belong to it. Only this thread starts
-  // and completes operations on its sockets, so the reactor's per-socket lock is switched off
-  // (a lock and unlock around every read and write). Store, fsync and lock-service threads
-  // still post() completions here, so the scheduler's queue stays locked: UNSAFE would not do.
-  boost::asio::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
+  // and completes operations and posts handlers on it, so Asio's scheduler and reactor locks
+  // are switched off (about 7 lock/unlock pairs per proxied request). Other threads hand work
+  // over through inbox_.
+  boost::asio::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
+  adapters::ThreadInbox& inbox_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::vector<std::unique_ptr<adapters::ResourceAdapter>> adapters_;
   boost::asio::ip::tcp::acceptor acceptor_;

@@ -545,15 +545,13 @@ void Session::OnLockBody() {
   phase_ = Phase::kAdmitting;
   self_hold_ = shared_from_this();
   lock_waiting_ = true;
-  lock_wait_ = context_.locks->Handle(parser_->get().method(), RequestPath(), lock_body_,
-                                      exchange_.request_id, [this](LockHttpResponse response) {
-                                        // From a store, clock or fencer thread, or inline: hop back
-                                        // to this session's thread.
-                                        net::post(stream_.get_executor(),
-                                                  [this, response = std::move(response)]() mutable {
-                                                    RespondLock(std::move(response));
-                                                  });
-                                      });
+  lock_wait_ = context_.locks->Handle(
+      parser_->get().method(), RequestPath(), lock_body_, exchange_.request_id,
+      [this](LockHttpResponse response) {
+        // From a store, clock or fencer thread, or inline: hop back to this session's thread.
+        thread_.inbox().Post(
+            [this, response = std::move(response)]() mutable { RespondLock(std::move(response)); });
+      });
   if (lock_waiting_ && lock_wait_.waiter != 0) WatchLockClient();
 }
 

@@ -2,7 +2,6 @@
 // key is forwarded once its in-flight marker is durable; its response is kept and replayed to
 // retries; conflicting or concurrent uses are refused. Fencing runs first: a stale token never
 // reaches this code.
-#include <boost/asio/post.hpp>
 #include <boost/beast/core/string.hpp>
 
 #include "gateway/network_thread.h"
@@ -92,7 +91,7 @@ void Session::Proceed() {
   context_.idempotency->Begin(
       idem.scope_key, std::move(marker), [this](lockstore::IdempotencyStore::BeginResult result) {
         // On the store's writer thread: hop back.
-        net::post(stream_.get_executor(), [this, result = std::move(result)]() mutable {
+        thread_.inbox().Post([this, result = std::move(result)]() mutable {
           OnIdempotencyBegin(std::move(result));
         });
       });
@@ -271,8 +270,8 @@ void Session::WriteLastPieceDurably(net::const_buffer body) {
         // A failed write leaves the marker in flight: retries get 409, then (after a restart)
         // "outcome unknown"; never a second application. `self` moves into the posted handler:
         // a copy left here could be the last one and destroy the session on the store's thread.
-        auto executor = self->stream_.get_executor();
-        net::post(executor, [self = std::move(self), body] { self->WriteBodyPiece(body, true); });
+        auto& inbox = self->thread_.inbox();
+        inbox.Post([self = std::move(self), body] { self->WriteBodyPiece(body, true); });
       });
 }
 
@@ -287,8 +286,8 @@ void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
   // As above: `self` and the outcome move on to the network thread, nothing stays behind.
   auto resume = [self = shared_from_this(),
                  outcome = std::move(outcome)](lockstore::Status) mutable {
-    auto executor = self->stream_.get_executor();
-    net::post(executor, [self = std::move(self), outcome = std::move(outcome)] {
+    auto& inbox = self->thread_.inbox();
+    inbox.Post([self = std::move(self), outcome = std::move(outcome)] {
       self->OnForwardDone(outcome);
     });
   };

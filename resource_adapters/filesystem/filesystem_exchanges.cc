@@ -6,6 +6,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "resource_adapters/thread_inbox.h"
+
 namespace fencegate::adapters {
 
 namespace {
@@ -48,7 +50,7 @@ void FileExchange::OnIoThread(Work work, Then then) {
   boost::asio::post(
       backend_->io, [&ioc = ioc_, work = std::move(work), then = std::move(then)]() mutable {
         auto result = work();
-        boost::asio::post(ioc, [result = std::move(result), then = std::move(then)]() mutable {
+        PostToThread(ioc, [result = std::move(result), then = std::move(then)]() mutable {
           then(std::move(result));
         });
       });
