@@ -13,11 +13,11 @@ class Session;
 
 // Admission decisions made off a network thread (the fence store's writer after a group
 // commit, another network thread releasing a barrier), handed to that network thread in
-// batches. A group commit decides a whole round of writes at once; posting each decision on
-// its own cost the writer an Asio operation, a lock of the network thread's scheduler and,
-// when that thread was waiting in epoll, an interrupt that woke it to run one handler before
-// it slept again. Here the first decision of a batch posts one drain, and the decisions that
-// arrive before the drain runs only append to it.
+// batches. A group commit decides a whole round of writes at once; handing each decision
+// over on its own would cost the writer an allocated task and, when that thread was waiting
+// in epoll, a wake-up to run one task before it slept again. Here the first decision of a
+// batch posts one drain (through the thread's ThreadInbox), and the decisions that arrive
+// before the drain runs only append to it.
 class DecisionMailbox {
  public:
   explicit DecisionMailbox(boost::asio::io_context& ioc) : ioc_(ioc) {}
