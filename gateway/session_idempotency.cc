@@ -88,13 +88,13 @@ void Session::Proceed() {
   marker.expires_ms = idem.expires_ms;
   marker.request_digest = idem.request_digest;
   self_hold_ = shared_from_this();
-  context_.idempotency->Begin(
-      idem.scope_key, std::move(marker), [this](lockstore::IdempotencyStore::BeginResult result) {
-        // On the store's writer thread: hop back.
-        thread_.inbox().Post([this, result = std::move(result)]() mutable {
-          OnIdempotencyBegin(std::move(result));
-        });
-      });
+  context_.idempotency->Begin(idem.scope_key, std::move(marker),
+                              [this](lockstore::IdempotencyStore::BeginResult result) {
+                                // On the store's writer thread: hop back.
+                                thread_.inbox().Post([this, result = std::move(result)]() mutable {
+                                  OnIdempotencyBegin(std::move(result));
+                                });
+                              });
 }
 
 void Session::OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result) {
@@ -287,9 +287,8 @@ void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
   auto resume = [self = shared_from_this(),
                  outcome = std::move(outcome)](lockstore::Status) mutable {
     auto& inbox = self->thread_.inbox();
-    inbox.Post([self = std::move(self), outcome = std::move(outcome)] {
-      self->OnForwardDone(outcome);
-    });
+    inbox.Post(
+        [self = std::move(self), outcome = std::move(outcome)] { self->OnForwardDone(outcome); });
   };
   if (never_reached) {
     context_.idempotency->Abandon(idem.scope_key, std::move(resume));

@@ -3,7 +3,6 @@
 // admission found too far ahead. Nothing here touches the fence.
 #include <array>
 
-
 #include "gateway/network_thread.h"
 #include "gateway/session.h"
 #include "gateway/time_format.h"
@@ -79,8 +78,7 @@ void Session::VerifyTokenLive() {
       std::move(lock_name), *exchange_.token,
       [self = shared_from_this()](lockstore::TokenCheck check) {
         // On a verifier thread: hop back to this session's thread.
-        self->thread_.inbox().Post(
-            [self, check = std::move(check)] { self->OnTokenCheck(check); });
+        self->thread_.inbox().Post([self, check = std::move(check)] { self->OnTokenCheck(check); });
       });
 }
 

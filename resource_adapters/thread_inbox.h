@@ -66,12 +66,12 @@ class ThreadInbox final : public boost::asio::execution_context::service {
   void Drain();
 
   boost::asio::io_context& ioc_;
-  boost::asio::posix::stream_descriptor wake_;
-  std::uint64_t wake_count_ = 0;  // the eventfd read's buffer
+  int event_fd_;  // written by Enqueue; open until the inbox is destroyed
+  boost::asio::posix::stream_descriptor wake_;  // a duplicate of event_fd_, read by the thread
+  std::uint64_t wake_count_ = 0;                // the eventfd read's buffer
   std::mutex mu_;
   std::vector<std::unique_ptr<Entry>> pending_;  // under mu_
-  bool woken_ = false;   // under mu_: the eventfd was written and the drain has not begun
-  bool closed_ = false;  // under mu_: shut down with its io_context
+  bool woken_ = false;  // under mu_: the eventfd was written and the drain has not begun
   std::vector<std::unique_ptr<Entry>> draining_;  // the io_context's thread only
 };
 
