@@ -990,7 +990,17 @@ void Session::CompleteBodyRead(error_code ec) {
 
 void Session::AsyncWriteResponse(adapters::ResponseHeader&& header, net::const_buffer body,
                                  bool last, WriteHandler handler) {
-  write_handler_ = std::move(handler);
+  BeginResponse(std::move(header));
+  AsyncWriteBody(body, last, std::move(handler));
+}
+
+bool Session::WriteResponseNowOrLater(adapters::ResponseHeader&& header, net::const_buffer body,
+                                      bool last, WriteHandler handler) {
+  BeginResponse(std::move(header));
+  return WriteBodyNowOrLater(body, last, std::move(handler));
+}
+
+void Session::BeginResponse(adapters::ResponseHeader&& header) {
   response_.base() = std::move(header);
   SanitizeResponseHeader(response_.base());
   response_.insert(http::field::via, kViaValue);
@@ -1008,7 +1018,6 @@ void Session::AsyncWriteResponse(adapters::ResponseHeader&& header, net::const_b
   }
   PrepareResponseHeader();
   message_writer_.Start(response_, exchange_.response_has_body);
-  AsyncWriteBody(body, last, std::move(write_handler_));
 }
 
 void Session::AsyncWriteBody(net::const_buffer body, bool last, WriteHandler handler) {
@@ -1046,15 +1055,39 @@ void Session::PrepareResponseHeader() {
   }
 }
 
+bool Session::WriteBodyNowOrLater(net::const_buffer body, bool last, WriteHandler handler) {
+  // A response kept for idempotent replay ends with a store write: always the long way.
+  if (exchange_.idem && exchange_.idem->claimed) {
+    AsyncWriteBody(body, last, std::move(handler));
+    return false;
+  }
+  const std::size_t bytes = PrepareBodyPiece(body, last);
+  if (adapters::SendAtOnce(stream_, write_gather_)) {
+    exchange_.bytes_out += bytes;
+    return true;
+  }
+  write_handler_ = std::move(handler);
+  WritePieceLater(bytes);
+  return false;
+}
+
 void Session::WriteBodyPiece(net::const_buffer body, bool last) {
+  WritePieceLater(PrepareBodyPiece(body, last));
+}
+
+std::size_t Session::PrepareBodyPiece(net::const_buffer body, bool last) {
   if (!exchange_.response_has_body) body = net::const_buffer();
   message_writer_.Next(body, last, write_gather_);
+  return body.size();
+}
+
+void Session::WritePieceLater(std::size_t body_bytes) {
   auto self = shared_from_this();
   client_deadline_.Begin(adapters::DeadlineClock::Now() + context_.config->timeouts.response_write,
                          self);
   adapters::AsyncWriteAll(
       stream_.untimed(), write_gather_,
-      [self = std::move(self), bytes = body.size()](error_code ec) {
+      [self = std::move(self), bytes = body_bytes](error_code ec) {
         if (self->client_deadline_.End() && ec == net::error::operation_aborted) {
           ec = beast::error::timeout;
         }

@@ -78,6 +78,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void AsyncWriteResponse(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
                           bool last, WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
+  bool WriteResponseNowOrLater(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
+                               bool last, WriteHandler handler) override;
+  bool WriteBodyNowOrLater(boost::asio::const_buffer body, bool last,
+                           WriteHandler handler) override;
 
  private:
   friend class DecisionMailbox;  // hands late admission decisions to OnLateAdmissionDecision
@@ -231,7 +235,13 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void ContinueBodyRead(bool initiating);
   void OnBodyBytes(boost::system::error_code ec, std::size_t bytes, bool in_place);
   void CompleteBodyRead(boost::system::error_code ec);
+  void BeginResponse(adapters::ResponseHeader&& header);
+  // Writes a piece of the response, then calls write_handler_ (never inside the call).
   void WriteBodyPiece(boost::asio::const_buffer body, bool last);
+  // Frames the piece into write_gather_; returns its body bytes.
+  std::size_t PrepareBodyPiece(boost::asio::const_buffer body, bool last);
+  // Writes write_gather_ under the response_write timeout, then calls write_handler_.
+  void WritePieceLater(std::size_t body_bytes);
   void PrepareResponseHeader();
   void FinishRequest();
   void Close();

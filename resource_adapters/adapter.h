@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/buffer.hpp>
@@ -50,6 +51,22 @@ class Downstream {
 
   // Writes the next piece of the response body; `last` ends the response.
   virtual void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) = 0;
+
+  // The handlers of the two calls above never run inside the call (Asio's rule for an
+  // asynchronous operation). These two variants may also finish inside the call: when the
+  // connection takes the whole piece at once they return true and drop `handler` uncalled, and
+  // the caller goes on as its handler would have, sparing a pass through the event loop.
+  // Otherwise they return false and behave as the calls above. The defaults never finish at once.
+  virtual bool WriteResponseNowOrLater(ResponseHeader&& header, boost::asio::const_buffer body,
+                                       bool last, WriteHandler handler) {
+    AsyncWriteResponse(std::move(header), body, last, std::move(handler));
+    return false;
+  }
+  virtual bool WriteBodyNowOrLater(boost::asio::const_buffer body, bool last,
+                                   WriteHandler handler) {
+    AsyncWriteBody(body, last, std::move(handler));
+    return false;
+  }
 };
 
 // What the gateway tells an adapter about one request, beyond its header.

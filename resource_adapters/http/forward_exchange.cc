@@ -253,6 +253,10 @@ void ForwardExchange::SendRequest() {
   // Without a body the header is the whole request (and its last chunk, if it says chunked).
   message_writer_.Next({}, /*last=*/true, write_gather_);
   outcome_.backend_reached = true;
+  if (SendAtOnce(*stream_, write_gather_)) {
+    OnRequestSent();
+    return;
+  }
   StartUpstreamTimeout();
   AsyncWriteAll(stream_->untimed(), write_gather_, [self = shared_from_this()](error_code ec) {
     self->EndUpstreamTimeout(ec);
@@ -260,9 +264,13 @@ void ForwardExchange::SendRequest() {
       self->OnUpstreamError(ec);
       return;
     }
-    self->request_sent_ = true;
-    self->ReadResponseHeader();
+    self->OnRequestSent();
   });
+}
+
+void ForwardExchange::OnRequestSent() {
+  request_sent_ = true;
+  ReadResponseHeader();
 }
 
 char* ForwardExchange::RelayBuffer(int buffer) const {
@@ -319,6 +327,10 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
                        write_gather_);
   outcome_.backend_reached = true;
   body_write_buffer_ = piece.buffer;
+  if (SendAtOnce(*stream_, write_gather_)) {
+    OnRequestBodyWritten(piece.last);
+    return;
+  }
   body_write_outstanding_ = true;
   StartUpstreamTimeout();
   AsyncWriteAll(stream_->untimed(), write_gather_,
@@ -340,6 +352,10 @@ void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
     }
     return;
   }
+  OnRequestBodyWritten(last);
+}
+
+void ForwardExchange::OnRequestBodyWritten(bool last) {
   body_buffer_busy_[body_write_buffer_] = false;
   if (last) {
     request_sent_ = true;
@@ -495,24 +511,30 @@ bool ForwardExchange::ParseBufferedBody() {
 
 void ForwardExchange::WriteResponse(std::size_t bytes, bool last) {
   auto on_written = [self = shared_from_this(), bytes, last](error_code ec) {
-    if (ec) {
-      self->FailClient(ec);
-      return;
-    }
-    self->outcome_.response_body_bytes += bytes;
-    if (last) {
-      self->Complete();
-    } else {
-      self->ReadResponseBodyChunk();
-    }
+    self->OnResponseWritten(ec, bytes, last);
   };
   const boost::asio::const_buffer chunk(relay_buffer_.get(), bytes);
+  bool written_now;
   if (!outcome_.response_started) {
     outcome_.response_started = true;
-    downstream_.AsyncWriteResponse(std::move(downstream_header_), chunk, last,
-                                   std::move(on_written));
+    written_now = downstream_.WriteResponseNowOrLater(std::move(downstream_header_), chunk, last,
+                                                      std::move(on_written));
   } else {
-    downstream_.AsyncWriteBody(chunk, last, std::move(on_written));
+    written_now = downstream_.WriteBodyNowOrLater(chunk, last, std::move(on_written));
+  }
+  if (written_now) OnResponseWritten({}, bytes, last);
+}
+
+void ForwardExchange::OnResponseWritten(error_code ec, std::size_t bytes, bool last) {
+  if (ec) {
+    FailClient(ec);
+    return;
+  }
+  outcome_.response_body_bytes += bytes;
+  if (last) {
+    Complete();
+  } else {
+    ReadResponseBodyChunk();
   }
 }
 

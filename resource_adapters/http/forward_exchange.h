@@ -59,6 +59,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
   void Handshake();
   void SendRequest();
+  void OnRequestSent();
   // The request body is relayed through two buffers, so that the next piece is read from
   // the client while the previous one is written to the backend.
   struct BodyPiece {
@@ -71,6 +72,8 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void OnRequestBodyChunk(boost::system::error_code ec, std::size_t bytes, bool done);
   void WriteRequestBodyChunk(const BodyPiece& piece);
   void OnRequestBodyWritten(boost::system::error_code ec, bool last);
+  // A piece went out whole.
+  void OnRequestBodyWritten(bool last);
   char* RelayBuffer(int buffer) const;
   void ReadResponseHeader();
   void ParseResponseHeader();
@@ -79,6 +82,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   // Parses response body bytes already read; false when none came out (read from the socket).
   bool ParseBufferedBody();
   void WriteResponse(std::size_t bytes, bool last);
+  void OnResponseWritten(boost::system::error_code ec, std::size_t bytes, bool last);
   void Complete();
 
   // A failure on the upstream connection; retried on a fresh connection when that is safe.

@@ -70,6 +70,9 @@ TEST_F(LifecycleTest, AccessLogLineDescribesTheRequest) {
   EXPECT_EQ(line.at("outcome").as_string(), "admitted");
   EXPECT_EQ(line.at("upstream_status").to_number<int>(), 200);
   EXPECT_EQ(line.at("bytes_in").to_number<std::uint64_t>(), 4u);
+  // The backend's body, counted although the response went out at once (no write completion).
+  ASSERT_FALSE(response.body().empty());
+  EXPECT_EQ(line.at("bytes_out").to_number<std::uint64_t>(), response.body().size());
   EXPECT_EQ(line.at("client").as_string(), "127.0.0.1");
   EXPECT_TRUE(line.contains("time"));
   EXPECT_TRUE(line.contains("duration_ms"));

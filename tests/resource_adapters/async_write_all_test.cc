@@ -1,5 +1,6 @@
-// AsyncWriteAll (resource_adapters/gathered_write.h) over a real loopback TCP connection whose
-// send buffer is far smaller than the write, so the kernel takes it in many short writes.
+// AsyncWriteAll and SendAtOnce (resource_adapters/gathered_write.h) over a real loopback TCP
+// connection whose send buffer is far smaller than the large writes, so the kernel takes those
+// in many short writes.
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -98,6 +99,62 @@ TEST_F(AsyncWriteAllTest, APeerThatIsGoneFailsTheWrite) {
   AsyncWriteAll(writer_, gather, [&](boost::system::error_code ec) { write_error = ec; });
   ioc_.run();
   EXPECT_TRUE(write_error);  // broken pipe or connection reset, never a silent success
+}
+
+TEST_F(AsyncWriteAllTest, SendAtOnceWritesASmallGatherWhole) {
+  const std::string head = Pattern(300, 'h');
+  const std::string body = Pattern(1024, 'B');
+  const std::string tail = "\r\n0\r\n\r\n";
+  WriteGather gather{net::buffer(head), net::buffer(body), net::buffer(tail)};
+  const std::size_t total = head.size() + body.size() + tail.size();
+
+  ASSERT_TRUE(SendAtOnce(writer_.native_handle(), gather));
+  EXPECT_EQ(net::buffer_size(gather), 0u);
+  std::string received(total, '\0');
+  ASSERT_EQ(net::read(reader_, net::buffer(received)), total);
+  EXPECT_TRUE(received == head + body + tail);
+}
+
+TEST_F(AsyncWriteAllTest, SendAtOnceLeavesWhatTheSocketCannotTakeForTheAsynchronousWrite) {
+  const std::string head = Pattern(500, 'h');
+  const std::string body = Pattern(4 << 20, 'Q');
+  WriteGather gather{net::buffer(head), net::buffer(body), {}};
+  const std::size_t total = head.size() + body.size();
+
+  // The socket takes a part, never blocks, and the gather keeps exactly the rest.
+  ASSERT_FALSE(SendAtOnce(writer_.native_handle(), gather));
+  const std::size_t left = net::buffer_size(gather);
+  EXPECT_GT(left, 0u);
+  EXPECT_LT(left, total);
+
+  bool written = false;
+  AsyncWriteAll(writer_, gather, [&](boost::system::error_code ec) { written = !ec; });
+  std::string received(total, '\0');
+  std::size_t read_total = 0;
+  net::async_read(reader_, net::buffer(received),
+                  [&](boost::system::error_code, std::size_t bytes) { read_total = bytes; });
+  ioc_.run();
+  EXPECT_TRUE(written);
+  ASSERT_EQ(read_total, total);
+  EXPECT_TRUE(received == head + body);
+}
+
+TEST_F(AsyncWriteAllTest, SendAtOnceOnAFailedSocketConsumesNothing) {
+  writer_.shutdown(tcp::socket::shutdown_send);
+  const std::string body = Pattern(100, 'x');
+  WriteGather gather{net::buffer(body), {}, {}};
+  EXPECT_FALSE(SendAtOnce(writer_.native_handle(), gather));
+  EXPECT_EQ(net::buffer_size(gather), body.size());
+  // The asynchronous write that follows meets the error and reports it.
+  boost::system::error_code write_error;
+  AsyncWriteAll(writer_, gather, [&](boost::system::error_code ec) { write_error = ec; });
+  ioc_.run();
+  EXPECT_EQ(write_error, net::error::broken_pipe);
+}
+
+TEST_F(AsyncWriteAllTest, SendAtOnceOfNothingIsDone) {
+  WriteGather gather{};
+  EXPECT_TRUE(SendAtOnce(writer_.native_handle(), gather));
 }
 
 }  // namespace
