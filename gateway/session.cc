@@ -893,7 +893,27 @@ void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
   ReadBodySome(buffer);
 }
 
+std::optional<adapters::BodyRead> Session::ReadBodyNowOrLater(net::mutable_buffer buffer,
+                                                              ReadHandler handler) {
+  if (SelfFenced() || (exchange_.expect_continue && !exchange_.continue_sent)) {
+    AsyncReadBody(buffer, std::move(handler));
+    return std::nullopt;
+  }
+  if (parser_->is_done()) return adapters::BodyRead{.ec = {}, .bytes = 0, .done = true};
+  TargetBodyRead(buffer);
+  error_code ec;
+  if (ParseBufferedBody(ec)) return TakeBodyRead(ec);
+  read_handler_ = std::move(handler);
+  ReadBodyFromSocket();
+  return std::nullopt;
+}
+
 void Session::ReadBodySome(net::mutable_buffer buffer) {
+  TargetBodyRead(buffer);
+  ContinueBodyRead(/*initiating=*/true);
+}
+
+void Session::TargetBodyRead(net::mutable_buffer buffer) {
   body_read_target_ = buffer;
   // Eager: one put() goes on through every chunk header, chunk body, the last chunk and the
   // trailer that buffer_ holds. Not eager, put() stops after one step (a chunk header, say), and
@@ -904,7 +924,6 @@ void Session::ReadBodySome(net::mutable_buffer buffer) {
   auto& body = parser_->get().body();
   body.data = buffer.data();
   body.size = buffer.size();
-  ContinueBodyRead(/*initiating=*/true);
 }
 
 // Fills the adapter's buffer with as much body as one socket read gives. A Content-Length body
@@ -914,23 +933,30 @@ void Session::ReadBodySome(net::mutable_buffer buffer) {
 // timer would cost two timer syscalls per piece: body_read_timeout_ keeps timeouts.body_read
 // as the idle timeout of each read.
 void Session::ContinueBodyRead(bool initiating) {
-  auto& body = parser_->get().body();
-  if (buffer_.size() > 0) {
-    error_code ec;
-    buffer_.consume(parser_->put(buffer_.data(), ec));
-    if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
-    const bool produced = body.size < body_read_target_.size();
-    if (ec || produced || parser_->is_done()) {
-      if (!initiating) {
-        CompleteBodyRead(ec);
-        return;
-      }
-      // Never complete inside AsyncReadBody itself.
-      net::post(stream_.get_executor(),
-                [self = shared_from_this(), ec] { self->CompleteBodyRead(ec); });
+  error_code ec;
+  if (ParseBufferedBody(ec)) {
+    if (!initiating) {
+      CompleteBodyRead(ec);
       return;
     }
+    // Never complete inside AsyncReadBody itself.
+    net::post(stream_.get_executor(),
+              [self = shared_from_this(), ec] { self->CompleteBodyRead(ec); });
+    return;
   }
+  ReadBodyFromSocket();
+}
+
+bool Session::ParseBufferedBody(error_code& ec) {
+  if (buffer_.size() == 0) return false;
+  buffer_.consume(parser_->put(buffer_.data(), ec));
+  if (ec == http::error::need_buffer || ec == http::error::need_more) ec = {};
+  const bool produced = parser_->get().body().size < body_read_target_.size();
+  return ec || produced || parser_->is_done();
+}
+
+void Session::ReadBodyFromSocket() {
+  auto& body = parser_->get().body();
   const auto remaining = parser_->content_length_remaining();
   const bool in_place = buffer_.size() == 0 && !parser_->chunked() && remaining.has_value();
   const net::mutable_buffer target =
@@ -977,6 +1003,12 @@ void Session::OnBodyBytes(error_code ec, std::size_t bytes, bool in_place) {
 }
 
 void Session::CompleteBodyRead(error_code ec) {
+  const adapters::BodyRead read = TakeBodyRead(ec);
+  auto handler = std::move(read_handler_);
+  handler(read.ec, read.bytes, read.done);
+}
+
+adapters::BodyRead Session::TakeBodyRead(error_code ec) {
   const std::size_t bytes = body_read_target_.size() - parser_->get().body().size;
   const bool done = parser_->is_done();
   if (ec || done) body_read_timeout_.Stop();
@@ -984,8 +1016,7 @@ void Session::CompleteBodyRead(error_code ec) {
   if (exchange_.idem && exchange_.idem->hashing) {
     exchange_.idem->body_hash->Update(body_read_target_.data(), bytes);
   }
-  auto handler = std::move(read_handler_);
-  handler(ec, bytes, done);
+  return {.ec = ec, .bytes = bytes, .done = done};
 }
 
 void Session::AsyncWriteResponse(adapters::ResponseHeader&& header, net::const_buffer body,

@@ -75,6 +75,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // Downstream.
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
+  std::optional<adapters::BodyRead> ReadBodyNowOrLater(boost::asio::mutable_buffer buffer,
+                                                       ReadHandler handler) override;
   void AsyncWriteResponse(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
                           bool last, WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
@@ -232,7 +234,15 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void DrainBodyThenWrite();
   void WriteOwnResponse();
   void ReadBodySome(boost::asio::mutable_buffer buffer);
+  // Points the parser's body at the adapter's buffer.
+  void TargetBodyRead(boost::asio::mutable_buffer buffer);
   void ContinueBodyRead(bool initiating);
+  // Parses body bytes already in buffer_; true when that ends the read (bytes came out, the
+  // body ended, or an error, left in `ec`).
+  bool ParseBufferedBody(boost::system::error_code& ec);
+  void ReadBodyFromSocket();
+  // The finished read's result, counted (bytes_in, the idempotency hash).
+  adapters::BodyRead TakeBodyRead(boost::system::error_code ec);
   void OnBodyBytes(boost::system::error_code ec, std::size_t bytes, bool in_place);
   void CompleteBodyRead(boost::system::error_code ec);
   void BeginResponse(adapters::ResponseHeader&& header);

@@ -21,6 +21,14 @@ namespace fencegate::adapters {
 
 namespace http = boost::beast::http;
 
+// A request body read that finished inside Downstream::ReadBodyNowOrLater: what its handler
+// would have been called with.
+struct BodyRead {
+  boost::system::error_code ec;
+  std::size_t bytes = 0;
+  bool done = false;
+};
+
 // The client side of one exchange, implemented by the gateway. An adapter reads the request
 // body and writes the response only through this, so bodies stream in both directions and the
 // gateway keeps its timeouts and limits on the client connection. All calls and handlers run on
@@ -52,11 +60,20 @@ class Downstream {
   // Writes the next piece of the response body; `last` ends the response.
   virtual void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) = 0;
 
-  // The handlers of the two calls above never run inside the call (Asio's rule for an
-  // asynchronous operation). These two variants may also finish inside the call: when the
-  // connection takes the whole piece at once they return true and drop `handler` uncalled, and
-  // the caller goes on as its handler would have, sparing a pass through the event loop.
-  // Otherwise they return false and behave as the calls above. The defaults never finish at once.
+  // The handlers of the calls above never run inside the call (Asio's rule for an asynchronous
+  // operation). The variants below may also finish inside the call, sparing a pass through the
+  // event loop: then `handler` is dropped uncalled and the caller goes on as its handler would
+  // have. Otherwise they behave as the calls above. The defaults never finish at once.
+
+  // Finishes at once when body bytes (or the body's end) are already at hand, as when a small
+  // body came in with the header: returns what the handler would have been given.
+  virtual std::optional<BodyRead> ReadBodyNowOrLater(boost::asio::mutable_buffer buffer,
+                                                     ReadHandler handler) {
+    AsyncReadBody(buffer, std::move(handler));
+    return std::nullopt;
+  }
+
+  // Finish at once, returning true, when the connection takes the whole piece at once.
   virtual bool WriteResponseNowOrLater(ResponseHeader&& header, boost::asio::const_buffer body,
                                        bool last, WriteHandler handler) {
     AsyncWriteResponse(std::move(header), body, last, std::move(handler));

@@ -299,11 +299,12 @@ void ForwardExchange::ReadRequestBodyChunk(int buffer) {
   body_buffer_busy_[buffer] = true;
   body_read_buffer_ = buffer;
   body_read_outstanding_ = true;
-  downstream_.AsyncReadBody(
+  const std::optional<BodyRead> read_now = downstream_.ReadBodyNowOrLater(
       boost::asio::buffer(RelayBuffer(buffer), relay_buffer_size_),
       [self = shared_from_this()](error_code ec, std::size_t bytes, bool done) {
         self->OnRequestBodyChunk(ec, bytes, done);
       });
+  if (read_now) OnRequestBodyChunk(read_now->ec, read_now->bytes, read_now->done);
 }
 
 void ForwardExchange::OnRequestBodyChunk(error_code ec, std::size_t bytes, bool done) {
