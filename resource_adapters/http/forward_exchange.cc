@@ -359,8 +359,7 @@ void ForwardExchange::OnRequestBodyWritten(error_code ec, bool last) {
 void ForwardExchange::OnRequestBodyWritten(bool last) {
   body_buffer_busy_[body_write_buffer_] = false;
   if (last) {
-    request_sent_ = true;
-    ReadResponseHeader();
+    OnRequestSent();
     return;
   }
   PumpRequestBody();
