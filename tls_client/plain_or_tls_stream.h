@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include <boost/asio/async_result.hpp>
@@ -10,6 +11,8 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+
+#include "tls_client/drain_tracking_receive.h"
 
 namespace fencegate::tls_client {
 
@@ -30,9 +33,10 @@ using TcpStream =
 // one predictable branch. Its own operations are timed: they go through the TCP layer, so the
 // deadline set with expires_after bounds them. untimed() is the same connection for callers
 // that run their own timeout and cancel the socket: plain reads and writes go to the socket
-// directly (two timer syscalls fewer per piece), TLS ones through the TCP layer with its expiry
-// cleared so an earlier deadline cannot fire. TLS writes go through Beast's ssl_stream, whose
-// flat_stream layer coalesces gathered header buffers into one TLS record.
+// directly (two timer syscalls fewer per piece; reads through AsyncReceiveTrackingDrain, which
+// spares the EAGAIN recv before each wait, see drain_tracking_receive.h), TLS ones through the TCP
+// layer with its expiry cleared so an earlier deadline cannot fire. TLS writes go through Beast's
+// ssl_stream, whose flat_stream layer coalesces gathered header buffers into one TLS record.
 //
 // Not movable: untimed() refers to the object. Pool it whole (a reused TLS connection keeps
 // its session).
@@ -110,6 +114,9 @@ class PlainOrTlsStream {
             if (stream_.tls_) {
               stream_.tls_->next_layer().expires_never();
               stream_.tls_->async_read_some(b, std::move(h));
+            } else if constexpr (std::is_convertible_v<const MutableBuffers&,
+                                                       boost::asio::mutable_buffer>) {
+              AsyncReceiveTrackingDrain(stream_.plain_->socket(), b, std::move(h));
             } else {
               stream_.plain_->socket().async_read_some(b, std::move(h));
             }
