@@ -59,6 +59,15 @@ class DrainTrackingReceiveTest : public ::testing::Test {
     }
   }
 
+  // One read of at most `size` bytes, the loop run until it completes (bounded): empty if it
+  // did not.
+  std::optional<ReadResult> Read(std::size_t size) {
+    std::optional<ReadResult> result;
+    StartRead(size, result);
+    RunUntil(result);
+    return result;
+  }
+
   net::io_context ioc_;
   tcp::socket peer_{ioc_};
   tcp::socket reader_{ioc_};
@@ -77,8 +86,8 @@ TEST_F(DrainTrackingReceiveTest, HandlerNeverRunsInsideTheCall) {
 
 TEST_F(DrainTrackingReceiveTest, BytesArrivingBetweenAShortReadAndItsHandlerAreDelivered) {
   // The first read runs at once inside the call (the bytes are there) and empties the socket;
-  // the next bytes arrive before its handler runs, and the second read starts from that
-  // handler without trying recv first: the readiness edge of the second write must reach it.
+  // the next bytes arrive before its handler runs, and the second read, started after it,
+  // waits without trying recv first: the readiness edge of the second write must reach it.
   PeerWrites("abc");
   std::optional<ReadResult> first;
   StartRead(64, first);
@@ -86,9 +95,7 @@ TEST_F(DrainTrackingReceiveTest, BytesArrivingBetweenAShortReadAndItsHandlerAreD
   RunUntil(first);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->bytes, "abc");
-  std::optional<ReadResult> second;
-  StartRead(64, second);
-  RunUntil(second);
+  const auto second = Read(64);
   ASSERT_TRUE(second);
   EXPECT_FALSE(second->ec);
   EXPECT_EQ(second->bytes, "def");
@@ -96,17 +103,12 @@ TEST_F(DrainTrackingReceiveTest, BytesArrivingBetweenAShortReadAndItsHandlerAreD
 
 TEST_F(DrainTrackingReceiveTest, BytesArrivingWhileNoReadIsPendingAreDelivered) {
   PeerWrites("abc");
-  std::optional<ReadResult> first;
-  StartRead(64, first);
-  RunUntil(first);
-  ASSERT_TRUE(first);
+  ASSERT_TRUE(Read(64));
   // The edge of these bytes is seen by the reactor while no read waits on the socket.
   PeerWrites("later");
   ioc_.restart();
   ioc_.poll();
-  std::optional<ReadResult> second;
-  StartRead(64, second);
-  RunUntil(second);
+  const auto second = Read(64);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->bytes, "later");
 }
@@ -117,9 +119,7 @@ TEST_F(DrainTrackingReceiveTest, ReadsThatFillTheirBufferLeaveTheRestReadable) {
   PeerWrites(sent);
   std::string received;
   while (received.size() < sent.size()) {
-    std::optional<ReadResult> result;
-    StartRead(10, result);
-    RunUntil(result);
+    const auto result = Read(10);
     ASSERT_TRUE(result);
     ASSERT_FALSE(result->ec) << result->ec.message();
     received += result->bytes;
@@ -157,10 +157,7 @@ TEST_F(DrainTrackingReceiveTest, PingPongRoundsAllComplete) {
 
 TEST_F(DrainTrackingReceiveTest, EndOfStreamAfterAShortRead) {
   PeerWrites("last");
-  std::optional<ReadResult> first;
-  StartRead(64, first);
-  RunUntil(first);
-  ASSERT_TRUE(first);
+  ASSERT_TRUE(Read(64));
   std::optional<ReadResult> second;
   StartRead(64, second);
   peer_.shutdown(tcp::socket::shutdown_send);
