@@ -29,10 +29,10 @@ namespace fencegate::tls_client {
 // stream. So every read starts with a recv, and on a keep-alive connection that is one EAGAIN
 // recv per request on the client side (the next request is not there yet) and one on the
 // upstream side (the backend has not answered yet): half of a proxied GET's recv calls, each
-// a full system call (1.2 us of CPU on the VMs this was measured on). A stream recv that returns fewer bytes than asked for
-// has emptied the socket, and any byte arriving later raises a new edge; returning Asio's
-// done_and_exhausted status for it clears the flag under the reactor's own rules (the edge
-// handler sets it again), which is what nginx's readiness tracking does.
+// a full system call (1.2 us of CPU on the VMs this was measured on). A stream recv that returns
+// fewer bytes than asked for has emptied the socket, and any byte arriving later raises a new edge;
+// returning Asio's done_and_exhausted status for it clears the flag under the reactor's own rules
+// (the edge handler sets it again), which is what nginx's readiness tracking does.
 //
 // It uses Asio's detail API (the reactor operation type and the socket service's start_op),
 // pinned to the epoll reactor by the static_assert below. Falls back to the socket's own
