@@ -15,9 +15,9 @@ namespace fencegate::adapters {
 namespace {
 
 // Relay buffers kept per network thread between exchanges (256 KiB each by default, resident
-// only as far as bodies have filled them): enough
-// for the exchanges one thread usually has in flight at once, without pinning a burst's worth.
-constexpr std::size_t kMaxIdleRelayBuffers = 16;
+// only as far as bodies have filled them). The pool keeps as many as were in use at once lately
+// (a group commit's round); this bounds what a burst of concurrent large relays can pin.
+constexpr std::size_t kMaxIdleRelayBuffers = 128;
 // Exchange blocks (a few KiB each) for as many exchanges as a group commit may release at once.
 constexpr std::size_t kMaxIdleExchangeBlocks = 64;
 

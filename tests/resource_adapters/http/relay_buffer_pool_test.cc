@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <vector>
+
 namespace fencegate::adapters {
 namespace {
 
@@ -26,6 +29,67 @@ TEST(RelayBufferPoolTest, KeepsAtMostMaxIdleBuffers) {
   EXPECT_EQ(again.get(), kept);
   RelayBufferPool::Buffer fresh = pool.Take();
   EXPECT_NE(fresh.get(), kept);
+}
+
+std::vector<RelayBufferPool::Buffer> TakeMany(RelayBufferPool& pool, std::size_t count) {
+  std::vector<RelayBufferPool::Buffer> buffers;
+  for (std::size_t i = 0; i < count; ++i) buffers.push_back(pool.Take());
+  return buffers;
+}
+
+void GiveAll(RelayBufferPool& pool, std::vector<RelayBufferPool::Buffer>& buffers) {
+  for (auto& buffer : buffers) pool.Give(std::move(buffer));
+  buffers.clear();
+}
+
+TEST(RelayBufferPoolTest, KeepsAsManyAsWereInUseAtOnce) {
+  RelayBufferPool pool(64, 256);
+  std::vector<RelayBufferPool::Buffer> round = TakeMany(pool, 40);
+  std::set<char*> addresses;
+  for (const auto& buffer : round) addresses.insert(buffer.get());
+  GiveAll(pool, round);
+  EXPECT_EQ(pool.idle(), 40u);
+
+  // The next round of the same size allocates nothing.
+  round = TakeMany(pool, 40);
+  for (const auto& buffer : round) EXPECT_TRUE(addresses.contains(buffer.get()));
+  EXPECT_EQ(pool.idle(), 0u);
+}
+
+TEST(RelayBufferPoolTest, FreesWhatAPastPeakNoLongerNeeds) {
+  RelayBufferPool pool(64, 256);
+  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, 40);
+  GiveAll(pool, burst);
+  ASSERT_EQ(pool.idle(), 40u);
+
+  // One exchange at a time for two whole windows: the burst's peak is forgotten.
+  for (std::size_t i = 0; i < 2 * RelayBufferPool::kWindowTakes; ++i) {
+    pool.Give(pool.Take());
+  }
+  EXPECT_EQ(pool.idle(), 1u);
+}
+
+TEST(RelayBufferPoolTest, KeepsThePeakForAWindowAfterIt) {
+  RelayBufferPool pool(64, 256);
+  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, 40);
+  GiveAll(pool, burst);
+  for (std::size_t i = 0; i < RelayBufferPool::kWindowTakes / 2; ++i) pool.Give(pool.Take());
+  EXPECT_EQ(pool.idle(), 40u);
+}
+
+TEST(RelayBufferPoolTest, NeverKeepsMoreThanMaxIdle) {
+  RelayBufferPool pool(64, 8);
+  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, 20);
+  GiveAll(pool, burst);
+  EXPECT_EQ(pool.idle(), 8u);
+}
+
+TEST(RelayBufferPoolTest, GivingNothingChangesNothing) {
+  RelayBufferPool pool(64, 8);
+  RelayBufferPool::Buffer held = pool.Take();
+  pool.Give(nullptr);
+  pool.Give(std::move(held));
+  EXPECT_EQ(pool.idle(), 1u);
 }
 
 TEST(RelayBufferPoolTest, BuffersHaveAtLeastOneByte) {
