@@ -42,6 +42,17 @@ void GiveAll(RelayBufferPool& pool, std::vector<RelayBufferPool::Buffer>& buffer
   buffers.clear();
 }
 
+// `count` buffers in use at once, then all given back.
+void Burst(RelayBufferPool& pool, std::size_t count) {
+  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, count);
+  GiveAll(pool, burst);
+}
+
+// `takes` exchanges one after the other.
+void OneAtATime(RelayBufferPool& pool, std::size_t takes) {
+  for (std::size_t i = 0; i < takes; ++i) pool.Give(pool.Take());
+}
+
 TEST(RelayBufferPoolTest, KeepsAsManyAsWereInUseAtOnce) {
   RelayBufferPool pool(64, 256);
   std::vector<RelayBufferPool::Buffer> round = TakeMany(pool, 40);
@@ -58,29 +69,24 @@ TEST(RelayBufferPoolTest, KeepsAsManyAsWereInUseAtOnce) {
 
 TEST(RelayBufferPoolTest, FreesWhatAPastPeakNoLongerNeeds) {
   RelayBufferPool pool(64, 256);
-  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, 40);
-  GiveAll(pool, burst);
+  Burst(pool, 40);
   ASSERT_EQ(pool.idle(), 40u);
-
-  // One exchange at a time for two whole windows: the burst's peak is forgotten.
-  for (std::size_t i = 0; i < 2 * RelayBufferPool::kWindowTakes; ++i) {
-    pool.Give(pool.Take());
-  }
+  // Two whole windows without the burst: its peak is forgotten.
+  OneAtATime(pool, 2 * RelayBufferPool::kWindowTakes);
   EXPECT_EQ(pool.idle(), 1u);
 }
 
-TEST(RelayBufferPoolTest, KeepsThePeakForAWindowAfterIt) {
+TEST(RelayBufferPoolTest, KeepsThePeakThroughTheNextWindow) {
   RelayBufferPool pool(64, 256);
-  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, 40);
-  GiveAll(pool, burst);
-  for (std::size_t i = 0; i < RelayBufferPool::kWindowTakes / 2; ++i) pool.Give(pool.Take());
+  Burst(pool, 40);
+  // The burst's window ends during these: its peak is now the previous window's.
+  OneAtATime(pool, RelayBufferPool::kWindowTakes);
   EXPECT_EQ(pool.idle(), 40u);
 }
 
 TEST(RelayBufferPoolTest, NeverKeepsMoreThanMaxIdle) {
   RelayBufferPool pool(64, 8);
-  std::vector<RelayBufferPool::Buffer> burst = TakeMany(pool, 20);
-  GiveAll(pool, burst);
+  Burst(pool, 20);
   EXPECT_EQ(pool.idle(), 8u);
 }
 
