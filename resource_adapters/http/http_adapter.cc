@@ -16,7 +16,8 @@ namespace {
 
 // Relay buffers kept per network thread between exchanges (256 KiB each by default, resident
 // only as far as bodies have filled them). The pool keeps as many as were in use at once lately
-// (a group commit's round); this bounds what a burst of concurrent large relays can pin.
+// (a group commit's round); this cap bounds what a burst of concurrent large relays can leave
+// pinned: 32 MiB at the default size.
 constexpr std::size_t kMaxIdleRelayBuffers = 128;
 // Exchange blocks (a few KiB each) for as many exchanges as a group commit may release at once.
 constexpr std::size_t kMaxIdleExchangeBlocks = 64;
