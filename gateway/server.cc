@@ -324,7 +324,14 @@ bool Server::LoadTls(std::string* error) {
 bool Server::BuildAdapters(std::string* error) {
   std::vector<std::string> backend_names;
   std::vector<adapters::AdapterFactory*> factories;
-  for (const auto& [name, backend] : config_.backends) {
+  relay_budget_ = std::make_shared<adapters::RelayBudget>(config_.limits.relay_buffer_memory);
+  relay_budget_metrics_ =
+      std::make_unique<RelayBudgetMetrics>(metrics_->registry(), *relay_budget_);
+  context_.relay_budget_metrics = relay_budget_metrics_.get();
+  for (const auto& [name, configured] : config_.backends) {
+    BackendConfig backend = configured;
+    backend.http.relay_budget = relay_budget_;
+    backend.filesystem.relay_budget = relay_budget_;
     if (backend.kind == "http") {
       auto factory = adapters::MakeHttpAdapterFactory(backend.http, error);
       if (!factory) {

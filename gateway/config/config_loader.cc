@@ -496,7 +496,9 @@ std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* 
 
 void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   const std::string path = "limits";
-  if (!reader.ExpectMapping(node, path, {"max_header_bytes", "max_body_bytes", "max_connections"}))
+  if (!reader.ExpectMapping(
+          node, path,
+          {"max_header_bytes", "max_body_bytes", "max_connections", "relay_buffer_memory"}))
     return;
   if (node["max_header_bytes"]) {
     reader.Size(node["max_header_bytes"], Child(path, "max_header_bytes"), 1u << 10, 1u << 20,
@@ -509,6 +511,10 @@ void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   if (node["max_connections"]) {
     reader.Count(node["max_connections"], Child(path, "max_connections"), 1, 10'000'000,
                  &out->max_connections);
+  }
+  if (node["relay_buffer_memory"]) {
+    reader.Size(node["relay_buffer_memory"], Child(path, "relay_buffer_memory"), 1u << 20,
+                std::numeric_limits<std::uint64_t>::max(), &out->relay_buffer_memory);
   }
 }
 
@@ -527,6 +533,7 @@ void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out) {
       {"response_write", &Timeouts::response_write, false},
       {"shutdown_drain", &Timeouts::shutdown_drain, true},
       {"barrier_wait", &Timeouts::barrier_wait, false},
+      {"write_deadline", &Timeouts::write_deadline, false},
   };
   std::vector<std::string_view> known;
   for (const Field& field : kFields) known.push_back(field.key);

@@ -58,12 +58,14 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.limits.max_header_bytes, 16u * 1024);
   EXPECT_EQ(config.limits.max_body_bytes, 8ull << 30);
   EXPECT_EQ(config.limits.max_connections, 20000u);
+  EXPECT_EQ(config.limits.relay_buffer_memory, 1ull << 30);
   EXPECT_EQ(config.timeouts.header_read, milliseconds(10000));
   EXPECT_EQ(config.timeouts.body_read, milliseconds(30000));
   EXPECT_EQ(config.timeouts.idle, milliseconds(60000));
   EXPECT_EQ(config.timeouts.response_write, milliseconds(30000));
   EXPECT_EQ(config.timeouts.shutdown_drain, milliseconds(15000));
   EXPECT_EQ(config.timeouts.barrier_wait, milliseconds(65000));
+  EXPECT_EQ(config.timeouts.write_deadline, milliseconds(60000));
   EXPECT_EQ(config.store.kind, "rocksdb");
   EXPECT_EQ(config.store.path, "");
   EXPECT_EQ(config.store.block_cache_bytes, 32u << 20);
