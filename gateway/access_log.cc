@@ -84,6 +84,10 @@ void FormatAccessLogLine(const AccessLogEntry& entry, std::string* out) {
   AppendUnsigned(entry.bytes_out, out);
   AppendKey("client", out);
   AppendJsonString(entry.client, out);
+  if (entry.suppressed != 0) {
+    AppendKey("suppressed", out);
+    AppendUnsigned(entry.suppressed, out);
+  }
   out->append("}\n");
 }
 

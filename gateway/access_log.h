@@ -30,6 +30,9 @@ struct AccessLogEntry {
   std::uint64_t bytes_in = 0;   // request body bytes
   std::uint64_t bytes_out = 0;  // response body bytes
   std::string_view client;
+  // Lines of this client and fence key held back by the cap since its previous line
+  // (ErrorLogCap); written as "suppressed" only when not zero.
+  std::uint64_t suppressed = 0;
 };
 
 // Appends `entry` as one JSON object and a newline to `out`.

@@ -139,6 +139,14 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
                         .Help("Fences lowered by an operator (POST /admin/fences/{key}/repair).")
                         .Register(*registry_)
                         .Add({});
+  access_log_suppressed_ =
+      &prometheus::BuildCounter()
+           .Name("fencegate_access_log_suppressed_total")
+           .Help(
+               "Access-log lines of failed requests not written: more than "
+               "access_log.error_lines_per_second of one client and fence key in a second.")
+           .Register(*registry_)
+           .Add({});
 
   std::vector<std::string> labels = route_names;
   labels.emplace_back(kUnroutedLabel);

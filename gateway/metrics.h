@@ -85,6 +85,8 @@ class GatewayMetrics {
   prometheus::Gauge& connections_open() const { return *connections_open_; }
   prometheus::Gauge& store_ready() const { return *store_ready_; }
   prometheus::Counter& fence_repairs() const { return *fence_repairs_; }  // README "Tokens"
+  // Access-log lines of failed requests held back by the per-key cap (ErrorLogCap).
+  prometheus::Counter& access_log_suppressed() const { return *access_log_suppressed_; }
   // For metrics defined elsewhere (gateway/lock_metrics.h) to join the same exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
@@ -110,6 +112,7 @@ class GatewayMetrics {
   prometheus::Gauge* connections_open_ = nullptr;
   prometheus::Gauge* store_ready_ = nullptr;
   prometheus::Counter* fence_repairs_ = nullptr;
+  prometheus::Counter* access_log_suppressed_ = nullptr;
 };
 
 }  // namespace fencegate::gateway

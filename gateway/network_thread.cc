@@ -27,7 +27,8 @@ NetworkThread::NetworkThread(GatewayContext& context,
       inbox_(adapters::ThreadInbox::Install(ioc_)),
       work_(net::make_work_guard(ioc_)),
       acceptor_(ioc_),
-      accept_pause_(ioc_) {
+      accept_pause_(ioc_),
+      error_log_cap_(context.config->access_log.error_lines_per_second) {
   adapters_.reserve(factories.size());
   for (adapters::AdapterFactory* factory : factories) {
     adapters_.push_back(factory->CreateForThread(ioc_));

@@ -14,6 +14,7 @@
 
 #include "gateway/client_stream.h"
 #include "gateway/decision_mailbox.h"
+#include "gateway/error_log_cap.h"
 #include "gateway/gateway_context.h"
 #include "gateway/request_id.h"
 #include "resource_adapters/adapter.h"
@@ -51,6 +52,7 @@ class NetworkThread {
     return *adapters_[backend_index];
   }
   RequestIdGenerator& request_ids() { return request_ids_; }
+  ErrorLogCap& error_log_cap() { return error_log_cap_; }
   std::size_t index() const { return index_; }
   void Register(Session* session) { sessions_.insert(session); }
   void Unregister(Session* session) { sessions_.erase(session); }
@@ -81,6 +83,7 @@ class NetworkThread {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_pause_;
   RequestIdGenerator request_ids_;
+  ErrorLogCap error_log_cap_;
   std::thread thread_;
 };
 

@@ -14,8 +14,10 @@ namespace fencegate::gateway {
 //   fencegate_store_sync_writes_total         synced write batches (one fsync each) for them;
 //                                             advances / sync writes is the group-commit factor
 //   fencegate_store_failed_writes_total       synced write batches the disk refused
-//   fencegate_store_rejections_dropped_total  audit records of refused writes lost to a failed
-//   write
+//   fencegate_store_rejections_written_total  audit records of refused writes written
+//   fencegate_store_rejections_dropped_total  audit records of refused writes not written: the
+//                                             rejection queue was full, RocksDB was throttling
+//                                             writes, or the write failed
 class RocksDbStoreMetrics {
  public:
   RocksDbStoreMetrics(prometheus::Registry& registry, const lockstore::RocksDbFenceStore& store);
@@ -30,6 +32,7 @@ class RocksDbStoreMetrics {
   prometheus::Counter* advances_;
   prometheus::Counter* sync_writes_;
   prometheus::Counter* failed_writes_;
+  prometheus::Counter* rejections_written_;
   prometheus::Counter* rejections_dropped_;
 };
 

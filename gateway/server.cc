@@ -163,6 +163,7 @@ bool Server::OpenStore(std::string* error) {
   options.path = config_.store.path.empty() ? config_.data_dir + "/fences" : config_.store.path;
   options.block_cache_bytes = config_.store.block_cache_bytes;
   options.rejection_retention = config_.store.rejection_retention;
+  options.rejection_queue = config_.store.rejection_queue;
   options.group_commit_wait = config_.store.group_commit_wait;
   // Store failures and recoveries are operator news: they go to the gateway's error log.
   options.log = [](std::string_view line) {

@@ -1204,7 +1204,13 @@ void Session::FinishRequest() {
   metrics.request_duration->Observe(thread_.index(), duration);
   context_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
 
-  if (context_.access_log->enabled()) {
+  ErrorLogCap::Verdict log_line;
+  if (context_.access_log->enabled() && exchange_.status >= 400) {
+    log_line = thread_.error_log_cap().Admit(client_ip_, exchange_.fence_key,
+                                             exchange_.started_unix_ms / 1000);
+    if (!log_line.log) context_.metrics->access_log_suppressed().Increment();
+  }
+  if (context_.access_log->enabled() && log_line.log) {
     AccessLogEntry entry;
     entry.time_ms = exchange_.started_unix_ms;
     entry.request_id = exchange_.request_id;
@@ -1225,6 +1231,7 @@ void Session::FinishRequest() {
     entry.bytes_in = exchange_.bytes_in;
     entry.bytes_out = exchange_.bytes_out;
     entry.client = client_ip_;
+    entry.suppressed = log_line.suppressed;
     context_.access_log->Write(entry);
   }
 

@@ -178,6 +178,9 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
   if (options.rejection_retention == 0) {
     return Status::InvalidArgument("rejection_retention must be at least 1");
   }
+  if (options.rejection_queue == 0 || options.rejection_batch == 0) {
+    return Status::InvalidArgument("rejection_queue and rejection_batch must be at least 1");
+  }
   std::error_code ec;
   std::filesystem::create_directories(options.path, ec);
   if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
@@ -304,6 +307,7 @@ RocksDbFenceStore::RocksDbFenceStore(const RocksDbFenceStoreOptions& options, ro
       locks_cf_(handles[3]),
       lock_audit_cf_(handles[4]),
       repairs_cf_(handles[5]),
+      rejections_(options.rejection_queue, options.rejection_batch),
       next_rejection_sequence_(next_rejection_sequence),
       next_audit_sequence_(next_audit_sequence),
       next_repair_sequence_(next_repair_sequence),
@@ -383,8 +387,20 @@ void RocksDbFenceStore::Advance(std::string_view key, Token token, std::int64_t 
 }
 
 void RocksDbFenceStore::RecordRejection(RejectionRecord record) {
-  WriteOp op = std::move(record);
-  Enqueue(op);
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return;
+    if (!rejections_.Push(record)) {
+      ++stats_.rejections_dropped;
+      return;
+    }
+    ++queued_rejections_;
+    // The writer sleeps only when both queues are empty; while it gathers advances it takes
+    // this record after that round anyway.
+    wake = gather_target_ == 0 && rejections_.size() == 1;
+  }
+  if (wake) work_cv_.notify_one();
 }
 
 void RocksDbFenceStore::Repair(FenceRepairRecord record, RepairCallback callback) {
@@ -432,8 +448,8 @@ std::vector<RejectionRecord> RocksDbFenceStore::RecentRejections(std::size_t lim
     // Rejections are written by the writer thread: wait for those recorded before this call,
     // so that a refusal the client has already seen is in the trail. No fsync is involved.
     std::unique_lock lock(mu_);
-    const std::uint64_t target = enqueued_;
-    drained_cv_.wait(lock, [&] { return closing_ || completed_ >= target; });
+    const std::uint64_t target = queued_rejections_;
+    drained_cv_.wait(lock, [&] { return closing_ || settled_rejections_ >= target; });
   }
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return out;
@@ -454,7 +470,9 @@ Status RocksDbFenceStore::Flush() {
     std::unique_lock lock(mu_);
     if (closing_) return Status::Unavailable("fence store is closed");
     const std::uint64_t target = enqueued_;
-    drained_cv_.wait(lock, [&] { return completed_ >= target; });
+    const std::uint64_t rejections_target = queued_rejections_;
+    drained_cv_.wait(
+        lock, [&] { return completed_ >= target && settled_rejections_ >= rejections_target; });
   }
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return Status::Unavailable("fence store is closed");
@@ -466,12 +484,12 @@ bool RocksDbFenceStore::Ready() const { return open_ && healthy_; }
 void RocksDbFenceStore::WriterLoop() {
   std::vector<WriteOp> round;
   std::vector<AdvanceOp*> advances;
-  std::vector<RejectionRecord*> rejections;
   std::vector<LockOp*> locks;
   for (;;) {
+    std::span<RejectionRecord> rejections;
     {
       std::unique_lock lock(mu_);
-      const auto has_work = [&] { return closing_ || !queue_.empty(); };
+      const auto has_work = [&] { return closing_ || !queue_.empty() || !rejections_.empty(); };
       if (!needs_resume_) {
         work_cv_.wait(lock, has_work);
       } else if (!work_cv_.wait_for(lock, options_.resume_retry, has_work)) {
@@ -481,31 +499,15 @@ void RocksDbFenceStore::WriterLoop() {
         TryResume();
         continue;
       }
-      if (queue_.empty()) return;  // closing, and everything accepted has been written
-      GatherGroupCommit(lock);
-      std::size_t advance_count = 0;
-      if (queued_advances_ <= options_.max_batch) {
-        advance_count = queued_advances_;
-        round.swap(queue_);  // `round` is empty: the queue keeps its old capacity
-      } else {
-        std::size_t taken = 0;
-        while (advance_count < options_.max_batch) {
-          if (std::holds_alternative<AdvanceOp>(queue_[taken])) ++advance_count;
-          round.push_back(std::move(queue_[taken++]));
-        }
-        queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
-      }
-      queued_advances_ -= advance_count;
-      if (probing_) {
-        probe_interval_ = advance_count > last_round_advances_
-                              ? 1
-                              : std::min(probe_interval_ * 2, kMaxProbeInterval);
-      }
-      last_round_advances_ = advance_count;
+      // Closing, and everything accepted has been written.
+      if (queue_.empty() && rejections_.empty()) return;
+      if (!queue_.empty()) TakeRound(lock, round);
+      // One batch of audit records per round at most: an advance queued meanwhile waits for
+      // that batch, never for the whole backlog of a flood of refusals.
+      rejections = rejections_.NextBatch();
     }
     for (WriteOp& op : round) {
       if (auto* advance = std::get_if<AdvanceOp>(&op)) advances.push_back(advance);
-      if (auto* rejection = std::get_if<RejectionRecord>(&op)) rejections.push_back(rejection);
       if (auto* lock = std::get_if<LockOp>(&op)) locks.push_back(lock);
     }
     // Lock records first: a grant's token is durable before the fences it raises are requested,
@@ -520,13 +522,36 @@ void RocksDbFenceStore::WriterLoop() {
     {
       std::lock_guard lock(mu_);
       completed_ += round.size();
+      rejections_.Done(rejections.size());
+      settled_rejections_ += rejections.size();
     }
     drained_cv_.notify_all();
     round.clear();
     advances.clear();
-    rejections.clear();
     locks.clear();
   }
+}
+
+void RocksDbFenceStore::TakeRound(std::unique_lock<std::mutex>& lock, std::vector<WriteOp>& round) {
+  GatherGroupCommit(lock);
+  std::size_t advance_count = 0;
+  if (queued_advances_ <= options_.max_batch) {
+    advance_count = queued_advances_;
+    round.swap(queue_);  // `round` is empty: the queue keeps its old capacity
+  } else {
+    std::size_t taken = 0;
+    while (advance_count < options_.max_batch) {
+      if (std::holds_alternative<AdvanceOp>(queue_[taken])) ++advance_count;
+      round.push_back(std::move(queue_[taken++]));
+    }
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(taken));
+  }
+  queued_advances_ -= advance_count;
+  if (probing_) {
+    probe_interval_ =
+        advance_count > last_round_advances_ ? 1 : std::min(probe_interval_ * 2, kMaxProbeInterval);
+  }
+  last_round_advances_ = advance_count;
 }
 
 void RocksDbFenceStore::GatherGroupCommit(std::unique_lock<std::mutex>& lock) {
@@ -697,18 +722,24 @@ void RocksDbFenceStore::CommitRepair(RepairOp& repair) {
   repair.callback(status, std::move(record));
 }
 
-void RocksDbFenceStore::WriteRejections(std::vector<RejectionRecord*>& rejections) {
+void RocksDbFenceStore::WriteRejections(std::span<RejectionRecord> rejections) {
   rocksdb::WriteBatch batch;
-  for (RejectionRecord* record : rejections) {
-    record->sequence = next_rejection_sequence_++;
-    batch.Put(rejections_cf_, EncodeSequenceKey(record->sequence), EncodeRejectionValue(*record));
-    if (record->sequence > options_.rejection_retention) {
+  for (RejectionRecord& record : rejections) {
+    record.sequence = next_rejection_sequence_++;
+    batch.Put(rejections_cf_, EncodeSequenceKey(record.sequence), EncodeRejectionValue(record));
+    if (record.sequence > options_.rejection_retention) {
       batch.Delete(rejections_cf_,
-                   EncodeSequenceKey(record->sequence - options_.rejection_retention));
+                   EncodeSequenceKey(record.sequence - options_.rejection_retention));
     }
   }
-  // Unsynced: the audit trail rides along with the next synced advance or Flush().
-  const rocksdb::Status s = Write(rocksdb::WriteOptions(), &batch);
+  // Unsynced: the audit trail rides along with the next synced advance or Flush(). Never
+  // throttled: while RocksDB slows writes down (memtables not yet flushed, under a flood of
+  // refusals) the batch is dropped rather than holding the writer, and advances, back.
+  rocksdb::WriteOptions options;
+  options.no_slowdown = true;
+  const rocksdb::Status s = Write(options, &batch);
+  // Nothing of a refused batch was applied: its sequences are handed out again.
+  if (s.IsIncomplete()) next_rejection_sequence_ -= rejections.size();
   std::lock_guard lock(mu_);
   (s.ok() ? stats_.rejections_written : stats_.rejections_dropped) += rejections.size();
 }
@@ -720,6 +751,8 @@ rocksdb::Status RocksDbFenceStore::Write(const rocksdb::WriteOptions& options,
   // lets a write succeed as soon as the disk is healthy again.
   if (needs_resume_) s = db_->Resume();
   if (s.ok()) s = db_->Write(options, batch);
+  // Incomplete: a no_slowdown write refused while RocksDB throttles writes; the disk is fine.
+  if (s.IsIncomplete()) return s;
   needs_resume_ = !s.ok();
   SetHealthy(s.ok(), s);
   return s;

@@ -33,6 +33,12 @@ struct RocksDbFenceStoreOptions {
   std::chrono::microseconds group_commit_wait{1000};
   // How many refused writes the audit trail keeps (older ones are deleted).
   std::size_t rejection_retention = 10000;
+  // How many refused writes' audit records may wait to be written. They wait apart from the
+  // advances, and a record refused while this many wait is dropped (counted in
+  // rejections_dropped): a flood of refused writes costs bounded memory and never delays an
+  // advance by more than one batch of rejection_batch records.
+  std::size_t rejection_queue = 4096;
+  std::size_t rejection_batch = 256;
   // Where the store's health changes (a failed write, the recovery) and RocksDB's own warnings
   // and errors go, one line per call, from store threads. Empty: dropped.
   std::function<void(std::string_view)> log;

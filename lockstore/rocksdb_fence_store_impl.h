@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 
 #include "lockstore/fence_store.h"
 #include "lockstore/lock_persistence.h"
+#include "lockstore/rejection_queue.h"
 #include "lockstore/rocksdb_fence_store.h"
 
 namespace rocksdb {
@@ -43,6 +45,9 @@ namespace fencegate::lockstore {
 // before it). Advance() and RecordRejection() go to one writer thread, which
 // folds everything queued into one synced WriteBatch per round (group commit), so the fsync
 // cost is shared by all advances that arrived while the previous one was in progress.
+// Refused writes' audit records wait in their own bounded queue (RejectionQueue), not behind or
+// in front of advances: the writer writes at most one batch of them after each round, and a
+// record refused by a full queue is dropped and counted.
 class RocksDbFenceStore final : public FenceStore, public LockPersistence {
  public:
   // Counters for operators and tests; monotonic since open.
@@ -53,7 +58,9 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
     std::uint64_t probes = 0;         // gathers that asked for more than the previous round carried
     std::uint64_t failed_writes = 0;  // synced write batches that failed
     std::uint64_t rejections_written = 0;
-    std::uint64_t rejections_dropped = 0;  // audit records lost to a failed write
+    // Audit records not written: the rejection queue was full (a flood of refusals), or the
+    // write that carried them failed or came while RocksDB was throttling writes.
+    std::uint64_t rejections_dropped = 0;
   };
 
   static Status Open(const RocksDbFenceStoreOptions& options,
@@ -101,7 +108,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
     FenceRepairRecord record;
     RepairCallback callback;
   };
-  using WriteOp = std::variant<AdvanceOp, RejectionRecord, LockOp, RepairOp>;
+  using WriteOp = std::variant<AdvanceOp, LockOp, RepairOp>;
 
   RocksDbFenceStore(const RocksDbFenceStoreOptions& options, rocksdb::DB* db,
                     std::vector<rocksdb::ColumnFamilyHandle*> handles,
@@ -111,10 +118,13 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   // Moves `op` into the queue; leaves it untouched and returns false once closing.
   bool Enqueue(WriteOp& op);
   void WriterLoop();
+  // Called by the writer with mu_ held and operations in queue_: gathers a group commit and
+  // moves the round's operations (at most max_batch advances) into `round`.
+  void TakeRound(std::unique_lock<std::mutex>& lock, std::vector<WriteOp>& round);
   // Called by the writer with mu_ held and work queued: see group_commit_wait.
   void GatherGroupCommit(std::unique_lock<std::mutex>& lock);
   void CommitAdvances(std::vector<AdvanceOp*>& advances);
-  void WriteRejections(std::vector<RejectionRecord*>& rejections);
+  void WriteRejections(std::span<RejectionRecord> rejections);
   void CommitLocks(std::vector<LockOp*>& locks);
   void CommitRepair(RepairOp& repair);
   // Writes `batch` (leaving RocksDB's error state first if a write failed before) and tracks
@@ -152,6 +162,11 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   std::size_t gather_target_ = 0;
   std::uint64_t enqueued_ = 0;
   std::uint64_t completed_ = 0;
+  // Refused writes' audit records, apart from queue_ (see RejectionQueue); queued_rejections_
+  // and settled_rejections_ count them as enqueued_/completed_ count queue_'s operations.
+  RejectionQueue rejections_;
+  std::uint64_t queued_rejections_ = 0;
+  std::uint64_t settled_rejections_ = 0;
   bool closing_ = false;
   Stats stats_;
 

@@ -54,6 +54,9 @@ struct StoreConfig {
   std::size_t block_cache_bytes = 32u << 20;
   std::size_t cached_keys = 100000;
   std::size_t rejection_retention = 10000;
+  // kind "rocksdb": how many refused writes' audit records may wait to be written; beyond it
+  // they are dropped and counted (RocksDbFenceStoreOptions::rejection_queue).
+  std::size_t rejection_queue = 4096;
   // kind "rocksdb": the most the writer waits to gather advances into one fsync under
   // concurrency (RocksDbFenceStoreOptions::group_commit_wait).
   std::chrono::microseconds group_commit_wait{1000};
@@ -70,6 +73,9 @@ struct StoreConfig {
 
 struct AccessLogConfig {
   std::string path = "-";  // "-" stdout, "" off, else a file
+  // Lines of failed requests (status >= 400) logged per client, fence key and second on each
+  // network thread; the rest are counted (gateway/error_log_cap.h). 0: every line.
+  unsigned error_lines_per_second = 10;
 };
 
 struct BackendConfig {

@@ -602,10 +602,10 @@ void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::strin
 
 void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   const std::string path = "store";
-  if (!reader.ExpectMapping(
-          node, path,
-          {"kind", "path", "block_cache", "cached_keys", "rejection_retention", "group_commit_wait",
-           "endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}))
+  if (!reader.ExpectMapping(node, path,
+                            {"kind", "path", "block_cache", "cached_keys", "rejection_retention",
+                             "rejection_queue", "group_commit_wait", "endpoints", "prefix",
+                             "request_timeout", "operation_timeout", "tls"}))
     return;
   if (node["kind"]) {
     std::string kind;
@@ -639,6 +639,15 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
     } else {
       reader.Microseconds(node["group_commit_wait"], Child(path, "group_commit_wait"),
                           std::chrono::microseconds(100'000), &out->group_commit_wait);
+    }
+  }
+  if (node["rejection_queue"]) {
+    if (etcd) {
+      reader.sink()->Add(node["rejection_queue"], Child(path, "rejection_queue"),
+                         "only for store kind 'rocksdb'");
+    } else {
+      reader.Count(node["rejection_queue"], Child(path, "rejection_queue"), 1, 10'000'000,
+                   &out->rejection_queue);
     }
   }
   for (const char* key : {"endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}) {
@@ -742,8 +751,12 @@ void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* conf
 }
 
 void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out) {
-  if (!reader.ExpectMapping(node, "access_log", {"path"})) return;
+  if (!reader.ExpectMapping(node, "access_log", {"path", "error_lines_per_second"})) return;
   if (node["path"]) reader.String(node["path"], "access_log.path", &out->path);
+  if (node["error_lines_per_second"]) {
+    reader.Count(node["error_lines_per_second"], "access_log.error_lines_per_second", 0, 1'000'000,
+                 &out->error_lines_per_second);
+  }
 }
 
 // One listener's TLS termination (tls.traffic / tls.admin): the files must be readable here;

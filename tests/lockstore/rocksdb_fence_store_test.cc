@@ -388,6 +388,40 @@ TEST_F(RocksDbFenceStoreTest, RejectionsNewestFirstAcrossReopen) {
   EXPECT_EQ(recent[0].at_ms, 42);
 }
 
+TEST_F(RocksDbFenceStoreTest, RejectionsBeyondTheQueueAreDroppedAndCounted) {
+  RocksDbFenceStoreOptions options = Options();
+  options.rejection_queue = 8;
+  options.rejection_batch = 3;
+  auto store = Open(options);
+  // The writer is held inside an advance's callback while refusals arrive: 8 of them wait,
+  // the rest find the queue full.
+  std::promise<void> entered;
+  std::promise<void> release;
+  store->Advance("k", 1, 0, [&](Status, FenceRecord) {
+    entered.set_value();
+    release.get_future().wait();
+  });
+  entered.get_future().wait();
+  for (int i = 0; i < 13; ++i) store->RecordRejection(Rejection("r" + std::to_string(i)));
+  EXPECT_EQ(store->stats().rejections_dropped, 5u);
+  // An advance queued behind a full rejection queue is written in the next round, before all
+  // but one batch of the records.
+  std::uint64_t written_before_advance = 0;
+  store->Advance("k2", 1, 0, [&](Status status, FenceRecord) {
+    EXPECT_TRUE(status.ok());
+    written_before_advance = store->stats().rejections_written;
+  });
+  release.set_value();
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_LE(written_before_advance, options.rejection_batch);
+  EXPECT_EQ(store->stats().rejections_written, 8u);
+  EXPECT_EQ(store->stats().rejections_dropped, 5u);
+  const auto kept = store->RecentRejections(100);
+  ASSERT_EQ(kept.size(), 8u);
+  EXPECT_EQ(kept[0].request_id, "r7");
+  EXPECT_EQ(kept[7].request_id, "r0");
+}
+
 TEST_F(RocksDbFenceStoreTest, RejectionRetentionKeepsTheNewest) {
   RocksDbFenceStoreOptions options = Options();
   options.rejection_retention = 3;

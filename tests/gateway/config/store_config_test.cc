@@ -96,6 +96,37 @@ TEST(StoreConfigTest, GroupCommitWaitTakesMicroseconds) {
   EXPECT_EQ(config.store.group_commit_wait, std::chrono::microseconds(2000));
 }
 
+TEST(StoreConfigTest, RejectionQueueIsACountOfAtLeastOne) {
+  Config config;
+  EXPECT_EQ(config.store.rejection_queue, 4096u);  // the default
+  auto errors = Load("store:\n  rejection_queue: 100\n", &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  EXPECT_EQ(config.store.rejection_queue, 100u);
+  errors = Load("store:\n  rejection_queue: 0\n", &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 2);
+  EXPECT_EQ(errors[0].key, "store.rejection_queue");
+  errors = Load(
+      "store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n"
+      "  rejection_queue: 10\nlocks:\n  enabled: false\n",
+      &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key, "store.rejection_queue");
+  EXPECT_NE(errors[0].message.find("only for store kind 'rocksdb'"), std::string::npos);
+}
+
+TEST(StoreConfigTest, AccessLogErrorLinesPerSecond) {
+  Config config;
+  EXPECT_EQ(config.access_log.error_lines_per_second, 10u);  // the default
+  auto errors = Load("access_log:\n  error_lines_per_second: 0\n", &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  EXPECT_EQ(config.access_log.error_lines_per_second, 0u);
+  errors = Load("access_log:\n  error_lines_per_second: many\n", &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 2);
+  EXPECT_EQ(errors[0].key, "access_log.error_lines_per_second");
+}
+
 TEST(StoreConfigTest, GroupCommitWaitMistakesNameLineAndKey) {
   Config config;
   auto errors = Load("store:\n  group_commit_wait: 5\n", &config);  // no unit
