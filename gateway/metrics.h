@@ -85,6 +85,10 @@ class GatewayMetrics {
   prometheus::Gauge& connections_open() const { return *connections_open_; }
   prometheus::Gauge& store_ready() const { return *store_ready_; }
   prometheus::Counter& fence_repairs() const { return *fence_repairs_; }  // README "Tokens"
+  // fencegate_underscore_header_fields_total (README "Header names with underscores"): fields
+  // dropped, and requests refused (counted once each).
+  prometheus::Counter& underscore_fields_dropped() const { return *underscore_fields_dropped_; }
+  prometheus::Counter& underscore_requests_refused() const { return *underscore_requests_refused_; }
   // For metrics defined elsewhere (gateway/lock_metrics.h) to join the same exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
@@ -110,6 +114,8 @@ class GatewayMetrics {
   prometheus::Gauge* connections_open_ = nullptr;
   prometheus::Gauge* store_ready_ = nullptr;
   prometheus::Counter* fence_repairs_ = nullptr;
+  prometheus::Counter* underscore_fields_dropped_ = nullptr;
+  prometheus::Counter* underscore_requests_refused_ = nullptr;
 };
 
 }  // namespace fencegate::gateway

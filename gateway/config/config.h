@@ -10,6 +10,7 @@
 
 #include "gateway/auth/auth_config.h"
 #include "gateway/tls/tls_settings.h"
+#include "gateway/underscore_fields.h"
 #include "lockstore/fence_key_template.h"
 #include "lockstore/lock_rules.h"
 #include "lockstore/token_signer.h"
@@ -31,6 +32,8 @@ struct Limits {
   std::size_t max_header_bytes = 16 * 1024;   // larger header block -> 431
   std::uint64_t max_body_bytes = 8ull << 30;  // larger body -> 413
   std::size_t max_connections = 20000;        // accepting pauses above this
+  // Request fields whose names contain '_' (README "Header names with underscores").
+  UnderscoreAction headers_with_underscores = UnderscoreAction::kDrop;
 };
 
 struct Timeouts {

@@ -470,7 +470,9 @@ std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* 
 
 void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   const std::string path = "limits";
-  if (!reader.ExpectMapping(node, path, {"max_header_bytes", "max_body_bytes", "max_connections"}))
+  if (!reader.ExpectMapping(
+          node, path,
+          {"max_header_bytes", "max_body_bytes", "max_connections", "headers_with_underscores"}))
     return;
   if (node["max_header_bytes"]) {
     reader.Size(node["max_header_bytes"], Child(path, "max_header_bytes"), 1u << 10, 1u << 20,
@@ -483,6 +485,13 @@ void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   if (node["max_connections"]) {
     reader.Count(node["max_connections"], Child(path, "max_connections"), 1, 10'000'000,
                  &out->max_connections);
+  }
+  if (node["headers_with_underscores"]) {
+    reader.Choice(node["headers_with_underscores"], Child(path, "headers_with_underscores"),
+                  {{"drop", UnderscoreAction::kDrop},
+                   {"reject", UnderscoreAction::kReject},
+                   {"allow", UnderscoreAction::kAllow}},
+                  "", &out->headers_with_underscores);
   }
 }
 
