@@ -312,7 +312,12 @@ std::error_code FileStore::StoreToken(PendingWrite& write, std::optional<std::ui
     }
     return {};
   }
-  if (auto ec = CreateTempFile(write.directory.get(), sidecar)) {
+  // Its own handle on the directory, so that dropping it removes its temp file too.
+  sidecar.directory = UniqueFd(fcntl(write.directory.get(), F_DUPFD_CLOEXEC, 0));
+  if (!sidecar.directory.valid()) {
+    return LastError();
+  }
+  if (auto ec = CreateTempFile(sidecar.directory.get(), sidecar)) {
     return ec;
   }
   if (auto ec = WriteAll(sidecar.file.get(), text.data(), text.size())) {
