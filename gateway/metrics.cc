@@ -148,6 +148,17 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
            .Register(*registry_)
            .Add({});
 
+  // README "Header names with underscores": one family, by what was done.
+  auto& underscore = prometheus::BuildCounter()
+                         .Name("fencegate_underscore_header_fields_total")
+                         .Help(
+                             "Request fields whose name contains '_': dropped before routing "
+                             "(limits.headers_with_underscores: drop), or whose request was "
+                             "refused with 400.")
+                         .Register(*registry_);
+  underscore_fields_dropped_ = &underscore.Add({{"action", "dropped"}});
+  underscore_requests_refused_ = &underscore.Add({{"action", "refused"}});
+
   std::vector<std::string> labels = route_names;
   labels.emplace_back(kUnroutedLabel);
   routes_.resize(labels.size());

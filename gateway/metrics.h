@@ -87,6 +87,10 @@ class GatewayMetrics {
   prometheus::Counter& fence_repairs() const { return *fence_repairs_; }  // README "Tokens"
   // Access-log lines of failed requests held back by the per-key cap (ErrorLogCap).
   prometheus::Counter& access_log_suppressed() const { return *access_log_suppressed_; }
+  // fencegate_underscore_header_fields_total (README "Header names with underscores"): fields
+  // dropped, and requests refused (counted once each).
+  prometheus::Counter& underscore_fields_dropped() const { return *underscore_fields_dropped_; }
+  prometheus::Counter& underscore_requests_refused() const { return *underscore_requests_refused_; }
   // For metrics defined elsewhere (gateway/lock_metrics.h) to join the same exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
@@ -113,6 +117,8 @@ class GatewayMetrics {
   prometheus::Gauge* store_ready_ = nullptr;
   prometheus::Counter* fence_repairs_ = nullptr;
   prometheus::Counter* access_log_suppressed_ = nullptr;
+  prometheus::Counter* underscore_fields_dropped_ = nullptr;
+  prometheus::Counter* underscore_requests_refused_ = nullptr;
 };
 
 }  // namespace fencegate::gateway

@@ -272,6 +272,7 @@ void Session::OnHeaderBlock(std::size_t length) {
             .close = true});
     return;
   }
+  if (!CheckUnderscoreFields()) return;
   HandleRequest();
 }
 

@@ -164,6 +164,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void OnHeaderBytes(boost::system::error_code ec, std::size_t bytes);
   void BeginExchange();
   void OnHeaderBlock(std::size_t length);
+  // False when the request was refused for a field name with '_' (session_underscores.cc).
+  bool CheckUnderscoreFields();
   void HandleRequest();
   // README "Tokens" (session_tokens.cc): false after refusing an unsigned, forged, expired or
   // out-of-scope token.

@@ -41,6 +41,15 @@ std::string Base64Url(const unsigned char* data, std::size_t size) {
   return out;
 }
 
+// The MAC as Sign writes it: exactly kMacChars of the base64url alphabet. Anything else is a
+// malformed field (400), not a MAC that fails to verify (403).
+bool IsMacText(std::string_view text) {
+  return text.size() == kMacChars && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_';
+         });
+}
+
 std::string_view TrimOws(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
@@ -142,7 +151,7 @@ SignatureCheck TokenSigner::Verify(std::string_view field_value, Token token,
   if (!ParseFields(field_value, &fields)) return SignatureCheck::kMalformed;
   const auto expires_ms = ParseMillis(fields.exp);
   if (!expires_ms || !IsValidLockName(fields.scope) || !IsValidTokenKeyId(fields.kid) ||
-      fields.mac.size() != kMacChars) {
+      !IsMacText(fields.mac)) {
     return SignatureCheck::kMalformed;
   }
   const TokenKey* key = Find(fields.kid);

@@ -10,6 +10,7 @@
 
 #include "gateway/auth/auth_config.h"
 #include "gateway/tls/tls_settings.h"
+#include "gateway/underscore_fields.h"
 #include "lockstore/fence_key_template.h"
 #include "lockstore/lock_rules.h"
 #include "lockstore/token_signer.h"
@@ -33,6 +34,8 @@ struct Limits {
   std::size_t max_connections = 20000;        // accepting pauses above this
   // Relay buffers of all request bodies in progress together; a body beyond -> 503.
   std::uint64_t relay_buffer_memory = 1ull << 30;
+  // Request fields whose names contain '_' (README "Header names with underscores").
+  UnderscoreAction headers_with_underscores = UnderscoreAction::kDrop;
 };
 
 struct Timeouts {

@@ -498,7 +498,8 @@ void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   const std::string path = "limits";
   if (!reader.ExpectMapping(
           node, path,
-          {"max_header_bytes", "max_body_bytes", "max_connections", "relay_buffer_memory"}))
+          {"max_header_bytes", "max_body_bytes", "max_connections", "relay_buffer_memory",
+           "headers_with_underscores"}))
     return;
   if (node["max_header_bytes"]) {
     reader.Size(node["max_header_bytes"], Child(path, "max_header_bytes"), 1u << 10, 1u << 20,
@@ -515,6 +516,13 @@ void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   if (node["relay_buffer_memory"]) {
     reader.Size(node["relay_buffer_memory"], Child(path, "relay_buffer_memory"), 1u << 20,
                 std::numeric_limits<std::uint64_t>::max(), &out->relay_buffer_memory);
+  }
+  if (node["headers_with_underscores"]) {
+    reader.Choice(node["headers_with_underscores"], Child(path, "headers_with_underscores"),
+                  {{"drop", UnderscoreAction::kDrop},
+                   {"reject", UnderscoreAction::kReject},
+                   {"allow", UnderscoreAction::kAllow}},
+                  "", &out->headers_with_underscores);
   }
 }
 

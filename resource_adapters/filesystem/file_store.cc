@@ -10,26 +10,18 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <random>
+#include <utility>
 
 #include "resource_adapters/filesystem/directory_lock.h"
+#include "resource_adapters/filesystem/temp_file.h"
 
 namespace fencegate::adapters {
 
 namespace {
 
 constexpr char kTokenXattr[] = "user.fencegate.token";
-constexpr std::string_view kTempPrefix = ".fencegate-tmp-";
-constexpr std::string_view kSidecarPrefix = ".fencegate-meta.";
 // Enough for any uint64 in decimal.
 constexpr std::size_t kTokenTextMax = 24;
-
-std::string TempName() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  char suffix[17];
-  std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
-  return std::string(kTempPrefix) + suffix;
-}
 
 std::string SidecarName(const std::string& name) { return std::string(kSidecarPrefix) + name; }
 
@@ -65,21 +57,11 @@ FileVersion VersionOf(const struct stat& st, std::optional<std::uint64_t> token)
 }
 
 std::error_code CreateTempFile(int directory_fd, PendingWrite& write) {
-  // Collisions of 64 random bits are unlikely; a few attempts make them irrelevant.
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    std::string name = TempName();
-    const int fd = openat(directory_fd, name.c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      write.file = UniqueFd(fd);
-      write.temp_name = std::move(name);
-      return {};
-    }
-    if (errno != EEXIST) {
-      return LastError();
-    }
-  }
-  return std::make_error_code(std::errc::file_exists);
+  LockedTempFile temp;
+  if (auto ec = CreateLockedTempFile(directory_fd, temp)) return ec;
+  write.file = std::move(temp.file);
+  write.temp_name = std::move(temp.name);
+  return {};
 }
 
 std::error_code WriteAll(int fd, const char* data, std::size_t size) {
@@ -122,7 +104,7 @@ Problem ProblemFromError(std::error_code ec, std::string_view what) {
     case EISDIR:
       return Problem{409, "is-a-directory", "Conflict", detail};
     case ENAMETOOLONG:
-      return Problem{400, "bad-path", "Bad Request", detail};
+      return PathTooLong(detail);
     case ENOSPC:
     case EDQUOT:
       return Problem{507, "insufficient-storage", "Insufficient Storage", detail};
@@ -291,16 +273,35 @@ std::error_code FileStore::Append(PendingWrite& write, const char* data, std::si
   return WriteAll(write.file.get(), data, size);
 }
 
+PendingWrite::PendingWrite(PendingWrite&& other) noexcept
+    : directory(std::move(other.directory)),
+      file(std::move(other.file)),
+      temp_name(std::exchange(other.temp_name, {})) {}
+
+PendingWrite& PendingWrite::operator=(PendingWrite&& other) noexcept {
+  if (this != &other) {
+    FileStore::Abandon(*this);
+    directory = std::move(other.directory);
+    file = std::move(other.file);
+    temp_name = std::exchange(other.temp_name, {});
+  }
+  return *this;
+}
+
+PendingWrite::~PendingWrite() { FileStore::Abandon(*this); }
+
 void FileStore::Abandon(PendingWrite& write) {
+  // Unlinked while the lock is still held (the file is still open), so a sweep never sees it
+  // unlocked.
   if (write.directory.valid() && !write.temp_name.empty()) {
     unlinkat(write.directory.get(), write.temp_name.c_str(), 0);
-    write.temp_name.clear();
   }
+  write.temp_name.clear();
   write.file = UniqueFd();
 }
 
 std::error_code FileStore::StoreToken(PendingWrite& write, std::optional<std::uint64_t> token,
-                                      std::string& sidecar_temp) {
+                                      PendingWrite& sidecar) {
   if (!token) {
     return {};
   }
@@ -311,11 +312,14 @@ std::error_code FileStore::StoreToken(PendingWrite& write, std::optional<std::ui
     }
     return {};
   }
-  PendingWrite sidecar;
-  if (auto ec = CreateTempFile(write.directory.get(), sidecar)) {
+  // Its own handle on the directory, so that dropping it removes its temp file too.
+  sidecar.directory = UniqueFd(fcntl(write.directory.get(), F_DUPFD_CLOEXEC, 0));
+  if (!sidecar.directory.valid()) {
+    return LastError();
+  }
+  if (auto ec = CreateTempFile(sidecar.directory.get(), sidecar)) {
     return ec;
   }
-  sidecar_temp = sidecar.temp_name;
   if (auto ec = WriteAll(sidecar.file.get(), text.data(), text.size())) {
     return ec;
   }
@@ -336,11 +340,10 @@ OrProblem<CommittedWrite> FileStore::Commit(const ResourcePath& path, PendingWri
                                             const WriteRequirements& requirements) {
   const std::string relative = path.RelativePath();
   const int directory = write.directory.get();
-  std::string sidecar_temp;
+  // Its own temp file, when the token goes to a sidecar; a failure drops it with the write.
+  PendingWrite sidecar;
   auto fail = [&](Problem problem) -> OrProblem<CommittedWrite> {
-    if (!sidecar_temp.empty()) {
-      unlinkat(directory, sidecar_temp.c_str(), 0);
-    }
+    Abandon(sidecar);
     Abandon(write);
     return problem;
   };
@@ -348,7 +351,7 @@ OrProblem<CommittedWrite> FileStore::Commit(const ResourcePath& path, PendingWri
   if (sync_writes_ && fsync(write.file.get()) != 0) {
     return fail(ProblemFromError(LastError(), "fsync " + relative));
   }
-  if (auto ec = StoreToken(write, requirements.token, sidecar_temp)) {
+  if (auto ec = StoreToken(write, requirements.token, sidecar)) {
     return fail(ProblemFromError(ec, "store token of " + relative));
   }
 
@@ -367,13 +370,13 @@ OrProblem<CommittedWrite> FileStore::Commit(const ResourcePath& path, PendingWri
   if (token_storage_ == TokenStorage::kSidecar) {
     // The token lands before the content: after a crash in between, the old content carries
     // the newer token, which refuses more writers, never fewer.
-    const std::string sidecar = SidecarName(path.name);
-    if (!sidecar_temp.empty()) {
-      if (renameat(directory, sidecar_temp.c_str(), directory, sidecar.c_str()) != 0) {
+    const std::string sidecar_name = SidecarName(path.name);
+    if (!sidecar.temp_name.empty()) {
+      if (renameat(directory, sidecar.temp_name.c_str(), directory, sidecar_name.c_str()) != 0) {
         return fail(ProblemFromError(LastError(), "store token of " + relative));
       }
-      sidecar_temp.clear();
-    } else if (unlinkat(directory, sidecar.c_str(), 0) != 0 && errno != ENOENT) {
+      sidecar.temp_name.clear();
+    } else if (unlinkat(directory, sidecar_name.c_str(), 0) != 0 && errno != ENOENT) {
       return fail(ProblemFromError(LastError(), "clear token of " + relative));
     }
   }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <variant>
 
@@ -27,6 +28,9 @@ struct FileVersion {
   std::optional<std::uint64_t> token;  // the fencing token that wrote it, if any
 };
 
+// The token sidecar of file NAME is named kSidecarPrefix + NAME.
+inline constexpr std::string_view kSidecarPrefix = ".fencegate-meta.";
+
 // Where the fencing token of a file is kept.
 enum class TokenStorage {
   kXattr,    // extended attribute user.fencegate.token on the file itself
@@ -42,11 +46,18 @@ struct WriteRequirements {
   std::optional<std::uint64_t> token;
 };
 
-// A file being written: a hidden temp file in the target's directory.
+// A file being written: a locked temp file in the target's directory (temp_file.h). It lives
+// as long as this: whatever drops a write before its commit (a failure, a cut upload, a drain)
+// removes the temp file, on the thread that drops it: let that be an I/O thread.
 struct PendingWrite {
+  PendingWrite() = default;
+  PendingWrite(PendingWrite&& other) noexcept;
+  PendingWrite& operator=(PendingWrite&& other) noexcept;
+  ~PendingWrite();
+
   UniqueFd directory;
   UniqueFd file;
-  std::string temp_name;
+  std::string temp_name;  // empty once committed or removed
 };
 
 struct CommittedWrite {
@@ -91,8 +102,11 @@ class FileStore {
   OrProblem<CommittedWrite> Commit(const ResourcePath& path, PendingWrite write,
                                    const WriteRequirements& requirements);
 
-  // Removes the temp file of a write that will not be committed.
+  // Removes the temp file of a write that will not be committed (as dropping it would).
   static void Abandon(PendingWrite& write);
+
+  // The root directory, for the sweep of temp files left by cut writes (temp_sweep.h).
+  int root_fd() const { return root_.get(); }
 
   // DELETE under the path lock and the directory's flock; 404 when there is nothing to delete.
   std::optional<Problem> Remove(const ResourcePath& path, const WriteRequirements& requirements);
@@ -106,7 +120,7 @@ class FileStore {
   std::optional<std::uint64_t> ReadToken(int directory_fd, const std::string& name,
                                          int file_fd) const;
   std::error_code StoreToken(PendingWrite& write, std::optional<std::uint64_t> token,
-                             std::string& sidecar_temp);
+                             PendingWrite& sidecar);
   std::optional<Problem> CheckRequirements(const WriteRequirements& requirements,
                                            const Current& current) const;
   std::error_code SyncDirectory(int directory_fd) const;
@@ -119,7 +133,7 @@ class FileStore {
 
 // Maps a failed file operation to the problem the client gets:
 //   ENOENT 404 not-found; ELOOP/EXDEV 403 path-escapes-root (a symlink is never followed);
-//   ENOTDIR/EISDIR 409 not-a-directory/is-a-directory; ENAMETOOLONG 400 bad-path;
+//   ENOTDIR/EISDIR 409 not-a-directory/is-a-directory; ENAMETOOLONG 414 path-too-long;
 //   ENOSPC/EDQUOT 507 insufficient-storage; EROFS/EACCES/EPERM 503 backend-unavailable
 //   (the store cannot be written until an operator fixes it; retrying later may work);
 //   anything else 500 backend-io-error.

@@ -1,6 +1,9 @@
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 
+#include <cstdio>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include <boost/asio/post.hpp>
@@ -8,7 +11,10 @@
 
 #include "resource_adapters/filesystem/file_store.h"
 #include "resource_adapters/filesystem/filesystem_exchanges.h"
+#include "resource_adapters/filesystem/live_writes.h"
+#include "resource_adapters/filesystem/path_length.h"
 #include "resource_adapters/filesystem/resource_path.h"
+#include "resource_adapters/filesystem/temp_sweep.h"
 
 namespace fencegate::adapters {
 
@@ -33,6 +39,10 @@ class FilesystemAdapter : public ResourceAdapter {
       return;
     }
     ResourcePath path = std::move(std::get<ResourcePath>(mapped));
+    if (auto problem = CheckPathLength(path, backend_->store->token_storage())) {
+      AnswerLater(std::move(*problem), std::move(done));
+      return;
+    }
     std::shared_ptr<FileExchange> exchange;
     switch (request.header->method()) {
       case http::verb::get:
@@ -49,12 +59,13 @@ class FilesystemAdapter : public ResourceAdapter {
           return;
         }
         if (request.header->method() == http::verb::put) {
-          exchange = std::make_shared<WriteFileExchange>(ioc_, backend_, std::move(path), request,
-                                                         downstream, std::move(done));
-        } else {
-          exchange = std::make_shared<DeleteFileExchange>(ioc_, backend_, std::move(path), request,
-                                                          downstream, std::move(done));
+          std::make_shared<WriteFileExchange>(ioc_, backend_, std::move(path), request, downstream,
+                                              std::move(done))
+              ->Start(live_writes_);
+          return;
         }
+        exchange = std::make_shared<DeleteFileExchange>(ioc_, backend_, std::move(path), request,
+                                                        downstream, std::move(done));
         break;
       default:
         AnswerMethodNotAllowed(downstream, std::move(done));
@@ -100,7 +111,27 @@ class FilesystemAdapter : public ResourceAdapter {
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const FilesystemBackend> backend_;
+  // Destroyed after this thread stopped: removes the temp files of uploads a drain cut.
+  LiveWrites live_writes_;
 };
+
+// Removes the temp files that writes cut by a crash or kill -9 left under `root`, on its own
+// thread while the gateway serves (the sweep leaves the locked files of running writes alone),
+// and says what it did on stderr once done.
+void SweepTempFiles(const FileStore& store, const std::string& root, const std::stop_token& stop) {
+  const TempSweepResult swept = RemoveAbandonedTempFiles(store.root_fd(), stop);
+  if (stop.stop_requested()) return;
+  std::fprintf(stderr,
+               "fencegate: filesystem root %s: removed %zu temp files of cut writes (%llu "
+               "bytes), %zu in use by running writes\n",
+               root.c_str(), swept.removed, static_cast<unsigned long long>(swept.removed_bytes),
+               swept.in_use);
+  if (swept.errors > 0) {
+    std::fprintf(stderr,
+                 "fencegate: filesystem root %s: the temp file sweep skipped %zu entries (%s)\n",
+                 root.c_str(), swept.errors, swept.first_error.c_str());
+  }
+}
 
 class FilesystemAdapterFactory : public AdapterFactory {
  public:
@@ -109,7 +140,10 @@ class FilesystemAdapterFactory : public AdapterFactory {
       : io_pool_(options.io_threads > 0 ? options.io_threads : 1),
         backend_(std::make_shared<FilesystemBackend>(
             FilesystemBackend{std::move(store), io_pool_.get_executor(), options.chunk_bytes,
-                              options.relay_budget})) {}
+                              options.relay_budget})),
+        sweeper_([store = backend_->store, root = options.root](std::stop_token stop) {
+          SweepTempFiles(*store, root, stop);
+        }) {}
 
   // Runs the queued file work to its end (temp files get removed) before the threads go.
   ~FilesystemAdapterFactory() override { io_pool_.join(); }
@@ -123,6 +157,7 @@ class FilesystemAdapterFactory : public AdapterFactory {
  private:
   boost::asio::thread_pool io_pool_;
   std::shared_ptr<const FilesystemBackend> backend_;
+  std::jthread sweeper_;  // declared last: stopped and joined first
 };
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "resource_adapters/filesystem/filesystem_exchanges.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -197,6 +200,30 @@ void ReadFileExchange::WriteChunk(std::size_t bytes) {
 
 WriteFileExchange::~WriteFileExchange() {
   if (reserved_bytes_ > 0) backend_->relay_budget->Release(reserved_bytes_);
+  Unlist();
+  // Dropped with its temp file still there: its network thread stopped mid-upload (a drain
+  // that cut it). The file is removed on an I/O thread, like every file operation; the
+  // adapter's I/O threads finish their queue before they end.
+  if (!write_.temp_name.empty()) {
+    boost::asio::post(backend_->io,
+                      [write = std::move(write_)]() mutable { FileStore::Abandon(write); });
+  }
+}
+
+void WriteFileExchange::Start(LiveWrites& live) {
+  tracker_ = &live;
+  Start();
+}
+
+void WriteFileExchange::Unlist() {
+  if (live_ != nullptr) live_->Remove(*this);
+}
+
+void WriteFileExchange::RemoveTempFileAfterItsThreadStopped() {
+  // By name only: an I/O thread may still be appending to the file, so its descriptor stays.
+  if (abandoning_ || write_.temp_name.empty()) return;
+  unlinkat(write_.directory.get(), write_.temp_name.c_str(), 0);
+  write_.temp_name.clear();
 }
 
 void WriteFileExchange::Start() {
@@ -227,6 +254,7 @@ void WriteFileExchange::OnBegun(OrProblem<PendingWrite> begun) {
     return;
   }
   write_ = std::move(std::get<PendingWrite>(begun));
+  if (tracker_ != nullptr) tracker_->Add(*this);
   if (downstream_.body_done()) {
     Commit();
     return;
@@ -308,6 +336,7 @@ void WriteFileExchange::WriteSlot(int slot) {
 }
 
 void WriteFileExchange::Commit() {
+  Unlist();
   OnIoThread(
       [this, self = shared_from_this()] {
         return store_.Commit(path_, std::move(write_), WriteRequirements{conditions_, token_});
@@ -348,6 +377,7 @@ void WriteFileExchange::AbortWhenIdle() {
     return;
   }
   abandoning_ = true;
+  Unlist();
   OnIoThread(
       [this, self = shared_from_this()] {
         FileStore::Abandon(write_);

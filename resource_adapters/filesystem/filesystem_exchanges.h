@@ -14,6 +14,7 @@
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/filesystem/conditional_request.h"
 #include "resource_adapters/filesystem/file_store.h"
+#include "resource_adapters/filesystem/live_writes.h"
 #include "resource_adapters/filesystem/resource_path.h"
 
 namespace fencegate::adapters {
@@ -90,7 +91,13 @@ class WriteFileExchange : public FileExchange {
  public:
   using FileExchange::FileExchange;
   ~WriteFileExchange() override;
+  // `live` lists this upload while it holds its temp file (live_writes.h).
+  void Start(LiveWrites& live);
   void Start() override;
+
+  // Only once the network thread stopped (LiveWrites): removes the temp file unless an I/O
+  // thread already owns it (commit or abandon under way).
+  void RemoveTempFileAfterItsThreadStopped();
 
  private:
   struct Slot {
@@ -111,6 +118,9 @@ class WriteFileExchange : public FileExchange {
   // Called when something failed; finishes once no read or disk write is outstanding.
   void AbortWhenIdle();
 
+  // No longer this thread's to remove once handed to an I/O thread (commit, abandon).
+  void Unlist();
+
   PendingWrite write_;
   std::array<Slot, 2> slots_;
   std::size_t reserved_bytes_ = 0;  // the two slots' size, reserved in relay_budget
@@ -123,6 +133,12 @@ class WriteFileExchange : public FileExchange {
   ForwardOutcome::Failure failure_ = ForwardOutcome::Failure::kNone;
   boost::system::error_code failure_error_;
   std::optional<Problem> failure_problem_;
+  // Membership of LiveWrites' list.
+  friend class LiveWrites;
+  LiveWrites* live_ = nullptr;
+  WriteFileExchange* live_prev_ = nullptr;
+  WriteFileExchange* live_next_ = nullptr;
+  LiveWrites* tracker_ = nullptr;  // the list to join once the temp file exists
 };
 
 // DELETE.

@@ -65,7 +65,7 @@ std::variant<std::string, Problem> DecodeSegment(std::string_view raw) {
     return Escapes("dot segments are not allowed");
   }
   if (decoded->size() > NAME_MAX) {
-    return BadPath("path component too long");
+    return PathTooLong("a path component is longer than " + std::to_string(NAME_MAX) + " bytes");
   }
   if (std::string_view(*decoded).starts_with(kReservedNamePrefix)) {
     return Problem{403, "reserved-name", "Forbidden",
@@ -75,6 +75,10 @@ std::variant<std::string, Problem> DecodeSegment(std::string_view raw) {
 }
 
 }  // namespace
+
+Problem PathTooLong(std::string detail) {
+  return Problem{414, "path-too-long", "URI Too Long", std::move(detail)};
+}
 
 std::string ResourcePath::RelativePath() const {
   std::string path;

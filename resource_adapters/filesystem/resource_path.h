@@ -13,6 +13,10 @@ namespace fencegate::adapters {
 // can neither read nor write them.
 inline constexpr std::string_view kReservedNamePrefix = ".fencegate-";
 
+// 414 path-too-long: a name or path longer than the store can serve by every method
+// (path_length.h).
+Problem PathTooLong(std::string detail);
+
 // A request target mapped below the store's root: plain names only, no "." or "..", no '/'.
 struct ResourcePath {
   std::vector<std::string> directories;
@@ -26,8 +30,9 @@ struct ResourcePath {
 
 // Maps a request target under `route_prefix` to a ResourcePath: the query is dropped, the
 // prefix stripped and each segment percent-decoded on its own. Refuses with a Problem:
-//   400 bad-path           invalid percent escape, NUL, empty inner segment, over-long name,
-//                          target outside the prefix;
+//   400 bad-path           invalid percent escape, NUL, empty inner segment, target outside
+//                          the prefix;
+//   414 path-too-long      a name longer than NAME_MAX bytes;
 //   403 path-escapes-root  "." or ".." (raw or decoded), an encoded '/', a backslash, an
 //                          absolute component ("//" right after the prefix);
 //   403 reserved-name      a component starting with kReservedNamePrefix.

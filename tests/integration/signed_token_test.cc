@@ -2,9 +2,11 @@
 // them, max_token_advance, and key rotation. Every refusal is checked to leave the fence as it
 // was (read back through the admin API) and to never reach the backend.
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/json/serialize.hpp>
@@ -174,6 +176,48 @@ TEST_F(SignedTokenTest, BadTokensAreRefusedBeforeTheFence) {
   EXPECT_EQ(trail->as_array()[5].at("reason").as_string(), "unsigned_token");
 
   // The holder still writes.
+  EXPECT_EQ(Put("kv", "orders-1", mine.token, mine.signature).result_int(), 200);
+}
+
+// Every shape docs/BAD_INPUT.md lists as malformed is 400 invalid-token-signature, never 403
+// forged-token, whatever else about the field is right: a client must be able to tell a broken
+// signature from a forged one. The MAC shapes keep the valid signature's other parameters.
+TEST_F(SignedTokenTest, MalformedSignaturesAre400NotForged) {
+  const Grant mine = Take("orders-1");
+  const std::string mac = mine.signature.substr(mine.signature.find(";mac=") + 5);
+  ASSERT_EQ(mac.size(), 43u) << mine.signature;
+  const std::string without_mac = mine.signature.substr(0, mine.signature.find(";mac="));
+  const std::string exp = "exp=" + std::to_string(mine.expires_ms);
+  const std::vector<std::string> malformed = {
+      // 43 characters, but not base64url: standard base64's '+' and '/', padding, a space.
+      without_mac + ";mac=" + mac.substr(0, 42) + "+",
+      without_mac + ";mac=/" + mac.substr(1),
+      without_mac + ";mac=" + mac.substr(0, 42) + "=",
+      without_mac + ";mac=" + mac.substr(0, 20) + " " + mac.substr(21),
+      without_mac + ";mac=" + mac.substr(0, 42) + "\xc3",
+      // One character short or long.
+      without_mac + ";mac=" + mac.substr(0, 42),
+      mine.signature + "A",
+      // A parameter missing, repeated or unknown; a bad exp; a bad kid or scope.
+      "kid=k1;" + exp + ";scope=orders-1",
+      mine.signature + ";kid=k1",
+      mine.signature + ";nonce=1",
+      "kid=k1;exp=-5;scope=orders-1;mac=" + mac,
+      "kid=k1;exp=1e12;scope=orders-1;mac=" + mac,
+      "kid=k 1;" + exp + ";scope=orders-1;mac=" + mac,
+      "kid=k1;" + exp + ";scope=orders/1;mac=" + mac,
+      "KID=k1;" + exp + ";scope=orders-1;mac=" + mac,
+  };
+  const double forged_before = Rejected("kv", "forged_token");
+  const double invalid_before = std::max(0.0, Rejected("kv", "invalid_token"));
+  for (const std::string& field : malformed) {
+    ExpectProblem(Put("kv", "orders-1", mine.token, field), 400, "invalid-token-signature");
+  }
+  EXPECT_EQ(Rejected("kv", "invalid_token") - invalid_before,
+            static_cast<double>(malformed.size()));
+  EXPECT_EQ(Rejected("kv", "forged_token"), forged_before);
+  EXPECT_EQ(Highest("orders-1"), mine.token);
+  EXPECT_TRUE(backend_.Requests().empty());
   EXPECT_EQ(Put("kv", "orders-1", mine.token, mine.signature).result_int(), 200);
 }
 

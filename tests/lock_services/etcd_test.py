@@ -102,9 +102,12 @@ class EtcdTest(unittest.TestCase):
             run = harness.Example(harness.example("etcd", language) + ["jobs/row", "/files/row.txt"],
                                   env)
             run.send(f"holder {len(tokens)}")
-            run.close_input()
             acquired = run.expect("acquired")
+            run.expect("wrote")
+            # The example holds the lock until its input ends: read the key while it is
+            # certainly there, then let it release.
             locks.check_holder(acquired)
+            run.close_input()
             self.assertEqual(run.wait(), 0, run.output)
             tokens.append(int(acquired["token"]))
         self.assertEqual(tokens, sorted(set(tokens)))

@@ -104,7 +104,12 @@ TEST(TokenSignerTest, MalformedFields) {
        {std::string(), std::string("garbage"), field + ";kid=k1", field + ";extra=1",
         field.substr(0, field.size() - 1), With(field, "exp", "-5"), With(field, "exp", "1e12"),
         With(field, "exp", ""), With(field, "scope", "a/b"), With(field, "kid", ""),
-        With(field, "kid", "k 1"), field + ";"}) {
+        With(field, "kid", "k 1"), field + ";",
+        // 43 characters that are not base64url (standard base64, padding, a space).
+        With(field, "mac", std::string(42, 'A') + "+"),
+        With(field, "mac", std::string(42, 'A') + "/"),
+        With(field, "mac", std::string(42, 'A') + "="),
+        With(field, "mac", std::string(20, 'A') + " " + std::string(22, 'A'))}) {
     EXPECT_EQ(signer.Verify(bad, 3, "kv:orders-1", kNow), SignatureCheck::kMalformed) << bad;
   }
 }

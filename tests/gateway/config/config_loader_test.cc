@@ -59,6 +59,7 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.limits.max_body_bytes, 8ull << 30);
   EXPECT_EQ(config.limits.max_connections, 20000u);
   EXPECT_EQ(config.limits.relay_buffer_memory, 1ull << 30);
+  EXPECT_EQ(config.limits.headers_with_underscores, UnderscoreAction::kDrop);
   EXPECT_EQ(config.timeouts.header_read, milliseconds(10000));
   EXPECT_EQ(config.timeouts.body_read, milliseconds(30000));
   EXPECT_EQ(config.timeouts.idle, milliseconds(60000));
@@ -278,6 +279,22 @@ TEST(ConfigLoaderTest, ChoicesNameWhatTheyAccept) {
   EXPECT_EQ(errors[2].ToString(),
             "test.yaml:19:18: tls.admin.client_auth: expected 'off', 'optional' or 'required', "
             "got a list");
+}
+
+TEST(ConfigLoaderTest, HeadersWithUnderscoresIsAChoice) {
+  Config config;
+  ASSERT_TRUE(LoadConfigText(std::string(kMinimal) + "limits:\n"
+                                                     "  headers_with_underscores: reject\n",
+                             "test.yaml", &config)
+                  .empty());
+  EXPECT_EQ(config.limits.headers_with_underscores, UnderscoreAction::kReject);
+  std::vector<ConfigError> errors = Load(std::string(kMinimal) +
+                                         "limits:\n"                               // 10
+                                         "  headers_with_underscores: ignore\n");  // 11
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].ToString(),
+            "test.yaml:11:29: limits.headers_with_underscores: expected 'drop', 'reject' or "
+            "'allow'; got 'ignore'");
 }
 
 TEST(ConfigLoaderTest, UnknownKeyIsAnErrorWithSuggestion) {

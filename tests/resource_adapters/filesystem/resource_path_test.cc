@@ -62,7 +62,7 @@ TEST(ResourcePathTest, RefusesEscapesAndMalformedPaths) {
 }
 
 TEST(ResourcePathTest, RefusesOverlongNames) {
-  EXPECT_EQ(RefusalStatus("/files/" + std::string(300, 'a')), 400u);
+  EXPECT_EQ(RefusalStatus("/files/" + std::string(300, 'a')), 414u);
   EXPECT_EQ(RefusalStatus("/files/" + std::string(255, 'a')), 0u);
 }
 
