@@ -1,26 +1,38 @@
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace fencegate::gateway {
 
-// Checked on every request path (the target without its query) before routing. A path must have
-// one spelling per resource: fence keys are derived from the path as sent, so two spellings a
-// backend resolves to the same resource ("/kv/a/x", "/kv/b/../a/x", "/kv/%61/x") would be two
-// fences, and a zombie could slip past the one that holds its lock. So fencegate refuses, on
-// every route and for every adapter, what RFC 3986 normalisation (6.2.2) would rewrite:
+// Every request target is put in one canonical spelling before routing, fence keys and
+// adapters see it: two spellings that reach the same backend object must be one fence key, or
+// a zombie writes through the spelling that has no history. The canonical path is the path's
+// bytes with every percent escape decoded once, encoded again one way:
+//   - ALPHA, DIGIT, "-._~", the sub-delims "!$&'()*+,;=", ':' and '@' are written as is
+//     ("/a%3Ab" and "/a:b" are one path, "%61" is "a", "+" is a plus, never a space);
+//   - every other byte is "%XX" with upper-case hex digits (space, '%', '?', '#', non-ASCII:
+//     raw "é" and "%c3%a9" are both "%C3%A9");
+//   - '/' separates segments and is never encoded.
+// NFC and NFD spellings of a character are different bytes, hence different paths and keys.
+// Spellings that have no single meaning are refused instead:
 enum class PathViolation {
   kNone,
-  kBadPercentEscape,   // '%' not followed by two hex digits
-  kNul,                // "%00"
-  kDotSegment,         // a "." or ".." segment, raw or with percent-encoded dots
-  kEncodedUnreserved,  // a percent-encoded ALPHA, DIGIT, '-', '.', '_' or '~'
-  kLowercaseEscape,    // "%2f": escapes use upper-case hex digits ("%2F")
+  kBadPercentEscape,  // '%' not followed by two hex digits
+  kEncodedSeparator,  // "%2F" or "%5C", or a raw '\': backends disagree on whether it splits
+  kControlByte,       // NUL or another control byte (0x00-0x1F, 0x7F), raw or encoded
+  kInvalidUtf8,       // decoded bytes that are not well-formed UTF-8 (overlong forms too)
+  kDotSegment,        // a "." or ".." segment, raw or percent-encoded
+  kEmptySegment,      // "//": an empty segment before the last ("/a/" names a directory)
+  kFragment,          // '#' anywhere in the target: a fragment is never sent in HTTP
 };
 
-// Paths that do not start with '/' (asterisk- or absolute-form targets) match no route and are
-// left to routing.
-PathViolation CheckCanonicalPath(std::string_view path);
+// The canonical spelling of a request target (path, then "?query" as sent). `canonical` views
+// `target` itself when it is already canonical (no copy, no allocation), else `scratch`, which
+// is overwritten. The query is not rewritten, only checked for '#'. Targets that do not start
+// with '/' (asterisk- or absolute-form) are left as they are: they match no route.
+PathViolation CanonicaliseTarget(std::string_view target, std::string* scratch,
+                                 std::string_view* canonical);
 
 // A human-readable detail for a violation (a static string).
 std::string_view PathViolationDetail(PathViolation violation);

@@ -9,13 +9,11 @@ namespace http = boost::beast::http;
 
 RequestFields ScanRequestFields(const adapters::RequestHeader& header) {
   RequestFields out;
-  bool host_seen = false;
   bool expect_seen = false;
   for (const auto& field : header) {
     switch (field.name()) {
       case http::field::host:
-        if (!host_seen) out.host = field.value();
-        host_seen = true;
+        if (out.host_count++ == 0) out.host = field.value();
         break;
       case http::field::expect:
         if (!expect_seen) out.expect = field.value();

@@ -17,6 +17,7 @@ inline constexpr std::string_view kFencingTokenField = "Fencing-Token";
 // modified.
 struct RequestFields {
   std::string_view host;
+  std::size_t host_count = 0;  // RFC 9112 3.2: an HTTP/1.1 request has exactly one
   std::string_view expect;
   std::string_view request_id;  // X-Request-Id
   std::size_t request_id_count = 0;

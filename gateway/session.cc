@@ -15,6 +15,7 @@
 
 #include "gateway/cluster/replica_cluster.h"
 #include "gateway/header_sanitizer.h"
+#include "gateway/host_canonical.h"
 #include "gateway/network_thread.h"
 #include "gateway/path_canonical.h"
 #include "gateway/request_fields.h"
@@ -297,9 +298,28 @@ void Session::HandleRequest() {
     thread_.request_ids().Generate(&exchange_.request_id);
   }
 
-  const std::string_view host = fields.host;
-  const std::string_view path = RequestPath();
-  const PathViolation path_violation = CheckCanonicalPath(path);
+  if (fields.host_count > 1 || (fields.host_count == 0 && request.version() >= 11)) {
+    Refuse({.status = 400,
+            .slug = "bad-host",
+            .title = "Bad Host",
+            .detail = fields.host_count > 1 ? "the request carries more than one Host field"
+                                            : "an HTTP/1.1 request needs a Host field",
+            .outcome = "bad_request"});
+    return;
+  }
+  if (!CanonicaliseHost(fields.host, &host_lower_)) {
+    Refuse({.status = 400,
+            .slug = "bad-host",
+            .title = "Bad Host",
+            .detail = "the Host field is not a host name or IP literal with an optional port",
+            .outcome = "bad_request"});
+    return;
+  }
+  // From here on the request has its canonical target: routing, fence keys, the lock API and
+  // every adapter see one spelling per resource.
+  std::string_view canonical_target;
+  const PathViolation path_violation =
+      CanonicaliseTarget(request.target(), &canonical_target_, &canonical_target);
   if (path_violation != PathViolation::kNone) {
     Refuse({.status = 400,
             .slug = "bad-path",
@@ -308,6 +328,9 @@ void Session::HandleRequest() {
             .outcome = "bad_request"});
     return;
   }
+  if (canonical_target.data() != request.target().data()) request.target(canonical_target);
+  const std::string_view host = host_lower_;
+  const std::string_view path = RequestPath();
   if (context_.locks != nullptr && context_.locks->Matches(path)) {
     if (AuthorizeLock(path, fields)) HandleLockRequest();
     return;
@@ -362,11 +385,6 @@ void Session::HandleRequest() {
     return;
   }
 
-  const std::string_view bare_host = HostWithoutPort(host);
-  host_lower_.assign(bare_host);
-  for (char& c : host_lower_) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
   const lockstore::RequestFacts facts{path, host_lower_, route.config->name};
   if (!route.config->fence_key.Render(facts, &exchange_.fence_key)) {
     exchange_.fence_key.clear();

@@ -298,7 +298,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   Phase phase_ = Phase::kReadingHeader;
   bool socket_closed_ = false;
   std::string client_ip_;
-  std::string host_lower_;
+  std::string host_lower_;        // the request's Host, canonical (see CanonicaliseHost)
+  std::string canonical_target_;  // the target respelled, when it came in another spelling
   std::string scratch_;
   std::string problem_body_;
   Exchange exchange_;

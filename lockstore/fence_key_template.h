@@ -11,8 +11,11 @@ namespace fencegate::lockstore {
 
 // The parts of a request a fence key can be made of. Plain strings: no HTTP types here.
 struct RequestFacts {
-  std::string_view path;   // the request path, without the query string, as sent
-  std::string_view host;   // the Host header without port, lower-cased by the caller
+  // The request path without the query, in the gateway's one canonical spelling (escapes
+  // decoded once and encoded again one way, gateway/path_canonical.h): keys render from it so
+  // that every spelling of a resource is one key.
+  std::string_view path;
+  std::string_view host;   // the Host without port or trailing dot, lower-case (canonical)
   std::string_view route;  // the route's name
 };
 

@@ -14,6 +14,7 @@
 
 #include "resource_adapters/filesystem/directory_lock.h"
 #include "resource_adapters/filesystem/temp_file.h"
+#include "resource_adapters/filesystem/tombstone.h"
 
 namespace fencegate::adapters {
 
@@ -159,7 +160,7 @@ OrProblem<FileStore::Current> FileStore::LookUp(int directory_fd, const std::str
   UniqueFd file;
   if (auto ec = OpenEntryNoFollow(directory_fd, name, file)) {
     if (ec.value() == ENOENT) {
-      return Current{};
+      return Current{std::nullopt, ReadTombstone(directory_fd, name)};
     }
     return ProblemFromError(ec, "open " + name);
   }
@@ -173,7 +174,7 @@ OrProblem<FileStore::Current> FileStore::LookUp(int directory_fd, const std::str
   if (!S_ISREG(st.st_mode)) {
     return Problem{403, "not-a-regular-file", "Forbidden", name + " is not a regular file"};
   }
-  return Current{VersionOf(st, ReadToken(directory_fd, name, file.get()))};
+  return Current{VersionOf(st, ReadToken(directory_fd, name, file.get())), std::nullopt};
 }
 
 OrProblem<OpenedFile> FileStore::OpenForRead(const ResourcePath& path) const {
@@ -236,6 +237,11 @@ std::optional<Problem> FileStore::CheckRequirements(const WriteRequirements& req
                    "the file was written with fencing token " +
                        std::to_string(*current.version->token) + ", newer than " +
                        std::to_string(*requirements.token)};
+  }
+  if (requirements.token && current.tombstone && *current.tombstone > *requirements.token) {
+    return Problem{409, "stale-token-at-backend", "Conflict",
+                   "the file was deleted with fencing token " + std::to_string(*current.tombstone) +
+                       ", newer than " + std::to_string(*requirements.token)};
   }
   const std::string* etag = current.version ? &current.version->etag : nullptr;
   if (!WriteConditionsHold(requirements.conditions, etag)) {
@@ -384,6 +390,7 @@ OrProblem<CommittedWrite> FileStore::Commit(const ResourcePath& path, PendingWri
     return fail(ProblemFromError(LastError(), "rename onto " + relative));
   }
   write.temp_name.clear();
+  if (std::get<Current>(current).tombstone) ClearTombstone(directory, path.name);
   struct stat st;
   if (fstat(write.file.get(), &st) != 0) {
     return fail(ProblemFromError(LastError(), "stat " + relative));
@@ -420,6 +427,11 @@ std::optional<Problem> FileStore::Remove(const ResourcePath& path,
   }
   if (auto problem = CheckRequirements(requirements, std::get<Current>(current))) {
     return problem;
+  }
+  if (requirements.token) {
+    if (auto ec = WriteTombstone(directory.get(), path.name, *requirements.token, sync_writes_)) {
+      return ProblemFromError(ec, "record the deletion of " + relative);
+    }
   }
   if (unlinkat(directory.get(), path.name.c_str(), 0) != 0) {
     return ProblemFromError(LastError(), "unlink " + relative);

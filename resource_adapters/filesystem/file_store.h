@@ -109,11 +109,14 @@ class FileStore {
   int root_fd() const { return root_.get(); }
 
   // DELETE under the path lock and the directory's flock; 404 when there is nothing to delete.
+  // A fenced DELETE leaves a tombstone with its token (tombstone.h).
   std::optional<Problem> Remove(const ResourcePath& path, const WriteRequirements& requirements);
 
  private:
   struct Current {
     std::optional<FileVersion> version;  // none: no file
+    // With no file: the token of the fenced DELETE that removed it (see tombstone.h).
+    std::optional<std::uint64_t> tombstone;
   };
 
   OrProblem<Current> LookUp(int directory_fd, const std::string& name) const;

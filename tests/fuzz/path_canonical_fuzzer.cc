@@ -1,18 +1,22 @@
-// Fuzzes gateway::CheckCanonicalPath against RFC 3986 normalisation (6.2.2): a path is accepted
-// exactly when its escapes are valid, it has no NUL, and normalising it (upper-case escapes,
-// decoded unreserved characters, dot segments removed) leaves it unchanged. So an accepted path
-// is the one spelling of its resource, and every refused one has another spelling or is broken.
+// Fuzzes gateway::CanonicaliseTarget against a plain reference written from its contract: split
+// the path at '/', decode every segment's escapes, refuse what has no single meaning (broken
+// escapes, encoded or raw separators, control bytes, a '#', bytes that are not well-formed UTF-8,
+// dot segments, empty inner segments), and encode the decoded bytes again one way. Accepted
+// targets must equal the reference's spelling, canonicalising a canonical target must change
+// nothing (and copy nothing), and every refusal must agree with the reference's.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gateway/path_canonical.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
 
-using fencegate::gateway::CheckCanonicalPath;
+using fencegate::gateway::CanonicaliseTarget;
 using fencegate::gateway::PathViolation;
 
 int Hex(char c) {
@@ -22,84 +26,129 @@ int Hex(char c) {
   return -1;
 }
 
-bool Unreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
+bool Bare(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         std::string_view("-._~!$&'()*+,;=:@").find(static_cast<char>(c)) != std::string_view::npos;
 }
 
-// RFC 3986 6.2.2.1 and 6.2.2.2; nullopt for a broken escape or an encoded NUL.
-std::optional<std::string> NormaliseEscapes(std::string_view path) {
+// Well-formed UTF-8 by decoding each sequence and checking its code point.
+bool WellFormedUtf8(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto lead = static_cast<unsigned char>(bytes[i]);
+    std::size_t length = 0;
+    std::uint32_t code = 0;
+    if (lead < 0x80) {
+      length = 1;
+      code = lead;
+    } else if ((lead & 0xE0) == 0xC0) {
+      length = 2;
+      code = lead & 0x1F;
+    } else if ((lead & 0xF0) == 0xE0) {
+      length = 3;
+      code = lead & 0x0F;
+    } else if ((lead & 0xF8) == 0xF0) {
+      length = 4;
+      code = lead & 0x07;
+    } else {
+      return false;
+    }
+    if (bytes.size() - i < length) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(bytes[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    static constexpr std::uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// The canonical path of `path` (starting with '/'), or nullopt when it is refused.
+std::optional<std::string> ReferencePath(std::string_view path) {
+  std::vector<std::string> segments;
+  std::string decoded_path;
+  std::size_t begin = 1;
+  while (true) {
+    const std::size_t end = path.find('/', begin);
+    const std::string_view raw = path.substr(begin, end - begin);
+    std::string decoded;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      char c = raw[i];
+      if (c == '%') {
+        if (raw.size() - i < 3 || Hex(raw[i + 1]) < 0 || Hex(raw[i + 2]) < 0) return std::nullopt;
+        c = static_cast<char>(Hex(raw[i + 1]) * 16 + Hex(raw[i + 2]));
+        if (c == '/') return std::nullopt;
+        i += 2;
+      } else if (c == '#') {
+        return std::nullopt;
+      }
+      const auto byte = static_cast<unsigned char>(c);
+      if (c == '\\' || byte < 0x20 || byte == 0x7F) return std::nullopt;
+      decoded += c;
+    }
+    const bool last = end == std::string_view::npos;
+    if (decoded == "." || decoded == ".." || (decoded.empty() && !last)) return std::nullopt;
+    decoded_path += '/';
+    decoded_path += decoded;
+    segments.push_back(std::move(decoded));
+    if (last) break;
+    begin = end + 1;
+  }
+  if (!WellFormedUtf8(decoded_path)) return std::nullopt;
   static constexpr char kUpper[] = "0123456789ABCDEF";
   std::string out;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (path[i] != '%') {
-      out += path[i];
-      continue;
+  for (const std::string& segment : segments) {
+    out += '/';
+    for (char c : segment) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (Bare(byte)) {
+        out += c;
+      } else {
+        out += '%';
+        out += kUpper[byte >> 4];
+        out += kUpper[byte & 0xF];
+      }
     }
-    if (path.size() - i < 3) return std::nullopt;
-    const int high = Hex(path[i + 1]);
-    const int low = Hex(path[i + 2]);
-    if (high < 0 || low < 0) return std::nullopt;
-    const char decoded = static_cast<char>(high * 16 + low);
-    if (decoded == '\0') return std::nullopt;
-    if (Unreserved(decoded)) {
-      out += decoded;
-    } else {
-      out += '%';
-      out += kUpper[high];
-      out += kUpper[low];
-    }
-    i += 2;
   }
   return out;
-}
-
-// RFC 3986 5.2.4, remove_dot_segments.
-std::string RemoveDotSegments(std::string input) {
-  std::string output;
-  auto drop_last_segment = [&output] {
-    const std::size_t slash = output.rfind('/');
-    output.erase(slash == std::string::npos ? 0 : slash);
-  };
-  while (!input.empty()) {
-    if (input.starts_with("../")) {
-      input.erase(0, 3);
-    } else if (input.starts_with("./")) {
-      input.erase(0, 2);
-    } else if (input.starts_with("/./")) {
-      input.erase(0, 2);
-    } else if (input == "/.") {
-      input = "/";
-    } else if (input.starts_with("/../")) {
-      input.erase(0, 3);
-      drop_last_segment();
-    } else if (input == "/..") {
-      input = "/";
-      drop_last_segment();
-    } else if (input == "." || input == "..") {
-      input.clear();
-    } else {
-      const std::size_t end = input.find('/', 1);
-      output += input.substr(0, end);
-      input.erase(0, end);
-    }
-  }
-  return output;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view path = fencegate::fuzz::AsText(data, size);
-  const PathViolation violation = CheckCanonicalPath(path);
-  // Targets that are not origin-form are left to routing (they match no route).
-  if (!path.starts_with('/')) {
-    FUZZ_CHECK(violation == PathViolation::kNone);
-    return 0;
+  const std::string_view target = fencegate::fuzz::AsText(data, size);
+  std::string scratch;
+  std::string_view canonical;
+  const PathViolation violation = CanonicaliseTarget(target, &scratch, &canonical);
+  FUZZ_CHECK((violation == PathViolation::kNone) ==
+             fencegate::gateway::PathViolationDetail(violation).empty());
+
+  const std::size_t question = target.find('?');
+  const std::string_view path = target.substr(0, question);
+  const std::string_view query = target.substr(path.size());
+  std::optional<std::string> expected;
+  if (query.find('#') == std::string_view::npos) {
+    if (!path.starts_with('/')) {
+      // Not origin-form: matches no route, only a fragment is refused.
+      if (path.find('#') == std::string_view::npos) expected = std::string(path);
+    } else {
+      expected = ReferencePath(path);
+    }
   }
-  const std::optional<std::string> escapes = NormaliseEscapes(path);
-  const bool canonical = escapes && RemoveDotSegments(*escapes) == path;
-  FUZZ_CHECK(canonical == (violation == PathViolation::kNone));
-  if (!canonical) FUZZ_CHECK(!fencegate::gateway::PathViolationDetail(violation).empty());
+  FUZZ_CHECK(expected.has_value() == (violation == PathViolation::kNone));
+  if (!expected) return 0;
+  FUZZ_CHECK(canonical == *expected + std::string(query));
+  FUZZ_CHECK((canonical.data() == target.data()) == (canonical == target));
+
+  // The canonical spelling is a fixed point, and it costs no copy.
+  const std::string once(canonical);
+  std::string scratch_again;
+  std::string_view twice;
+  FUZZ_CHECK(CanonicaliseTarget(once, &scratch_again, &twice) == PathViolation::kNone);
+  FUZZ_CHECK(twice == once && twice.data() == once.data());
   return 0;
 }

@@ -24,6 +24,7 @@ TEST(RequestFieldsTest, FindsTheFirstOfEachNameAndCountsRepeats) {
   // The same values Beast's operator[] and count() give, from one walk.
   EXPECT_EQ(fields.host, header[http::field::host]);
   EXPECT_EQ(fields.host, "files.example");
+  EXPECT_EQ(fields.host_count, 2u);
   EXPECT_EQ(fields.expect, "100-continue");
   EXPECT_EQ(fields.request_id, "abc");
   EXPECT_EQ(fields.request_id_count, header.count("X-Request-Id"));
@@ -41,6 +42,7 @@ TEST(RequestFieldsTest, AbsentFieldsAreEmptyWithCountZero) {
   const RequestFields fields = ScanRequestFields(header);
 
   EXPECT_TRUE(fields.host.empty());
+  EXPECT_EQ(fields.host_count, 0u);
   EXPECT_TRUE(fields.expect.empty());
   EXPECT_TRUE(fields.request_id.empty());
   EXPECT_EQ(fields.request_id_count, 0u);
