@@ -48,6 +48,16 @@ bool IsMissingOrEmpty(const fs::path& dir) {
   return fs::is_empty(dir, ec) && !ec;
 }
 
+// A data dir that holds nothing but the (empty) store directory: a first start that failed
+// after creating it left it so.
+bool HoldsNothingBut(const fs::path& parent, const fs::path& store_dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent, ec)) {
+    if (entry.path().filename() != store_dir.filename()) return false;
+  }
+  return !ec;
+}
+
 std::string Describe(const StoreIdentity& identity) {
   return "store " + identity.id + " created " + identity.created;
 }
@@ -168,7 +178,8 @@ Status CheckStorePresence(const StoreCheckOptions& options, StorePresence* prese
   }
   fs::path parent = dir.parent_path();
   if (parent.empty()) parent = ".";
-  if (options.creation == StoreCreation::kIfParentEmpty && !IsMissingOrEmpty(parent)) {
+  if (options.creation == StoreCreation::kIfParentEmpty && !IsMissingOrEmpty(parent) &&
+      !HoldsNothingBut(parent, dir)) {
     return Status::NotFound(
         "no " + options.what + " at " + dir.string() + " and no " + identity_path + ", but " +
         parent.string() +
