@@ -18,6 +18,7 @@
 #include "tests/integration/admin_client.h"
 #include "tests/integration/fencegate_run.h"
 #include "tests/integration/http_gateway_fixture.h"
+#include "tests/integration/lock_test_support.h"
 
 namespace fencegate::integration {
 namespace {
@@ -226,6 +227,30 @@ TEST_F(StoreRecoveryTest, FirstStartInADataDirThatIsNotEmptyNeedsStoreInit) {
   ASSERT_EQ(init.status, 0) << init.stderr_text;
   Restart();
   EXPECT_EQ(PutStatus("k", 5) / 100, 2u);
+}
+
+using StoreFloorLockTest = LockGatewayTest;
+
+// The built-in locks keep their tokens in the fence store: after a floor over all keys, their
+// next grants are above it, so the fences they raise admit their holders.
+TEST_F(StoreFloorLockTest, FloorOverAllKeysRaisesBuiltInLockTokens) {
+  const Response first = Acquire("orders-1", 30000);
+  ASSERT_EQ(first.result_int(), 200u) << first.body();
+  ASSERT_EQ(Release("orders-1", OwnerTokenOf(first)).result_int(), 200u);
+  gateway_.reset();
+
+  const Finished floor = RunFencegate({"store", "floor", "--config", config_path_, "--data-dir",
+                                       dir_.Join("data"), "--all", "100"});
+  ASSERT_EQ(floor.status, 0) << floor.stderr_text;
+  StartGateway();
+
+  const Response taken_before = Acquire("orders-1", 30000);
+  ASSERT_EQ(taken_before.result_int(), 200u) << taken_before.body();
+  EXPECT_EQ(FencingTokenOf(taken_before), 101u);
+  const Response never_taken = Acquire("orders-2", 30000);
+  ASSERT_EQ(never_taken.result_int(), 200u) << never_taken.body();
+  EXPECT_EQ(FencingTokenOf(never_taken), 101u);
+  EXPECT_EQ(Write("orders-2", 101).result_int() / 100, 2u);
 }
 
 }  // namespace
