@@ -42,6 +42,10 @@ void AppendMillis(double ms, std::string* out) {
   out->append(text, result.ptr);
 }
 
+int OpenForAppend(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
 }  // namespace
 
 void FormatAccessLogLine(const AccessLogEntry& entry, std::string* out) {
@@ -89,12 +93,29 @@ lockstore::Status AccessLog::Open(const std::string& path, std::unique_ptr<Acces
   } else if (path == "-") {
     out->reset(new AccessLog(STDOUT_FILENO, false));
   } else {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int fd = OpenForAppend(path);
     if (fd < 0) {
       return lockstore::Status::IOError("cannot open access log " + path + ": " +
                                         std::strerror(errno));
     }
-    out->reset(new AccessLog(fd, true));
+    out->reset(new AccessLog(fd, true, path));
+  }
+  return lockstore::Status::Ok();
+}
+
+lockstore::Status AccessLog::Reopen() {
+  if (!owned_) return lockstore::Status::Ok();
+  const int fd = OpenForAppend(path_);
+  if (fd < 0) {
+    return lockstore::Status::IOError("cannot reopen access log " + path_ + ": " +
+                                      std::strerror(errno));
+  }
+  const bool swapped = ::dup3(fd, fd_, O_CLOEXEC) >= 0;
+  const int dup_errno = errno;
+  ::close(fd);
+  if (!swapped) {
+    return lockstore::Status::IOError("cannot reopen access log " + path_ + ": " +
+                                      std::strerror(dup_errno));
   }
   return lockstore::Status::Ok();
 }

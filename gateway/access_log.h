@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "lockstore/status.h"
 #include "lockstore/token.h"
@@ -45,13 +46,20 @@ class AccessLog {
   AccessLog& operator=(const AccessLog&) = delete;
 
   bool enabled() const { return fd_ >= 0; }
+  // Opens the configured file again and puts it in place of the current one (logrotate
+  // renames the file, then signals). Lines go whole to the old file or to the new one: the
+  // descriptor number stays the same, dup3(2) swaps what it refers to atomically. A failure
+  // keeps the current file. No-op for standard output or when off. Not on a network thread.
+  lockstore::Status Reopen();
   // Formats and writes one line. Write errors are dropped: logging never fails a request.
   void Write(const AccessLogEntry& entry);
 
  private:
-  AccessLog(int fd, bool owned) : fd_(fd), owned_(owned) {}
+  AccessLog(int fd, bool owned, std::string path = {})
+      : fd_(fd), owned_(owned), path_(std::move(path)) {}
   int fd_ = -1;
   bool owned_ = false;
+  std::string path_;  // the file's configured path; empty for standard output or off
 };
 
 }  // namespace fencegate::gateway

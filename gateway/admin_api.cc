@@ -139,6 +139,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
 
 void AdminApi::Metrics(Response* response) {
   if (context_.refresh_store_metrics) context_.refresh_store_metrics();
+  if (context_.relay_budget_metrics != nullptr) context_.relay_budget_metrics->Refresh();
   context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
   // Copied from the counts the sessions keep anyway, so a request does not also pay for two
   // gauge updates (a compare-and-swap loop each) that only a scrape reads.

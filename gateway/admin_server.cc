@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -14,6 +15,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "gateway/tls/handshake.h"
+#include "gateway/tls/plain_http_refusal.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -27,6 +29,8 @@ namespace {
 constexpr auto kAdminTimeout = std::chrono::seconds(30);
 constexpr std::uint32_t kAdminHeaderLimit = 16 * 1024;
 constexpr std::uint64_t kAdminBodyLimit = 64 * 1024;
+// A ClientHello fits in the first read; plain HTTP shows itself in its first byte.
+constexpr std::size_t kFirstTlsRead = 4096;
 
 // One operator connection: read a request, answer it, repeat while keep-alive. `Stream` is a
 // beast::tcp_stream or TLS over one.
@@ -43,23 +47,59 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   // Plain: straight to the first request.
   void Start() { Read(); }
 
-  // TLS: the handshake first, bounded by `timeout`; failures are counted by reason.
+  // TLS: the handshake first, bounded by the listener's handshake_timeout; failures are
+  // counted by reason. The first bytes are read off the TCP layer and handed to the handshake
+  // afterwards, so that plain HTTP can be told apart and answered in plain HTTP.
   void StartTls(const tls::ListenerTls& listener) {
-    beast::get_lowest_layer(stream_).expires_after(listener.settings().handshake_timeout);
-    stream_.async_handshake(net::ssl::stream_base::server, [self = this->shared_from_this(),
-                                                            &listener](error_code ec) {
-      if (ec) {
-        listener.CountHandshake(tls::ClassifyHandshakeFailure(ec, self->stream_.native_handle()));
-        self->Close();
-        return;
-      }
-      listener.CountHandshake(tls::HandshakeResult::kOk);
-      self->peer_ = tls::ReadPeerIdentity(self->stream_.native_handle());
-      self->Read();
-    });
+    auto& lowest = beast::get_lowest_layer(stream_);
+    lowest.expires_after(listener.settings().handshake_timeout);
+    lowest.async_read_some(
+        buffer_.prepare(kFirstTlsRead),
+        [self = this->shared_from_this(), &listener](error_code ec, std::size_t bytes) {
+          self->OnTlsFirstBytes(listener, ec, bytes);
+        });
   }
 
  private:
+  void OnTlsFirstBytes(const tls::ListenerTls& listener, error_code ec, std::size_t bytes) {
+    if (ec) {
+      listener.CountHandshake(ec == beast::error::timeout ? tls::HandshakeResult::kTimeout
+                                                          : tls::HandshakeResult::kClosed);
+      Close();
+      return;
+    }
+    buffer_.commit(bytes);
+    if (static_cast<const unsigned char*>(buffer_.data().data())[0] != tls::kTlsHandshakeRecord) {
+      listener.CountHandshake(tls::HandshakeResult::kPlainHttp);
+      refusal_ = tls::PlainHttpOnTlsResponse();
+      beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
+      net::async_write(
+          beast::get_lowest_layer(stream_), net::buffer(refusal_),
+          [self = this->shared_from_this()](error_code, std::size_t) { self->Close(); });
+      return;
+    }
+    // Boost 1.81's ssl_stream checks this handler against the unbuffered signature (without
+    // the byte count), so the count gets a default.
+    stream_.async_handshake(
+        net::ssl::stream_base::server, buffer_.data(),
+        [self = this->shared_from_this(), &listener](error_code ec, std::size_t used = 0) {
+          self->buffer_.consume(used);
+          self->OnTlsHandshake(listener, ec);
+        });
+  }
+
+  void OnTlsHandshake(const tls::ListenerTls& listener, error_code ec) {
+    if (ec || buffer_.size() != 0) {
+      listener.CountHandshake(ec ? tls::ClassifyHandshakeFailure(ec, stream_.native_handle())
+                                 : tls::HandshakeResult::kProtocol);
+      Close();
+      return;
+    }
+    listener.CountHandshake(tls::HandshakeResult::kOk);
+    peer_ = tls::ReadPeerIdentity(stream_.native_handle());
+    Read();
+  }
+
   void Read() {
     parser_.emplace();
     parser_->header_limit(kAdminHeaderLimit);
@@ -116,7 +156,8 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   std::optional<http::request_parser<http::string_body>> parser_;
   AdminApi::Response response_;
   AdminApi& api_;
-  PeerIdentity peer_;  // the client certificate (TLS only): an admin credential
+  PeerIdentity peer_;    // the client certificate (TLS only): an admin credential
+  std::string refusal_;  // the answer to plain HTTP on a TLS listener
 };
 
 }  // namespace
@@ -130,7 +171,7 @@ AdminServer::~AdminServer() {
 }
 
 bool AdminServer::Listen(const tcp::endpoint& endpoint, std::string* error) {
-  return OpenListenSocket(acceptor_, endpoint, /*reuse_port=*/false, "admin", error);
+  return OpenListenSocket(acceptor_, endpoint, "admin", error);
 }
 
 tcp::endpoint AdminServer::local_endpoint() const {

@@ -43,6 +43,16 @@ class ClientDeadline {
     Wait(owner);
   }
 
+  // The same for an owner that is shared (enable_shared_from_this): its shared_ptr is made only
+  // when the timer has to be armed, not for every operation.
+  void Begin(Clock::time_point deadline, Owner& owner) {
+    deadline_ = deadline;
+    outstanding_ = true;
+    expired_ = false;
+    if (waiting_ && wait_at_ <= deadline) return;
+    Wait(owner.shared_from_this());
+  }
+
   // The operation completed. True if the deadline passed and `on_expired` ran for it.
   bool End() {
     outstanding_ = false;

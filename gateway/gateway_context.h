@@ -14,6 +14,7 @@
 #include "gateway/access_log.h"
 #include "gateway/config/config.h"
 #include "gateway/metrics.h"
+#include "gateway/relay_budget_metrics.h"
 #include "gateway/router.h"
 #include "lockstore/admission.h"
 #include "lockstore/fence_store.h"
@@ -68,6 +69,8 @@ struct GatewayContext {
   // Brings store-specific metrics up to date before /metrics renders (the etcd store's
   // counters); empty for the embedded store.
   std::function<void()> refresh_store_metrics;
+  // limits.relay_buffer_memory's metrics, brought up to date before /metrics renders.
+  RelayBudgetMetrics* relay_budget_metrics = nullptr;
   // Null unless `cluster:` is configured (docs/ARCHITECTURE.md "Several replicas"). The peers'
   // adapters follow the backends' in each network thread, from peer_adapter_base on.
   const ReplicaCluster* cluster = nullptr;

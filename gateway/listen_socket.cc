@@ -1,20 +1,22 @@
 #include "gateway/listen_socket.h"
 
-#include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
 
 bool OpenListenSocket(net::ip::tcp::acceptor& acceptor, const net::ip::tcp::endpoint& endpoint,
-                      bool reuse_port, std::string_view what, std::string* error) {
-  using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+                      std::string_view what, std::string* error) {
   boost::system::error_code ec;
   const char* step = "open a socket for";
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) {
     step = "set socket options for";
     acceptor.set_option(net::socket_base::reuse_address(true), ec);
-    if (!ec && reuse_port) acceptor.set_option(ReusePort(true), ec);
   }
   if (!ec) {
     step = "bind";
@@ -32,6 +34,25 @@ bool OpenListenSocket(net::ip::tcp::acceptor& acceptor, const net::ip::tcp::endp
   boost::system::error_code ignored;
   acceptor.close(ignored);
   return false;
+}
+
+bool ShareListenSocket(net::ip::tcp::acceptor& listener, net::ip::tcp::acceptor& acceptor,
+                       std::string* error) {
+  boost::system::error_code ec;
+  const net::ip::tcp::endpoint local = listener.local_endpoint(ec);
+  const int fd = ec ? -1 : ::fcntl(listener.native_handle(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = "cannot duplicate the listening socket: " +
+             (ec ? ec.message() : std::string(std::strerror(errno)));
+    return false;
+  }
+  acceptor.assign(local.protocol(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    *error = "cannot share the listening socket: " + ec.message();
+    return false;
+  }
+  return true;
 }
 
 }  // namespace fencegate::gateway

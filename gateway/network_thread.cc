@@ -39,8 +39,8 @@ NetworkThread::~NetworkThread() {
   Join();
 }
 
-bool NetworkThread::Listen(const tcp::endpoint& endpoint, std::string* error) {
-  return OpenListenSocket(acceptor_, endpoint, /*reuse_port=*/true, "traffic", error);
+bool NetworkThread::ShareListener(tcp::acceptor& listener, std::string* error) {
+  return ShareListenSocket(listener, acceptor_, error);
 }
 
 tcp::endpoint NetworkThread::local_endpoint() const {

@@ -23,8 +23,8 @@ namespace fencegate::gateway {
 
 class Session;
 
-// One network thread: its own io_context, its own acceptor on the shared traffic port
-// (SO_REUSEPORT lets the kernel spread connections, so threads share no locks), its own
+// One network thread: its own io_context, its own acceptor (a dup of the process's one
+// listening socket, so threads share no locks and accept without a hand-over), its own
 // adapter instance per backend, and the sessions it accepted.
 class NetworkThread {
  public:
@@ -36,8 +36,8 @@ class NetworkThread {
   NetworkThread(const NetworkThread&) = delete;
   NetworkThread& operator=(const NetworkThread&) = delete;
 
-  // Opens, binds and listens; on failure returns false with a message naming the cause.
-  bool Listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  // Accepts from `listener` (see ShareListenSocket); on failure returns false with the cause.
+  bool ShareListener(boost::asio::ip::tcp::acceptor& listener, std::string* error);
   boost::asio::ip::tcp::endpoint local_endpoint() const;
 
   void Start();       // starts accepting and the thread

@@ -1,5 +1,7 @@
 #include "gateway/server.h"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "gateway/listen_socket.h"
 #include "gateway/request_fields.h"
 #include "gateway/store_command.h"
 #include "gateway/time_format.h"
@@ -60,6 +63,13 @@ void WarnIfUnverified(const std::string& name, bool tls,
                name.c_str(), host.c_str());
 }
 
+void ReopenSignalMask(int how) {
+  sigset_t reopen;
+  sigemptyset(&reopen);
+  sigaddset(&reopen, SIGUSR1);
+  pthread_sigmask(how, &reopen, nullptr);
+}
+
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {}
@@ -78,6 +88,12 @@ Server::~Server() {
 }
 
 bool Server::Start(std::string* error) {
+  // Signals an operator's tools send that must never end the process (README "Signals"): a
+  // closed pipe (SIGPIPE) and haproxy-style reloads (SIGUSR2) are ignored. Logrotate's SIGUSR1
+  // stays pending (blocked here, in every thread started from here on) until RunUntilSignal
+  // takes it up, so one sent right after start-up still reopens the access log.
+  for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
+  ReopenSignalMask(SIG_BLOCK);
   if (!OpenStore(error)) return false;
   const lockstore::Status log_status = AccessLog::Open(config_.access_log.path, &access_log_);
   if (!log_status.ok()) {
@@ -318,7 +334,14 @@ bool Server::LoadTls(std::string* error) {
 bool Server::BuildAdapters(std::string* error) {
   std::vector<std::string> backend_names;
   std::vector<adapters::AdapterFactory*> factories;
-  for (const auto& [name, backend] : config_.backends) {
+  relay_budget_ = std::make_shared<adapters::RelayBudget>(config_.limits.relay_buffer_memory);
+  relay_budget_metrics_ =
+      std::make_unique<RelayBudgetMetrics>(metrics_->registry(), *relay_budget_);
+  context_.relay_budget_metrics = relay_budget_metrics_.get();
+  for (const auto& [name, configured] : config_.backends) {
+    BackendConfig backend = configured;
+    backend.http.relay_budget = relay_budget_;
+    backend.filesystem.relay_budget = relay_budget_;
     if (backend.kind == "http") {
       auto factory = adapters::MakeHttpAdapterFactory(backend.http, error);
       if (!factory) {
@@ -425,11 +448,13 @@ bool Server::Listen(std::string* error) {
       !ResolveListenAddress(config_.admin_listen, &admin, error)) {
     return false;
   }
-  // With port 0 the first acceptor picks the port and the others join it.
-  if (!threads_.front()->Listen(traffic, error)) return false;
-  traffic.port(threads_.front()->local_endpoint().port());
-  for (std::size_t i = 1; i < threads_.size(); ++i) {
-    if (!threads_[i]->Listen(traffic, error)) return false;
+  // One listening socket for the process, one descriptor of it per network thread. The
+  // original is closed on return; the threads' duplicates keep the socket open.
+  net::io_context setup;
+  tcp::acceptor listener(setup);
+  if (!OpenListenSocket(listener, traffic, "traffic", error)) return false;
+  for (auto& thread : threads_) {
+    if (!thread->ShareListener(listener, error)) return false;
   }
   return admin_->Listen(admin, error);
 }
@@ -444,6 +469,8 @@ int Server::RunUntilSignal() {
   net::io_context ioc{1};
   net::signal_set signals(ioc, SIGTERM, SIGINT);
   net::signal_set reload_signal(ioc, SIGHUP);
+  net::signal_set reopen_signal(ioc, SIGUSR1);
+  ReopenSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
   net::steady_timer poll(ioc);
   int exit_code = kExitOk;
   std::chrono::steady_clock::time_point deadline;
@@ -472,9 +499,21 @@ int Server::RunUntilSignal() {
   };
   await_reload();
 
+  // Opening the file blocks: it happens here, never on a network thread.
+  std::function<void()> await_reopen = [&] {
+    reopen_signal.async_wait([&](boost::system::error_code ec, int) {
+      if (ec) return;
+      const lockstore::Status reopened = access_log_->Reopen();
+      if (!reopened.ok()) std::fprintf(stderr, "fencegate: %s\n", reopened.ToString().c_str());
+      await_reopen();
+    });
+  };
+  await_reopen();
+
   signals.async_wait([&](boost::system::error_code ec, int) {
     if (ec) return;
     reload_signal.cancel();  // lets ioc run out of work once drained
+    reopen_signal.cancel();
     context_.accepting = false;
     context_.draining = true;
     // Long-poll acquires answer 503 at once instead of holding the drain up.
@@ -484,6 +523,7 @@ int Server::RunUntilSignal() {
     check_drained();
   });
   ioc.run();
+  ReopenSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
 
   StopThreads();
   const lockstore::Status flushed = store_->Flush();

@@ -93,6 +93,9 @@ class Server {
   std::unique_ptr<auth::AdminGuard> admin_guard_;
   GatewayContext context_;
   std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
+  // limits.relay_buffer_memory, shared by the adapters of every backend and thread.
+  std::shared_ptr<adapters::RelayBudget> relay_budget_;
+  std::unique_ptr<RelayBudgetMetrics> relay_budget_metrics_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;
   std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<LockMetrics> lock_metrics_;

@@ -59,7 +59,7 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
       context_(thread.context()),
       stream_(ClientStream(std::move(socket)), std::move(tls_context)),
       client_deadline_(stream_.get_executor(), &Session::CancelClientIo),
-      barrier_deadline_(stream_.get_executor(), &Session::OnBarrierTimeout),
+      barrier_deadline_(stream_.get_executor(), &Session::OnFenceDeadline),
       body_read_timeout_(stream_.get_executor()) {
   error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
@@ -413,6 +413,28 @@ void Session::OnLateAdmissionDecision(const lockstore::AdmissionDecision& decisi
   OnAdmissionDecision(decision);
 }
 
+void Session::OnFenceDeadline() {
+  if (exchange_.admitted) {
+    CutAdmittedWrite();
+    return;
+  }
+  OnBarrierTimeout();
+}
+
+// An admitted write holds every newer token on its fence key at the advance barrier, so it may
+// not take longer than timeouts.write_deadline. What the session can cut is its side: the body
+// read (or the wait for body bytes) or the response write in progress ends with an error, and
+// later body reads fail at once. The adapter then abandons the write as for any client that
+// went away (the http adapter closes the upstream connection with the body short of its
+// framing, the filesystem adapter removes its temp file) and reports done, which releases the
+// fence. A write whose body has all arrived waits for the backend's answer under the backend's
+// own response_timeout.
+void Session::CutAdmittedWrite() {
+  exchange_.write_cut = true;
+  error_code ignored;
+  stream_.socket().cancel(ignored);
+}
+
 void Session::OnBarrierTimeout() {
   if (phase_ != Phase::kAdmitting || exchange_.abandoned || !self_hold_) return;
   exchange_.abandoned = true;
@@ -444,6 +466,8 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
         return;
       }
       exchange_.outcome = "admitted";
+      barrier_deadline_.Begin(
+          adapters::DeadlineClock::Now() + context_.config->timeouts.write_deadline, *this);
       metrics.writes_admitted->Increment();
       if (decision.advanced) metrics.fence_advances->Increment();
       metrics.barrier_wait->Observe(thread_.index(),
@@ -622,6 +646,7 @@ void Session::Forward() {
 void Session::CompleteAdmission() {
   if (!exchange_.admitted) return;
   exchange_.admitted = false;
+  barrier_deadline_.End();
   context_.admission->Complete(exchange_.fence_key, *exchange_.token);
 }
 
@@ -641,6 +666,19 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   }
   if (exchange_.self_fenced && !outcome.response_started) {
     RefuseSelfFenced();
+    return;
+  }
+  if (exchange_.write_cut && !outcome.response_started &&
+      outcome.failure == adapters::ForwardOutcome::Failure::kClient) {
+    exchange_.outcome = "write_deadline";
+    RespondWithProblem({.status = 408,
+                        .slug = "write-deadline-exceeded",
+                        .title = "Write took too long",
+                        .detail = "the write did not finish within timeouts.write_deadline of its "
+                                  "admission; it was abandoned and its fence released",
+                        .instance = RequestPath(),
+                        .request_id = exchange_.request_id},
+                       true, false);
     return;
   }
   if (exchange_.peer_adapter && !outcome.response_started &&
@@ -859,12 +897,14 @@ bool Session::body_done() const { return parser_->is_done(); }
 
 void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
   read_handler_ = std::move(handler);
-  if (SelfFenced()) {
-    // No more body bytes upstream once the shard's lease may have ended: the adapter abandons
-    // the upload and the backend sees a truncated body.
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
+  if (SelfFenced() || exchange_.write_cut) {
+    // No more body bytes upstream once the shard's lease may have ended, or the write's
+    // deadline passed: the adapter abandons the upload and the backend sees a truncated body.
+    const error_code ec = exchange_.write_cut ? error_code(beast::error::timeout)
+                                              : error_code(net::error::operation_aborted);
+    net::post(stream_.get_executor(), [self = shared_from_this(), ec] {
       auto handler = std::move(self->read_handler_);
-      handler(net::error::operation_aborted, 0, false);
+      handler(ec, 0, false);
     });
     return;
   }
@@ -895,7 +935,8 @@ void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
 
 std::optional<adapters::BodyRead> Session::ReadBodyNowOrLater(net::mutable_buffer buffer,
                                                               ReadHandler handler) {
-  if (SelfFenced() || (exchange_.expect_continue && !exchange_.continue_sent)) {
+  if (SelfFenced() || exchange_.write_cut ||
+      (exchange_.expect_continue && !exchange_.continue_sent)) {
     AsyncReadBody(buffer, std::move(handler));
     return std::nullopt;
   }
@@ -906,6 +947,28 @@ std::optional<adapters::BodyRead> Session::ReadBodyNowOrLater(net::mutable_buffe
   read_handler_ = std::move(handler);
   ReadBodyFromSocket();
   return std::nullopt;
+}
+
+bool Session::WaitForBodyNowOrLater(WaitHandler handler) {
+  // A TLS connection may hold decrypted bytes the socket no longer shows: read at once there.
+  if (stream_.is_tls() || buffer_.size() > 0 || parser_->is_done() || exchange_.write_cut ||
+      SelfFenced() || (exchange_.expect_continue && !exchange_.continue_sent)) {
+    return true;
+  }
+  body_wait_handler_ = std::move(handler);
+  body_read_timeout_.Begin(context_.config->timeouts.body_read, shared_from_this(), [this] {
+    error_code ignored;
+    stream_.socket().cancel(ignored);
+  });
+  stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
+    if (self->body_read_timeout_.End() && ec == net::error::operation_aborted) {
+      ec = beast::error::timeout;
+    }
+    if (!ec && self->exchange_.write_cut) ec = beast::error::timeout;
+    auto handler = std::move(self->body_wait_handler_);
+    handler(ec);
+  });
+  return false;
 }
 
 void Session::ReadBodySome(net::mutable_buffer buffer) {

@@ -77,6 +77,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
   std::optional<adapters::BodyRead> ReadBodyNowOrLater(boost::asio::mutable_buffer buffer,
                                                        ReadHandler handler) override;
+  bool WaitForBodyNowOrLater(WaitHandler handler) override;
   void AsyncWriteResponse(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
                           bool last, WriteHandler handler) override;
   void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
@@ -106,6 +107,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     std::optional<lockstore::Token> highest;
     bool admitted = false;   // Complete() is owed
     bool abandoned = false;  // the barrier wait timed out; the decision is still awaited
+    // timeouts.write_deadline passed while the admitted write still read its body or wrote its
+    // response: the client I/O was cut, so the adapter abandons the write and the fence is freed.
+    bool write_cut = false;
     std::chrono::nanoseconds barrier_wait{0};
     std::string_view outcome = "bad_request";
     unsigned status = 0;
@@ -200,7 +204,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void Admit();
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
+  // barrier_deadline_'s expiry: the barrier wait before admission, the write deadline after.
+  void OnFenceDeadline();
   void OnBarrierTimeout();
+  void CutAdmittedWrite();
   void Forward();
   void OnForwardDone(adapters::ForwardOutcome outcome);
   void CompleteAdmission();
@@ -276,8 +283,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
       response_;                            // body unused
   adapters::MessageWriter message_writer_;  // writes response_ and the body pieces
   adapters::WriteGather write_gather_;      // the buffers of the response write in progress
-  // timeouts.barrier_wait of an admission that was not decided at once. Lazy like
-  // client_deadline_: most advances are decided within a group commit, long before it.
+  // timeouts.barrier_wait of an admission that was not decided at once, then
+  // timeouts.write_deadline of the admitted request. Lazy like client_deadline_: most advances
+  // are decided within a group commit, and on a keep-alive connection the timer is armed about
+  // once per write_deadline, however many writes pass.
   ClientDeadline<Session> barrier_deadline_;
   // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
   adapters::IdleTimeout body_read_timeout_;
@@ -295,6 +304,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   LockApi::Wait lock_wait_;  // a long-poll acquire in progress
   bool lock_waiting_ = false;
   ReadHandler read_handler_;
+  WaitHandler body_wait_handler_;
   WriteHandler write_handler_;
   // Keeps the session alive while the admission controller or the adapter holds a callback
   // that captured only `this` (a pointer fits std::function's small buffer: no allocation).

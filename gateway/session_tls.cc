@@ -5,6 +5,7 @@
 #include "gateway/session.h"
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/listener_tls.h"
+#include "gateway/tls/plain_http_refusal.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -53,17 +54,7 @@ void Session::OnTlsFirstBytes(error_code ec, std::size_t bytes) {
 void Session::RefusePlainHttp() {
   context_.traffic_tls->CountHandshake(tls::HandshakeResult::kPlainHttp);
   phase_ = Phase::kClosed;
-  RenderProblemJson({.status = 400,
-                     .slug = "plain-http-on-tls-port",
-                     .title = "Plain HTTP sent to a TLS port",
-                     .detail = "this listener speaks HTTPS only"},
-                    &problem_body_);
-  scratch_ = "HTTP/1.1 400 Bad Request\r\nContent-Type: ";
-  scratch_ += kProblemContentType;
-  scratch_ += "\r\nConnection: close\r\nContent-Length: ";
-  scratch_ += std::to_string(problem_body_.size());
-  scratch_ += "\r\n\r\n";
-  scratch_ += problem_body_;
+  scratch_ = tls::PlainHttpOnTlsResponse();
   stream_.expires_after(context_.config->timeouts.response_write);
   net::async_write(stream_.lowest(), net::buffer(scratch_),
                    [self = shared_from_this()](error_code, std::size_t) { self->CloseSocket(); });

@@ -38,6 +38,7 @@ class Downstream {
   // Completion handlers are kept inline (no allocation per body read or response write).
   using ReadHandler = InlineHandler<void(boost::system::error_code, std::size_t bytes, bool done)>;
   using WriteHandler = InlineHandler<void(boost::system::error_code)>;
+  using WaitHandler = InlineHandler<void(boost::system::error_code)>;
 
   virtual ~Downstream() = default;
 
@@ -71,6 +72,17 @@ class Downstream {
                                                      ReadHandler handler) {
     AsyncReadBody(buffer, std::move(handler));
     return std::nullopt;
+  }
+
+  // Returns true when a body read would find something at once (body bytes at hand, the body's
+  // end, a failure to report) or must not be waited for (a client that waits for "100
+  // Continue"); otherwise waits until body bytes arrive, then calls `handler` (an error: the
+  // client went away, paused longer than the body read timeout, or its write was cut). So an
+  // adapter takes a relay buffer only once there is something to put in it: a body whose
+  // client is slow to send holds no memory meanwhile. The default never waits.
+  virtual bool WaitForBodyNowOrLater(WaitHandler handler) {
+    (void)handler;
+    return true;
   }
 
   // Finish at once, returning true, when the connection takes the whole piece at once.

@@ -6,12 +6,12 @@
 #
 # FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration faults webdav lock_services s3 torture asan tsan fuzz (all but
+# Stages: build unit integration load faults webdav lock_services s3 torture asan tsan fuzz (all but
 # the last three need "build"), and replicas (the etcd store and several replicas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults webdav lock_services replicas s3 torture asan tsan fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration load faults webdav lock_services replicas s3 torture asan tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -129,6 +129,8 @@ ctest_stage() {
 
 ctest_stage unit "unit tests" unit 300 -j "$jobs"
 ctest_stage integration "integration tests" integration 600
+# Many slow clients against the real binary with the gateway's memory asserted (tests/load).
+ctest_stage load "load tests" load 300
 # kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
 ctest_stage faults "faults" faults 600
 # The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).

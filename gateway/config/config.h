@@ -31,6 +31,8 @@ struct Limits {
   std::size_t max_header_bytes = 16 * 1024;   // larger header block -> 431
   std::uint64_t max_body_bytes = 8ull << 30;  // larger body -> 413
   std::size_t max_connections = 20000;        // accepting pauses above this
+  // Relay buffers of all request bodies in progress together; a body beyond -> 503.
+  std::uint64_t relay_buffer_memory = 1ull << 30;
 };
 
 struct Timeouts {
@@ -40,6 +42,10 @@ struct Timeouts {
   std::chrono::milliseconds response_write{30000};  // idle time between response writes
   std::chrono::milliseconds shutdown_drain{15000};  // in-flight requests on SIGTERM
   std::chrono::milliseconds barrier_wait{65000};    // advance barrier wait before 503
+  // An admitted fenced request still sending its body or reading its response this long after
+  // admission is cut (and its fence released); below barrier_wait, so a newer token that waits
+  // for it is admitted rather than refused.
+  std::chrono::milliseconds write_deadline{60000};
 };
 
 struct StoreConfig {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -16,6 +18,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml-cpp/yaml.h>
 
@@ -124,6 +130,16 @@ std::string Suggestion(std::string_view unknown, const std::vector<std::string_v
   }
   if (best.empty() || best_distance > std::max<std::size_t>(2, best.size() / 3)) return {};
   return std::string(best);
+}
+
+// Why `file` cannot be read, or empty when it can. O_NONBLOCK: a FIFO must not hang the check.
+std::string UnreadableFileProblem(const std::string& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::strerror(errno);
+  struct stat status {};
+  const bool directory = ::fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
+  ::close(fd);
+  return directory ? "it is a directory" : "";
 }
 
 bool IsTchar(char c) {
@@ -291,6 +307,16 @@ class Reader {
       return;
     }
     *out = std::move(text);
+  }
+
+  // A file the gateway reads at start (a certificate, key or CA bundle): it must open for
+  // reading now, so that --check-config finds what start would fail on. Empty: not set.
+  void ReadableFile(const YAML::Node& node, const std::string& path, std::string* out) {
+    const std::size_t errors_before = sink_->count();
+    String(node, path, out);
+    if (sink_->count() != errors_before || out->empty()) return;
+    const std::string problem = UnreadableFileProblem(*out);
+    if (!problem.empty()) sink_->Add(node, path, "cannot read " + Quote(*out) + ": " + problem);
   }
 
   void Bool(const YAML::Node& node, const std::string& path, bool* out) {
@@ -470,7 +496,9 @@ std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* 
 
 void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   const std::string path = "limits";
-  if (!reader.ExpectMapping(node, path, {"max_header_bytes", "max_body_bytes", "max_connections"}))
+  if (!reader.ExpectMapping(
+          node, path,
+          {"max_header_bytes", "max_body_bytes", "max_connections", "relay_buffer_memory"}))
     return;
   if (node["max_header_bytes"]) {
     reader.Size(node["max_header_bytes"], Child(path, "max_header_bytes"), 1u << 10, 1u << 20,
@@ -483,6 +511,10 @@ void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   if (node["max_connections"]) {
     reader.Count(node["max_connections"], Child(path, "max_connections"), 1, 10'000'000,
                  &out->max_connections);
+  }
+  if (node["relay_buffer_memory"]) {
+    reader.Size(node["relay_buffer_memory"], Child(path, "relay_buffer_memory"), 1u << 20,
+                std::numeric_limits<std::uint64_t>::max(), &out->relay_buffer_memory);
   }
 }
 
@@ -501,6 +533,7 @@ void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out) {
       {"response_write", &Timeouts::response_write, false},
       {"shutdown_drain", &Timeouts::shutdown_drain, true},
       {"barrier_wait", &Timeouts::barrier_wait, false},
+      {"write_deadline", &Timeouts::write_deadline, false},
   };
   std::vector<std::string_view> known;
   for (const Field& field : kFields) known.push_back(field.key);
@@ -527,7 +560,11 @@ bool ReadClientTls(Reader& reader, const YAML::Node& node, const std::string& pa
     const std::string key = key_prefix + name;
     if (!node[key]) continue;
     any = true;
-    reader.String(node[key], Child(path, key), &(out->*member));
+    if (std::string_view(name).ends_with("_file")) {
+      reader.ReadableFile(node[key], Child(path, key), &(out->*member));
+    } else {
+      reader.String(node[key], Child(path, key), &(out->*member));
+    }
   }
   const std::string verify = key_prefix + "verify_hostname";
   if (node[verify]) {
@@ -709,8 +746,8 @@ void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out)
   if (node["path"]) reader.String(node["path"], "access_log.path", &out->path);
 }
 
-// One listener's TLS termination (tls.traffic / tls.admin): files are checked when the
-// gateway starts (a missing file is a startup failure naming it), not here.
+// One listener's TLS termination (tls.traffic / tls.admin): the files must be readable here;
+// whether they hold a usable certificate and key is checked when the gateway starts.
 void ReadServerTls(Reader& reader, const YAML::Node& node, const std::string& path,
                    tls::ServerTlsSettings* out) {
   if (!reader.ExpectMapping(node, path,
@@ -723,11 +760,17 @@ void ReadServerTls(Reader& reader, const YAML::Node& node, const std::string& pa
     if (!node[key]) {
       reader.sink()->Add(node, Child(path, key), "required when TLS is configured");
     } else {
-      reader.String(node[key], Child(path, key), &(out->*member));
+      const std::size_t errors_before = reader.sink()->count();
+      reader.ReadableFile(node[key], Child(path, key), &(out->*member));
+      if (reader.sink()->count() == errors_before && (out->*member).empty()) {
+        reader.sink()->Add(node[key], Child(path, key), "must not be empty");
+      }
     }
   }
-  if (node["client_ca_file"])
-    reader.String(node["client_ca_file"], Child(path, "client_ca_file"), &out->client_ca_file);
+  if (node["client_ca_file"]) {
+    reader.ReadableFile(node["client_ca_file"], Child(path, "client_ca_file"),
+                        &out->client_ca_file);
+  }
   if (node["client_auth"]) {
     reader.Choice(node["client_auth"], Child(path, "client_auth"),
                   {{"off", tls::ClientAuth::kOff},

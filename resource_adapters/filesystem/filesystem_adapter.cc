@@ -108,7 +108,8 @@ class FilesystemAdapterFactory : public AdapterFactory {
                            const FilesystemAdapterOptions& options)
       : io_pool_(options.io_threads > 0 ? options.io_threads : 1),
         backend_(std::make_shared<FilesystemBackend>(
-            FilesystemBackend{std::move(store), io_pool_.get_executor(), options.chunk_bytes})) {}
+            FilesystemBackend{std::move(store), io_pool_.get_executor(), options.chunk_bytes,
+                              options.relay_budget})) {}
 
   // Runs the queued file work to its end (temp files get removed) before the threads go.
   ~FilesystemAdapterFactory() override { io_pool_.join(); }

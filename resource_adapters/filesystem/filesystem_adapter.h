@@ -8,6 +8,8 @@
 
 namespace fencegate::adapters {
 
+class RelayBudget;
+
 struct FilesystemAdapterOptions {
   // Directory served as a file store; created if missing. Nothing outside it is ever touched.
   std::string root;
@@ -19,6 +21,10 @@ struct FilesystemAdapterOptions {
   bool sync_writes = true;
   // Size of each read/write chunk when streaming bodies.
   std::size_t chunk_bytes = 256 * 1024;
+  // The relay buffer memory all request bodies share (limits.relay_buffer_memory): a PUT
+  // reserves its two chunks there first and is refused with 503 when the limit is reached.
+  // Null: no limit.
+  std::shared_ptr<RelayBudget> relay_budget;
 };
 
 // Serves GET/HEAD/PUT/DELETE of files under `root`. Writes go to a temp file that is fsynced and

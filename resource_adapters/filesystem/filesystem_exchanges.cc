@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "resource_adapters/relay_budget.h"
 #include "resource_adapters/thread_inbox.h"
 
 namespace fencegate::adapters {
@@ -27,6 +28,10 @@ void SetVersionFields(const FileVersion& version, ResponseHeader& header) {
   if (version.token) {
     header.set(kTokenField, std::to_string(*version.token));
   }
+}
+
+std::size_t SlotBytes(const FilesystemBackend& backend) {
+  return std::max<std::size_t>(1, backend.chunk_bytes);
 }
 
 }  // namespace
@@ -71,6 +76,12 @@ void FileExchange::WriteHeaderOnly(ResponseHeader header) {
 
 void FileExchange::FinishWithProblem(Problem problem) {
   outcome_.failure = problem.status >= 500 ? Failure::kBackendIO : Failure::kNone;
+  outcome_.problem = std::move(problem);
+  auto done = std::move(done_);
+  done(std::move(outcome_));
+}
+
+void FileExchange::FinishRefused(Problem problem) {
   outcome_.problem = std::move(problem);
   auto done = std::move(done_);
   done(std::move(outcome_));
@@ -184,7 +195,22 @@ void ReadFileExchange::WriteChunk(std::size_t bytes) {
   }
 }
 
+WriteFileExchange::~WriteFileExchange() {
+  if (reserved_bytes_ > 0) backend_->relay_budget->Release(reserved_bytes_);
+}
+
 void WriteFileExchange::Start() {
+  if (backend_->relay_budget != nullptr && !downstream_.body_done()) {
+    const std::size_t slots_bytes = slots_.size() * SlotBytes(*backend_);
+    if (!backend_->relay_budget->TryReserve(slots_bytes)) {
+      // Refused before the file store is touched; posted, as done never runs inside Forward().
+      boost::asio::post(ioc_, [this, self = shared_from_this()] {
+        FinishRefused(RelayMemoryExhaustedProblem());
+      });
+      return;
+    }
+    reserved_bytes_ = slots_bytes;
+  }
   OnIoThread(
       [this, self = shared_from_this()] {
         return store_.BeginWrite(path_, WriteRequirements{conditions_, token_});
@@ -205,15 +231,31 @@ void WriteFileExchange::OnBegun(OrProblem<PendingWrite> begun) {
     Commit();
     return;
   }
-  for (auto& slot : slots_) {
-    slot.data.resize(std::max<std::size_t>(1, backend_->chunk_bytes));
-  }
   ReadBodyInto(0);
 }
 
 void WriteFileExchange::ReadBodyInto(int slot) {
   read_in_flight_ = true;
-  downstream_.AsyncReadBody(boost::asio::buffer(slots_[slot].data),
+  if (!slots_[slot].data) {
+    const bool ready = downstream_.WaitForBodyNowOrLater(
+        [this, self = shared_from_this(), slot](boost::system::error_code ec) {
+          if (!ec) {
+            ReadBodyIntoAllocated(slot);
+            return;
+          }
+          read_in_flight_ = false;
+          RecordFailure(Failure::kClient, ec, std::nullopt);
+          AbortWhenIdle();
+        });
+    if (!ready) return;
+  }
+  ReadBodyIntoAllocated(slot);
+}
+
+void WriteFileExchange::ReadBodyIntoAllocated(int slot) {
+  const std::size_t slot_bytes = SlotBytes(*backend_);
+  if (!slots_[slot].data) slots_[slot].data = std::make_unique_for_overwrite<char[]>(slot_bytes);
+  downstream_.AsyncReadBody(boost::asio::buffer(slots_[slot].data.get(), slot_bytes),
                             [this, self = shared_from_this(), slot](boost::system::error_code ec,
                                                                     std::size_t bytes, bool done) {
                               read_in_flight_ = false;
@@ -243,7 +285,7 @@ void WriteFileExchange::WriteSlot(int slot) {
   }
   OnIoThread(
       [this, self = shared_from_this(), slot] {
-        return FileStore::Append(write_, slots_[slot].data.data(), slots_[slot].size);
+        return FileStore::Append(write_, slots_[slot].data.get(), slots_[slot].size);
       },
       [this, self = shared_from_this(), slot](std::error_code ec) {
         write_in_flight_ = false;

@@ -18,12 +18,16 @@
 
 namespace fencegate::adapters {
 
+class RelayBudget;
+
 // What the exchanges of one filesystem backend share.
 struct FilesystemBackend {
   std::shared_ptr<FileStore> store;
   // Blocking file work runs here; results come back to the exchange's network thread.
   boost::asio::thread_pool::executor_type io;
   std::size_t chunk_bytes;
+  // limits.relay_buffer_memory, shared with every adapter; null: no limit.
+  std::shared_ptr<RelayBudget> relay_budget;
 };
 
 // One request served from the file store. The network thread only moves buffers between the
@@ -44,6 +48,8 @@ class FileExchange : public std::enable_shared_from_this<FileExchange> {
 
   void WriteHeaderOnly(ResponseHeader header);
   void FinishWithProblem(Problem problem);
+  // A refusal of the gateway's own (no file touched), not a failure of the backend.
+  void FinishRefused(Problem problem);
   void FinishFailed(ForwardOutcome::Failure failure, boost::system::error_code ec);
   void Complete();
 
@@ -83,17 +89,21 @@ class ReadFileExchange : public FileExchange {
 class WriteFileExchange : public FileExchange {
  public:
   using FileExchange::FileExchange;
+  ~WriteFileExchange() override;
   void Start() override;
 
  private:
   struct Slot {
-    std::vector<char> data;
+    // Allocated once body bytes are at hand for it (uninitialised: the kernel backs only the
+    // pages the body fills), so a client slow to send holds no buffer while it pauses.
+    std::unique_ptr<char[]> data;
     std::size_t size = 0;
     bool last = false;
   };
 
   void OnBegun(OrProblem<PendingWrite> begun);
   void ReadBodyInto(int slot);
+  void ReadBodyIntoAllocated(int slot);
   void WriteSlot(int slot);
   void Commit();
   void RecordFailure(ForwardOutcome::Failure failure, boost::system::error_code ec,
@@ -103,6 +113,7 @@ class WriteFileExchange : public FileExchange {
 
   PendingWrite write_;
   std::array<Slot, 2> slots_;
+  std::size_t reserved_bytes_ = 0;  // the two slots' size, reserved in relay_budget
   bool read_in_flight_ = false;
   bool write_in_flight_ = false;
   std::optional<int> filled_slot_;  // read from the client, waiting for the disk

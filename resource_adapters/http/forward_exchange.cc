@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/string.hpp>
@@ -11,6 +12,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "resource_adapters/http/hop_by_hop.h"
+#include "resource_adapters/relay_budget.h"
 #include "tls_client/client_tls.h"
 
 namespace fencegate::adapters {
@@ -73,7 +75,6 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
                           stream_->socket().cancel(ignored);
                         }),
       buffers_(std::move(buffers)),
-      relay_buffer_(buffers_->Take()),
       relay_buffer_size_(buffers_->buffer_bytes()) {
   PrepareUpstreamRequest(request);
 }
@@ -81,6 +82,7 @@ ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
 ForwardExchange::~ForwardExchange() {
   buffers_->Give(std::move(relay_buffer_));
   buffers_->Give(std::move(spare_relay_buffer_));
+  if (reserved_bytes_ > 0) backend_->options.relay_budget->Release(reserved_bytes_);
 }
 
 void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
@@ -147,6 +149,18 @@ void ForwardExchange::PrepareUpstreamRequest(const ForwardRequest& request) {
 }
 
 void ForwardExchange::Start() {
+  RelayBudget* budget = backend_->options.relay_budget.get();
+  if (request_has_body_ && budget != nullptr) {
+    if (!budget->TryReserve(relay_buffer_size_)) {
+      // Refused before anything went upstream; posted, as a done handler never runs inside
+      // Forward() otherwise.
+      boost::asio::post(ioc_, [self = shared_from_this()] {
+        self->Finish(Failure::kNone, {}, RelayMemoryExhaustedProblem());
+      });
+      return;
+    }
+    reserved_bytes_ = relay_buffer_size_;
+  }
   stream_ = pool_->Take(Resendable() ? UpstreamConnectionPool::Probe::kOnUse
                                      : UpstreamConnectionPool::Probe::kPeek);
   reused_connection_ = stream_ != nullptr;
@@ -277,6 +291,18 @@ char* ForwardExchange::RelayBuffer(int buffer) const {
   return buffer == 0 ? relay_buffer_.get() : spare_relay_buffer_.get();
 }
 
+RelayBufferPool::Buffer& ForwardExchange::HeldBuffer(int buffer) {
+  return buffer == 0 ? relay_buffer_ : spare_relay_buffer_;
+}
+
+bool ForwardExchange::MayUseSpareBuffer() {
+  RelayBudget* budget = backend_->options.relay_budget.get();
+  if (budget == nullptr || reserved_bytes_ >= 2 * relay_buffer_size_) return true;
+  if (!budget->TryReserve(relay_buffer_size_, /*count_refusal=*/false)) return false;
+  reserved_bytes_ += relay_buffer_size_;
+  return true;
+}
+
 // Starts what can start: the write of a piece that was read, and the read of the next piece
 // into whichever buffer is free.
 void ForwardExchange::PumpRequestBody() {
@@ -286,21 +312,39 @@ void ForwardExchange::PumpRequestBody() {
     WriteRequestBodyChunk(piece);
   }
   if (body_read_outstanding_ || body_read_done_ || body_piece_ready_) return;
-  for (int buffer = 0; buffer < 2; ++buffer) {
-    if (!body_buffer_busy_[buffer]) {
-      ReadRequestBodyChunk(buffer);
-      return;
-    }
+  if (!body_buffer_busy_[0]) {
+    ReadRequestBodyChunk(0);
+  } else if (!body_buffer_busy_[1] && MayUseSpareBuffer()) {
+    ReadRequestBodyChunk(1);
   }
 }
 
 void ForwardExchange::ReadRequestBodyChunk(int buffer) {
-  if (buffer == 1 && !spare_relay_buffer_) spare_relay_buffer_ = buffers_->Take();
   body_buffer_busy_[buffer] = true;
   body_read_buffer_ = buffer;
   body_read_outstanding_ = true;
+  if (!HeldBuffer(buffer)) {
+    // No memory until there is something to put in it: a client slow to send its body holds
+    // no relay buffer while it pauses.
+    const bool ready =
+        downstream_.WaitForBodyNowOrLater([self = shared_from_this()](error_code ec) {
+          if (ec) {
+            self->OnRequestBodyChunk(ec, 0, false);
+            return;
+          }
+          self->ReadIntoRelayBuffer();
+        });
+    if (!ready) return;
+  }
+  ReadIntoRelayBuffer();
+}
+
+void ForwardExchange::ReadIntoRelayBuffer() {
+  const int buffer = body_read_buffer_;
+  RelayBufferPool::Buffer& held = HeldBuffer(buffer);
+  if (!held) held = buffers_->Take();
   const std::optional<BodyRead> read_now = downstream_.ReadBodyNowOrLater(
-      boost::asio::buffer(RelayBuffer(buffer), relay_buffer_size_),
+      boost::asio::buffer(held.get(), relay_buffer_size_),
       [self = shared_from_this()](error_code ec, std::size_t bytes, bool done) {
         self->OnRequestBodyChunk(ec, bytes, done);
       });
@@ -328,6 +372,7 @@ void ForwardExchange::WriteRequestBodyChunk(const BodyPiece& piece) {
                        write_gather_);
   outcome_.backend_reached = true;
   body_write_buffer_ = piece.buffer;
+  body_write_short_ = piece.bytes < relay_buffer_size_;
   if (SendAtOnce(*stream_, write_gather_)) {
     OnRequestBodyWritten(piece.last);
     return;
@@ -362,6 +407,7 @@ void ForwardExchange::OnRequestBodyWritten(bool last) {
     OnRequestSent();
     return;
   }
+  if (body_write_short_) buffers_->Give(std::move(HeldBuffer(body_write_buffer_)));
   PumpRequestBody();
 }
 
@@ -458,6 +504,9 @@ void ForwardExchange::OnResponseHeader() {
 }
 
 void ForwardExchange::ReadResponseBodyChunk() {
+  // The response's buffer is not reserved in the relay budget: it is taken once the backend
+  // answers, at the backend's pace, and the request (and any body) has already gone upstream.
+  if (!relay_buffer_) relay_buffer_ = buffers_->Take();
   auto& body = parser_->get().body();
   body.data = relay_buffer_.get();
   body.size = relay_buffer_size_;

@@ -69,12 +69,17 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   };
   void PumpRequestBody();
   void ReadRequestBodyChunk(int buffer);
+  // Reads into buffer body_read_buffer_, taken from the pool if it is not held.
+  void ReadIntoRelayBuffer();
+  // The second buffer lets reading and writing overlap; it needs room in the relay budget.
+  bool MayUseSpareBuffer();
   void OnRequestBodyChunk(boost::system::error_code ec, std::size_t bytes, bool done);
   void WriteRequestBodyChunk(const BodyPiece& piece);
   void OnRequestBodyWritten(boost::system::error_code ec, bool last);
   // A piece went out whole.
   void OnRequestBodyWritten(bool last);
   char* RelayBuffer(int buffer) const;
+  RelayBufferPool::Buffer& HeldBuffer(int buffer);
   void ReadResponseHeader();
   void ParseResponseHeader();
   void OnResponseHeader();
@@ -114,6 +119,9 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   std::optional<BodyPiece> body_piece_ready_;  // read, waiting for the write in progress
   int body_read_buffer_ = 0;
   int body_write_buffer_ = 0;
+  // The piece being written did not fill its buffer: the client had sent no more yet, so the
+  // buffer goes back to the pool once written rather than being held through the wait.
+  bool body_write_short_ = false;
   bool body_read_outstanding_ = false;
   bool body_write_outstanding_ = false;
   bool body_read_done_ = false;
@@ -134,9 +142,12 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   ResponseHeader downstream_header_;
 
   std::shared_ptr<RelayBufferPool> buffers_;
+  // Taken when body bytes are at hand (or the response's are), not when the exchange starts.
   RelayBufferPool::Buffer relay_buffer_;
   RelayBufferPool::Buffer spare_relay_buffer_;  // taken once a body needs a second piece
   const std::size_t relay_buffer_size_;
+  // What this exchange's request body reserved in backend_->options.relay_budget.
+  std::size_t reserved_bytes_ = 0;
   ForwardOutcome outcome_;
 };
 

@@ -10,6 +10,8 @@
 
 namespace fencegate::adapters {
 
+class RelayBudget;
+
 struct HttpAdapterOptions {
   // Backend address; `tls` for an https:// url.
   std::string host = "127.0.0.1";
@@ -34,6 +36,10 @@ struct HttpAdapterOptions {
   // a wake-up; 64 KiB pieces held a 1 GiB upload to half the direct rate here, 256 KiB ones
   // reach it.
   std::size_t buffer_bytes = 256 * 1024;
+  // The relay buffer memory all request bodies share (limits.relay_buffer_memory): each body
+  // reserves its buffers there first and is refused with 503 when the limit is reached. Null:
+  // no limit.
+  std::shared_ptr<RelayBudget> relay_budget;
 };
 
 // Null with `error` set when the TLS files of an https backend do not load.

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -41,6 +43,88 @@ TEST(CliTest, CheckConfigReportsEveryErrorWithItsLine) {
   EXPECT_EQ(finished.status, 1);
   EXPECT_THAT(finished.stderr_text, HasSubstr(path + ":3:9: timeouts.idle: "));
   EXPECT_THAT(finished.stderr_text, HasSubstr(path + ":10:5: routes[0].fence_kee: unknown key"));
+}
+
+// Every file the gateway reads at start is opened by --check-config, and one it cannot read is
+// a configuration error at the key's line and column, as start would otherwise fail on it.
+TEST(CliTest, CheckConfigNamesEveryFileThatCannotBeRead) {
+  TempDir dir;
+  const std::string missing = dir.Join("missing");
+  const std::string directory = dir.path();  // opens, but is no file
+  struct FileKey {
+    std::string key;
+    std::string file;
+  };
+  const std::vector<FileKey> keys = {
+      {"tls.traffic.cert_file", missing + "/traffic.pem"},
+      {"tls.traffic.key_file", missing + "/traffic.key"},
+      {"tls.traffic.client_ca_file", missing + "/traffic-ca.pem"},
+      {"tls.admin.cert_file", missing + "/admin.pem"},
+      {"tls.admin.key_file", directory},
+      {"tls.admin.client_ca_file", missing + "/admin-ca.pem"},
+      {"store.tls.ca_file", missing + "/etcd-ca.pem"},
+      {"store.tls.client_cert_file", missing + "/etcd-client.pem"},
+      {"store.tls.client_key_file", missing + "/etcd-client.key"},
+      {"backends.api.tls_ca_file", missing + "/api-ca.pem"},
+      {"backends.api.tls_client_cert_file", missing + "/api-client.pem"},
+      {"backends.api.tls_client_key_file", missing + "/api-client.key"},
+      {"backends.dav.tls_ca_file", missing + "/dav-ca.pem"},
+      {"backends.objects.tls_ca_file", missing + "/s3-ca.pem"},
+      {"backends.objects.secret_key_file", missing + "/s3-secret"},
+      {"routes[0].verify_tokens.etcd.tls.ca_file", missing + "/verify-ca.pem"},
+      {"locks.signing.keys[0].secret_file", missing + "/signing.key"},
+  };
+  std::string text = "tls:\n  traffic:\n";
+  const auto add = [&](const std::string& indent, const std::string& key, std::size_t index) {
+    text += indent + key + ": " + keys[index].file + "\n";
+  };
+  add("    ", "cert_file", 0);
+  add("    ", "key_file", 1);
+  add("    ", "client_ca_file", 2);
+  text += "  admin:\n";
+  add("    ", "cert_file", 3);
+  add("    ", "key_file", 4);
+  add("    ", "client_ca_file", 5);
+  text += "store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n  tls:\n";
+  add("    ", "ca_file", 6);
+  add("    ", "client_cert_file", 7);
+  add("    ", "client_key_file", 8);
+  text += "backends:\n  api:\n    kind: http\n    url: https://127.0.0.1:9443\n";
+  add("    ", "tls_ca_file", 9);
+  add("    ", "tls_client_cert_file", 10);
+  add("    ", "tls_client_key_file", 11);
+  text += "  dav:\n    kind: webdav\n    url: https://127.0.0.1:9444\n";
+  add("    ", "tls_ca_file", 12);
+  text += "  objects:\n    kind: s3\n    endpoint: https://127.0.0.1:7443\n    access_key: a\n";
+  add("    ", "tls_ca_file", 13);
+  add("    ", "secret_key_file", 14);
+  text +=
+      "routes:\n  - name: api\n    prefix: /api/\n    backend: api\n"
+      "    fence_key: \"api:{segment:2}\"\n    max_token_advance: 1000\n"
+      "    verify_tokens:\n      etcd:\n        endpoints: [\"127.0.0.1:2379\"]\n"
+      "        lock_name: \"api/{segment:2}\"\n        tls:\n";
+  add("          ", "ca_file", 15);
+  text +=
+      "  - name: dav\n    prefix: /dav/\n    backend: dav\n    fence_key: \"dav:{path}\"\n"
+      "  - name: objects\n    prefix: /objects/\n    backend: objects\n"
+      "    fence_key: \"s3:{path}\"\n"
+      "locks:\n  signing:\n    key_id: k1\n    keys:\n      - id: k1\n";
+  add("        ", "secret_file", 16);
+  const std::string path = dir.WriteFile("files.yaml", text);
+
+  const Finished finished = RunFencegate({"--check-config", path});
+  EXPECT_EQ(finished.status, 1) << finished.stderr_text;
+  EXPECT_EQ(finished.stdout_text.find(": OK"), std::string::npos);
+  for (const FileKey& key : keys) {
+    // FILE:LINE:COL of the value as written, then the key.
+    const std::size_t at = text.find(": " + key.file + "\n") + 2;
+    const std::size_t line_start = text.rfind('\n', at) + 1;
+    const std::string where =
+        path + ":" + std::to_string(std::count(text.begin(), text.begin() + at, '\n') + 1) + ":" +
+        std::to_string(at - line_start + 1) + ": " + key.key + ": cannot read '" + key.file + "'";
+    EXPECT_THAT(finished.stderr_text, HasSubstr(where)) << finished.stderr_text;
+  }
+  EXPECT_THAT(finished.stderr_text, HasSubstr("'" + directory + "': it is a directory"));
 }
 
 TEST(CliTest, VersionAndUsageErrors) {

@@ -171,7 +171,8 @@ TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
   EXPECT_NE(check.stderr_text.find("backends.store.endpoint"), std::string::npos)
       << check.stderr_text;
 
-  // A CA file that does not exist: the gateway does not start and says which file.
+  // A CA file that does not exist: a configuration error at its key (--check-config finds it),
+  // and the gateway does not start.
   const std::string missing = dir_.WriteFile(
       "missing.yaml",
       "backends:\n  api:\n    kind: http\n    url: https://127.0.0.1:" +
@@ -180,8 +181,11 @@ TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
   const Finished start =
       RunFencegate({"--config", missing, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
                     "--data-dir", dir_.Join("data")});
-  EXPECT_EQ(start.status, 3);
-  EXPECT_NE(start.stderr_text.find(Cert("absent.pem")), std::string::npos) << start.stderr_text;
+  EXPECT_EQ(start.status, 1);
+  EXPECT_NE(start.stderr_text.find("missing.yaml:5:18: backends.api.tls_ca_file: cannot read '" +
+                                   Cert("absent.pem") + "'"),
+            std::string::npos)
+      << start.stderr_text;
 }
 
 }  // namespace

@@ -224,10 +224,15 @@ TEST_F(TlsTest, TlsOnPlainPortIsRefusedAndCounted) {
 
 TEST_F(TlsTest, AdminListenerOverTls) {
   StartGateway({.traffic_tls = false, .admin_tls = true});
+  // Plain HTTP on the TLS admin port: the same plain 400 as on the traffic port, then a close.
   std::string error;
   std::optional<Response> plain =
       Fetch(gateway_->admin_port(), MakeRequest(http::verb::get, "/healthz"), &error);
-  EXPECT_FALSE(plain.has_value() && plain->result_int() == 200);
+  ASSERT_TRUE(plain.has_value()) << error;
+  EXPECT_EQ(plain->result_int(), 400);
+  EXPECT_EQ((*plain)[http::field::content_type], "application/problem+json");
+  EXPECT_NE(plain->body().find("plain-http-on-tls-port"), std::string::npos) << plain->body();
+  EXPECT_FALSE(plain->keep_alive());
 
   std::optional<Response> metrics =
       TlsFetch(gateway_->admin_port(), Client(), MakeRequest(http::verb::get, "/metrics"), &error);
@@ -315,6 +320,8 @@ TEST_F(TlsTest, ConfigAndCertificateErrorsNameTheirSource) {
   EXPECT_NE(check.stderr_text.find("tls.traffic.client_ca_file"), std::string::npos)
       << check.stderr_text;
 
+  // A file that is not there: a configuration error at its key (exit 1), found by
+  // --check-config already.
   std::filesystem::remove(Cert("live.pem"));
   const std::string missing = dir_.WriteFile(
       "missing.yaml", "tls:\n  traffic:\n    cert_file: " + Cert("live.pem") +
@@ -322,6 +329,15 @@ TEST_F(TlsTest, ConfigAndCertificateErrorsNameTheirSource) {
                           "\nbackends:\n  files:\n    kind: filesystem\n    root: /tmp\n"
                           "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
                           "    fence_key: \"kv:{segment:2}\"\n");
+  const Finished check_missing = RunFencegate({"--check-config", missing});
+  EXPECT_EQ(check_missing.status, 1);
+  EXPECT_NE(check_missing.stderr_text.find(
+                "missing.yaml:3:16: tls.traffic.cert_file: cannot read '" + Cert("live.pem") + "'"),
+            std::string::npos)
+      << check_missing.stderr_text;
+
+  // A file that is there but holds no certificate: a start-up failure naming it (exit 3).
+  dir_.WriteFile("certs/live.pem", "not a certificate\n");
   const Finished start =
       RunFencegate({"--config", missing, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
                     "--data-dir", dir_.Join("data")});

@@ -724,7 +724,8 @@ TEST(S3TlsTest, BackendCertificateIsVerified) {
             "name unchecked");
 }
 
-// A CA file that does not load stops the start, naming the file (exit 3, as for http backends).
+// A CA file that does not exist stops the start: a configuration error naming the key and the
+// file (exit 1, as for http backends; --check-config finds it too).
 TEST(S3TlsTest, UnreadableCaFileStopsTheStart) {
   TempDir dir;
   const std::string missing = dir.Join("absent-ca.pem");
@@ -739,9 +740,11 @@ TEST(S3TlsTest, UnreadableCaFileStopsTheStart) {
                                "--admin-listen", "127.0.0.1:0", "--data-dir", dir.Join("data")},
                               &error);
   ASSERT_NE(start, nullptr) << error;
-  EXPECT_EQ(start->Wait(std::chrono::seconds(30)), 3);
+  EXPECT_EQ(start->Wait(std::chrono::seconds(30)), 1);
   ASSERT_TRUE(start->WaitForOutputEnd(std::chrono::seconds(30)));
-  EXPECT_NE(start->Stderr().find(missing), std::string::npos) << start->Stderr();
+  EXPECT_NE(start->Stderr().find("backends.rgw.tls_ca_file: cannot read '" + missing + "'"),
+            std::string::npos)
+      << start->Stderr();
 }
 
 }  // namespace

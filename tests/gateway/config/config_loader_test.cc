@@ -58,12 +58,14 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.limits.max_header_bytes, 16u * 1024);
   EXPECT_EQ(config.limits.max_body_bytes, 8ull << 30);
   EXPECT_EQ(config.limits.max_connections, 20000u);
+  EXPECT_EQ(config.limits.relay_buffer_memory, 1ull << 30);
   EXPECT_EQ(config.timeouts.header_read, milliseconds(10000));
   EXPECT_EQ(config.timeouts.body_read, milliseconds(30000));
   EXPECT_EQ(config.timeouts.idle, milliseconds(60000));
   EXPECT_EQ(config.timeouts.response_write, milliseconds(30000));
   EXPECT_EQ(config.timeouts.shutdown_drain, milliseconds(15000));
   EXPECT_EQ(config.timeouts.barrier_wait, milliseconds(65000));
+  EXPECT_EQ(config.timeouts.write_deadline, milliseconds(60000));
   EXPECT_EQ(config.store.kind, "rocksdb");
   EXPECT_EQ(config.store.path, "");
   EXPECT_EQ(config.store.block_cache_bytes, 32u << 20);
@@ -254,16 +256,17 @@ TEST(ConfigLoaderTest, BadSizeAndZeroDuration) {
 
 // A key that takes one of a few names says which ones, in the file's order of keys.
 TEST(ConfigLoaderTest, ChoicesNameWhatTheyAccept) {
+  // Two lines: cert_file and key_file, readable files.
+  const std::string files = "    cert_file: " + config_text::ReadableFile("a.pem") +
+                            "\n    key_file: " + config_text::ReadableFile("a.key") + "\n";
   std::vector<ConfigError> errors = Load(std::string(kMinimal) +
                                          "tls:\n"                      // 10
-                                         "  traffic:\n"                // 11
-                                         "    cert_file: a.pem\n"      // 12
-                                         "    key_file: a.key\n"       // 13
+                                         "  traffic:\n" +              // 11
+                                         files +                       // 12, 13
                                          "    client_auth: maybe\n"    // 14
                                          "    min_version: \"1.1\"\n"  // 15
-                                         "  admin:\n"                  // 16
-                                         "    cert_file: b.pem\n"      // 17
-                                         "    key_file: b.key\n"       // 18
+                                         "  admin:\n" +                // 16
+                                         files +                       // 17, 18
                                          "    client_auth: [off]\n");  // 19
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_EQ(errors[0].ToString(),

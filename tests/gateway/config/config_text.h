@@ -1,8 +1,11 @@
 // Shared by the config loader tests: a valid minimal configuration, and loading from text.
 #pragma once
 
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "gateway/config/config_loader.h"
 
@@ -20,6 +23,14 @@ inline const std::string kOneFilesRoute =
     "    prefix: /files/\n"               // line 7
     "    backend: files\n"                // line 8
     "    fence_key: \"files:{path}\"\n";  // line 9
+
+// The path of a readable file for keys the loader opens (certificates, keys, CA bundles): it
+// checks that they can be read. Created under the test's temporary directory.
+inline std::string ReadableFile(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "config_text_" + name;
+  std::ofstream(path) << "test\n";
+  return path;
+}
 
 // Loads `text` as if read from test.yaml.
 inline std::vector<ConfigError> Load(const std::string& text, Config* config) {

@@ -12,6 +12,7 @@ namespace {
 
 using config_text::Dump;
 using config_text::Load;
+using config_text::ReadableFile;
 
 // An s3 backend at `endpoint` with `tls_keys` (4-space indented lines) from line 6 on.
 std::string S3Config(const std::string& endpoint, const std::string& tls_keys) {
@@ -32,23 +33,27 @@ std::string S3Config(const std::string& endpoint, const std::string& tls_keys) {
 
 TEST(S3TlsConfigTest, HttpsEndpointTakesTheHttpBackendsTlsKeys) {
   Config config;
-  const auto errors = Load(S3Config("https://rgw.internal:8443",
-                                    "    tls_ca_file: /etc/ca.pem\n"
-                                    "    tls_server_name: s3.internal\n"
-                                    "    tls_verify_hostname: false\n"
-                                    "    tls_client_cert_file: /etc/gw.pem\n"
-                                    "    tls_client_key_file: /etc/gw.key\n"),
-                           &config);
+  const auto errors =
+      Load(S3Config("https://rgw.internal:8443", "    tls_ca_file: " + ReadableFile("ca.pem") +
+                                                     "\n"
+                                                     "    tls_server_name: s3.internal\n"
+                                                     "    tls_verify_hostname: false\n"
+                                                     "    tls_client_cert_file: " +
+                                                     ReadableFile("gw.pem") +
+                                                     "\n"
+                                                     "    tls_client_key_file: " +
+                                                     ReadableFile("gw.key") + "\n"),
+           &config);
   ASSERT_TRUE(errors.empty()) << Dump(errors);
   const adapters::S3AdapterOptions& s3 = config.backends.at("objects").s3;
   EXPECT_TRUE(s3.tls);
   EXPECT_EQ(s3.host, "rgw.internal");
   EXPECT_EQ(s3.port, 8443);
-  EXPECT_EQ(s3.tls_options.ca_file, "/etc/ca.pem");
+  EXPECT_EQ(s3.tls_options.ca_file, ReadableFile("ca.pem"));
   EXPECT_EQ(s3.tls_options.server_name, "s3.internal");
   EXPECT_FALSE(s3.tls_options.verify_hostname);
-  EXPECT_EQ(s3.tls_options.client_cert_file, "/etc/gw.pem");
-  EXPECT_EQ(s3.tls_options.client_key_file, "/etc/gw.key");
+  EXPECT_EQ(s3.tls_options.client_cert_file, ReadableFile("gw.pem"));
+  EXPECT_EQ(s3.tls_options.client_key_file, ReadableFile("gw.key"));
 }
 
 TEST(S3TlsConfigTest, HttpsEndpointDefaultsToPort443AndTheSystemStore) {
@@ -69,7 +74,8 @@ TEST(S3TlsConfigTest, HttpsEndpointDefaultsToPort443AndTheSystemStore) {
 TEST(S3TlsConfigTest, TlsKeysOnAPlainEndpointAreRefusedAtTheEndpoint) {
   Config config;
   const auto errors =
-      Load(S3Config("http://127.0.0.1:7480", "    tls_ca_file: /etc/ca.pem\n"), &config);
+      Load(S3Config("http://127.0.0.1:7480", "    tls_ca_file: " + ReadableFile("ca.pem") + "\n"),
+           &config);
   ASSERT_EQ(errors.size(), 1u) << Dump(errors);
   EXPECT_EQ(errors[0].file, "test.yaml");
   EXPECT_EQ(errors[0].line, 5);
@@ -80,9 +86,10 @@ TEST(S3TlsConfigTest, TlsKeysOnAPlainEndpointAreRefusedAtTheEndpoint) {
 TEST(S3TlsConfigTest, BadTlsKeysAreNamedWithFileLineAndKey) {
   Config config;
   const auto errors = Load(S3Config("https://127.0.0.1:7443",
-                                    "    tls_client_cert_file: /etc/gw.pem\n"  // line 6
-                                    "    tls_verify_hostname: sometimes\n"     // line 7
-                                    "    tls_verify: false\n"),                // line 8
+                                    "    tls_client_cert_file: " + ReadableFile("gw.pem") +
+                                        "\n"                                    // line 6
+                                        "    tls_verify_hostname: sometimes\n"  // line 7
+                                        "    tls_verify: false\n"),             // line 8
                            &config);
   ASSERT_EQ(errors.size(), 3u) << Dump(errors);
   std::vector<std::string> keys;

@@ -13,6 +13,7 @@ namespace fencegate::gateway {
 namespace {
 
 const std::string kRoutes = config_text::kOneFilesRoute;
+using config_text::ReadableFile;
 
 std::vector<ConfigError> Load(const std::string& text, Config* config) {
   return LoadConfigText(text + kRoutes, "store.yaml", config);
@@ -121,21 +122,23 @@ TEST(StoreConfigTest, EtcdTlsWithEveryKey) {
       "  kind: etcd\n"
       "  endpoints: [\"10.0.0.7:2379\"]\n"
       "  tls:\n"
-      "    ca_file: /etc/fencegate/etcd-ca.pem\n"
-      "    server_name: etcd.internal\n"
-      "    verify_hostname: false\n"
-      "    client_cert_file: /etc/fencegate/etcd-client.pem\n"
-      "    client_key_file: /etc/fencegate/etcd-client.key\n"
-      "locks:\n"
-      "  enabled: false\n",
+      "    ca_file: " +
+          ReadableFile("etcd-ca.pem") + "\n" +
+          "    server_name: etcd.internal\n"
+          "    verify_hostname: false\n"
+          "    client_cert_file: " +
+          ReadableFile("etcd-client.pem") + "\n" +
+          "    client_key_file: " + ReadableFile("etcd-client.key") + "\n" +
+          "locks:\n"
+          "  enabled: false\n",
       &config);
   for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
   ASSERT_TRUE(config.store.tls.has_value());
-  EXPECT_EQ(config.store.tls->ca_file, "/etc/fencegate/etcd-ca.pem");
+  EXPECT_EQ(config.store.tls->ca_file, ReadableFile("etcd-ca.pem"));
   EXPECT_EQ(config.store.tls->server_name, "etcd.internal");
   EXPECT_FALSE(config.store.tls->verify_hostname);
-  EXPECT_EQ(config.store.tls->client_cert_file, "/etc/fencegate/etcd-client.pem");
-  EXPECT_EQ(config.store.tls->client_key_file, "/etc/fencegate/etcd-client.key");
+  EXPECT_EQ(config.store.tls->client_cert_file, ReadableFile("etcd-client.pem"));
+  EXPECT_EQ(config.store.tls->client_key_file, ReadableFile("etcd-client.key"));
 
   // An empty mapping: HTTPS with the system trust store, names verified.
   Config defaults;
@@ -162,12 +165,16 @@ TEST(StoreConfigTest, EtcdTlsMistakesNameLineAndKey) {
       "  kind: etcd\n"                       // 2
       "  endpoints: [\"127.0.0.1:2379\"]\n"  // 3
       "  tls:\n"                             // 4
-      "    ca_file: /ca.pem\n"               // 5
-      "    client_cert_file: /c.pem\n"       // 6: without client_key_file
-      "    verify_hostname: perhaps\n"       // 7: not a boolean
-      "    ca_path: /etc/ssl\n"              // 8: unknown
-      "locks:\n"
-      "  enabled: false\n",
+      "    ca_file: " +
+          ReadableFile("ca.pem") +
+          "\n"  // 5
+          "    client_cert_file: " +
+          ReadableFile("c.pem") +
+          "\n"                              // 6: without client_key_file
+          "    verify_hostname: perhaps\n"  // 7: not a boolean
+          "    ca_path: /etc/ssl\n"         // 8: unknown
+          "locks:\n"
+          "  enabled: false\n",
       &config);
   std::vector<std::pair<int, std::string>> where;
   for (const ConfigError& error : errors) where.emplace_back(error.line, error.key);

@@ -14,6 +14,7 @@ const std::string kRoutes = config_text::kOneFilesRoute;
 const std::string kSecret = "0123456789abcdef0123456789abcdef";  // 32 bytes
 
 using config_text::Load;
+using config_text::ReadableFile;
 
 TEST(TokenConfigTest, EveryKeyIsRead) {
   ::setenv("FENCEGATE_TEST_TOKEN_KEY", (kSecret + "env").c_str(), 1);
@@ -98,7 +99,9 @@ TEST(TokenConfigTest, VerifyTokensIsRead) {
                                "        lock_name: \"jobs/{segment:2}\"\n"
                                "        timeout: 250ms\n"
                                "        tls:\n"
-                               "          ca_file: /etc/etcd/ca.pem\n"
+                               "          ca_file: " +
+                               ReadableFile("etcd-ca.pem") +
+                               "\n"
                                "          server_name: etcd.internal\n",
                            &config);
   for (const auto& error : errors) ADD_FAILURE() << error.ToString();
@@ -108,7 +111,7 @@ TEST(TokenConfigTest, VerifyTokensIsRead) {
   EXPECT_EQ(verify.lock_name.source(), "jobs/{segment:2}");
   EXPECT_EQ(verify.timeout, std::chrono::milliseconds(250));
   ASSERT_TRUE(verify.tls.has_value());
-  EXPECT_EQ(verify.tls->ca_file, "/etc/etcd/ca.pem");
+  EXPECT_EQ(verify.tls->ca_file, ReadableFile("etcd-ca.pem"));
   EXPECT_EQ(verify.tls->server_name, "etcd.internal");
 }
 
