@@ -11,6 +11,7 @@
 #include "gateway/config/config_loader.h"
 #include "gateway/lock_client/lock_command.h"
 #include "gateway/server.h"
+#include "gateway/store_command.h"
 
 namespace {
 
@@ -29,6 +30,10 @@ int Run(int argc, char** argv) {
   // `fencegate lock ...` is the lock API's client, not the server.
   if (args.size() >= 2 && args[1] == "lock") {
     return lock_client::RunLockCommand({args.begin() + 2, args.end()});
+  }
+  // `fencegate store ...` works on a stopped gateway's fence store.
+  if (args.size() >= 2 && args[1] == "store") {
+    return RunStoreCommand({args.begin() + 2, args.end()});
   }
   CommandLine command_line;
   std::string error;

@@ -14,6 +14,7 @@
 
 #include "gateway/listen_socket.h"
 #include "gateway/request_fields.h"
+#include "gateway/store_command.h"
 #include "gateway/time_format.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
@@ -148,19 +149,28 @@ bool Server::Start(std::string* error) {
 }
 
 bool Server::OpenStore(std::string* error) {
+  if (config_.store.kind == "rocksdb") {
+    // Before the data dir is created: whether it was brand new decides whether the store may be.
+    if (!OpenRocksDbStore(error)) return false;
+  } else if (config_.store.kind != "etcd") {
+    *error = "unsupported store kind '" + config_.store.kind + "'";
+    return false;
+  }
   std::error_code fs_error;
   std::filesystem::create_directories(config_.data_dir, fs_error);
   if (fs_error) {
     *error = "cannot create data_dir " + config_.data_dir + ": " + fs_error.message();
     return false;
   }
-  if (config_.store.kind == "etcd") return OpenEtcdStore(error);
-  if (config_.store.kind != "rocksdb") {
-    *error = "unsupported store kind '" + config_.store.kind + "'";
-    return false;
-  }
+  return config_.store.kind == "etcd" ? OpenEtcdStore(error) : true;
+}
+
+bool Server::OpenRocksDbStore(std::string* error) {
   lockstore::RocksDbFenceStoreOptions options;
-  options.path = config_.store.path.empty() ? config_.data_dir + "/fences" : config_.store.path;
+  options.path = FenceStorePath(config_);
+  // Made by the first start in a brand-new, empty data dir, or by `fencegate store init`; never
+  // silently in place of one that was lost (store_identity.h).
+  options.creation = lockstore::StoreCreation::kIfParentEmpty;
   options.block_cache_bytes = config_.store.block_cache_bytes;
   options.rejection_retention = config_.store.rejection_retention;
   options.rejection_queue = config_.store.rejection_queue;

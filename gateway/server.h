@@ -62,6 +62,7 @@ class Server {
 
  private:
   bool OpenStore(std::string* error);
+  bool OpenRocksDbStore(std::string* error);
   bool OpenEtcdStore(std::string* error);
   bool StartCluster(std::string* error);
   bool StartLocks(std::string* error);

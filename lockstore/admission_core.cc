@@ -117,6 +117,13 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
     } else {
       state->loading.push_back({token, max_advance, make_waiter()});
     }
+    // A refusal creates no state: a key the store has no record of is not kept as a fence at
+    // 0 (the next write reads the store again, as for any key not cached).
+    if (inserted && decision && decision->kind != AdmissionDecision::Kind::kAdmitted &&
+        !(read && read->record) && state->Idle()) {
+      shard.keys.Erase(hashed);
+      return decision;
+    }
     // Last: the sweep may drop the state just read if this write left it idle (refused).
     if (inserted) shard.keys.EvictIdle(keys_per_shard_, kEvictionScanSlots);
     if (decision) return decision;
@@ -220,6 +227,10 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
         if (decision) {
           effects.decisions.emplace_back(std::move(request.waiter.delivery), *decision);
         }
+      }
+      // Every write refused and the store has no record: no state is kept (see Admit).
+      if (!record && state.Idle() && state.target == 0) {
+        shard.keys.Erase(hashed);
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "lockstore/rocksdb_logger.h"
+#include "lockstore/store_identity.h"
 
 namespace fencegate::lockstore {
 namespace {
@@ -23,6 +24,23 @@ Status FromRocksDb(const rocksdb::Status& s) {
   if (s.IsCorruption()) return Status::Corruption(s.ToString());
   if (s.IsShutdownInProgress()) return Status::Unavailable(s.ToString());
   return Status::IOError(s.ToString());
+}
+
+// Losing the records costs retries their replay (a retry of a write recorded in the lost store
+// is applied again), not fences; the store is checked like the fence store so that the loss is
+// an operator's decision.
+StoreCheckOptions IdempotencyStoreCheck(const std::string& path) {
+  StoreCheckOptions check;
+  check.path = path;
+  check.what = "idempotency store";
+  const std::string move_away =
+      "To recover (README.md, Operations): restore it from a backup, or move " + path + " and " +
+      IdentityFilePath(path) +
+      " away to start with an empty one (a retry of a write recorded in the lost store is then "
+      "applied again).";
+  check.if_lost = move_away;
+  check.if_log_lost = move_away;
+  return check;
 }
 
 std::string EncodeEpoch(std::uint64_t epoch) {
@@ -48,13 +66,18 @@ std::int64_t SystemNowMs() {
 Status IdempotencyStore::Open(const IdempotencyStoreOptions& options,
                               std::unique_ptr<IdempotencyStore>* store) {
   if (options.path.empty()) return Status::InvalidArgument("idempotency store path is empty");
+  const StoreCheckOptions check = IdempotencyStoreCheck(options.path);
+  StorePresence presence;
+  if (Status present = CheckStorePresence(check, &presence); !present.ok()) return present;
   std::error_code ec;
   std::filesystem::create_directories(options.path, ec);
   if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
 
   rocksdb::DBOptions db_options;
   db_options.info_log = MakeForwardingLogger(options.log);
-  db_options.create_if_missing = true;
+  db_options.create_if_missing = presence.create;
+  // A torn last record is a write nobody was told had succeeded; damage before it is refused.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   db_options.create_missing_column_families = true;
   db_options.max_open_files = 64;
   db_options.keep_log_file_num = 2;
@@ -67,12 +90,17 @@ Status IdempotencyStore::Open(const IdempotencyStoreOptions& options,
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
-  if (!s.ok()) return FromRocksDb(s);
+  if (!s.ok()) return OpenError(check, s);
   auto fail = [&](Status status) {
     for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
     delete db;
     return status;
   };
+  StoreIdentity identity;
+  if (Status reconciled = ReconcileStoreIdentity(*db, handles[0], check, presence, &identity);
+      !reconciled.ok()) {
+    return fail(reconciled);
+  }
 
   std::string format;
   s = db->Get(rocksdb::ReadOptions(), handles[0], kFormatKey, &format);

@@ -4,6 +4,8 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+
 #include "lockstore/lock_record_codec.h"
 #include "lockstore/record_codec.h"
 #include "lockstore/rocksdb_fence_store_impl.h"
@@ -33,6 +35,7 @@ Status RocksDbFenceStore::LoadLocks(std::vector<LockRecord>* out) {
     if (!decoded.ok())
       return Status::Corruption("lock " + it->key().ToString() + ": " + decoded.message());
     record.name = it->key().ToString();
+    record.last_token = std::max(record.last_token, LockTokenFloor());
     out->push_back(std::move(record));
   }
   return FromRocksDbStatus(it->status());
@@ -45,12 +48,17 @@ Status RocksDbFenceStore::ReadLock(std::string_view name, std::optional<LockReco
   rocksdb::PinnableSlice value;
   const rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), locks_cf_, rocksdb::Slice(name.data(), name.size()), &value);
-  if (s.IsNotFound()) return Status::Ok();
-  if (!s.ok()) return FromRocksDbStatus(s);
   LockRecord record;
-  Status decoded = DecodeLockValue(value.ToStringView(), &record);
-  if (!decoded.ok()) return decoded;
+  if (s.IsNotFound()) {
+    // A lock never taken starts above the floor, like a fence never written.
+    if (LockTokenFloor() == 0) return Status::Ok();
+  } else if (!s.ok()) {
+    return FromRocksDbStatus(s);
+  } else if (Status decoded = DecodeLockValue(value.ToStringView(), &record); !decoded.ok()) {
+    return decoded;
+  }
   record.name = std::string(name);
+  record.last_token = std::max(record.last_token, LockTokenFloor());
   *out = std::move(record);
   return Status::Ok();
 }

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "lockstore/record_codec.h"
+#include "lockstore/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb_fence_store_impl.h"
 #include "lockstore/rocksdb_logger.h"
 
@@ -57,7 +58,6 @@ rocksdb::DBOptions MakeDbOptions(const RocksDbFenceStoreOptions& store_options) 
   rocksdb::DBOptions options;
   options.info_log = MakeForwardingLogger(store_options.log);
   options.listeners.push_back(std::make_shared<ManualNoSpaceRecovery>());
-  options.create_if_missing = true;
   options.create_missing_column_families = true;
   // Bounds file descriptors; index and filter blocks live in the block cache, so a table file
   // that is not open costs one open() on its next read, not a memory spike.
@@ -181,6 +181,9 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
   if (options.rejection_queue == 0 || options.rejection_batch == 0) {
     return Status::InvalidArgument("rejection_queue and rejection_batch must be at least 1");
   }
+  const StoreCheckOptions check = FenceStoreCheck(options);
+  StorePresence presence;
+  if (Status present = CheckStorePresence(check, &presence); !present.ok()) return present;
   std::error_code ec;
   std::filesystem::create_directories(options.path, ec);
   if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
@@ -204,14 +207,32 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
   };
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s =
-      rocksdb::DB::Open(MakeDbOptions(options), options.path, families, &handles, &db);
-  if (!s.ok()) return FromRocksDb(s);
+  rocksdb::DBOptions db_options = MakeDbOptions(options);
+  db_options.create_if_missing = presence.create;
+  db_options.wal_recovery_mode = RecoveryMode(options);
+  rocksdb::Status s = rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
+  if (!s.ok()) return OpenError(check, s);
 
   auto close_db = [&] {
     for (auto* handle : handles) db->DestroyColumnFamilyHandle(handle);
     delete db;
   };
+
+  StoreIdentity identity;
+  if (Status reconciled = ReconcileStoreIdentity(*db, handles[0], check, presence, &identity);
+      !reconciled.ok()) {
+    close_db();
+    return reconciled;
+  }
+  if (presence.create && options.log) {
+    options.log("created a new fence store at " + options.path + " (store " + identity.id +
+                ", identity in " + IdentityFilePath(options.path) + ")");
+  }
+  std::vector<FenceFloor> floors;
+  if (Status loaded = LoadFenceFloors(*db, handles[0], &floors); !loaded.ok()) {
+    close_db();
+    return loaded;
+  }
 
   std::string format;
   s = db->Get(rocksdb::ReadOptions(), handles[0], kFormatKey, &format);
@@ -291,6 +312,8 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
 
   store->reset(new RocksDbFenceStore(options, db, std::move(handles), next_sequence,
                                      next_audit_sequence, next_repair_sequence));
+  // Before any advance can be queued: the writer reads them only for advances.
+  (*store)->floors_ = std::move(floors);
   return Status::Ok();
 }
 
@@ -372,7 +395,9 @@ std::optional<FenceStore::LocalRead> RocksDbFenceStore::ReadLocal(std::string_vi
     FenceRecord decoded;
     read.status = DecodeFenceValue(value.ToStringView(), &decoded);
     if (read.status.ok()) read.record = decoded;
-  } else if (!s.IsNotFound()) {
+  } else if (s.IsNotFound()) {
+    read.record = FloorFor(key);
+  } else {
     read.status = FromRocksDb(s);
   }
   return read;
@@ -623,7 +648,9 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
       Fold& fold = folds_[unknown[u]];
       if (statuses[u].ok()) {
         fold.status = DecodeFenceValue(values[u].ToStringView(), &fold.current);
-      } else if (!statuses[u].IsNotFound()) {
+      } else if (statuses[u].IsNotFound()) {
+        fold.current = FloorFor(fold.key).value_or(FenceRecord{});
+      } else {
         fold.status = FromRocksDb(statuses[u]);
       }
       if (fold.status.ok()) RememberFence(fold.key, fold.current);

@@ -9,12 +9,19 @@
 
 #include "lockstore/fence_store.h"
 #include "lockstore/status.h"
+#include "lockstore/store_identity.h"
 
 namespace fencegate::lockstore {
 
 struct RocksDbFenceStoreOptions {
-  // Directory of the database; created if missing.
+  // Directory of the database. Its identity file is <path>.identity (store_identity.h).
   std::string path;
+  // When a store that does not exist yet may be created.
+  StoreCreation creation = StoreCreation::kIfAbsent;
+  // For `fencegate store floor` only, which raises fences above whatever was lost: open a store
+  // whose write-ahead log is damaged (replaying it up to the damage, RocksDB's point-in-time
+  // recovery) or missing, instead of refusing it.
+  bool salvage = false;
   // Size of RocksDB's block cache, shared by all column families. Data blocks and the index
   // and filter blocks are all charged to it; index and filter blocks stay pinned (about 1/200
   // of the store's size, 154 KB per million fence keys), data blocks are evicted, so it bounds
@@ -48,8 +55,12 @@ struct RocksDbFenceStoreOptions {
   std::chrono::milliseconds resume_retry = std::chrono::milliseconds(200);
 };
 
-// Opens (or creates) the RocksDB-backed fence store. Advances are group-committed by one writer
-// thread with WriteOptions::sync, so an acknowledged advance survives kill -9 and power loss.
+// Opens (or creates, see `creation`) the RocksDB-backed fence store. A store that is missing
+// where its identity file says one was, swapped for another, or whose write-ahead log is missing
+// or damaged before its last record, is refused (NotFound or Corruption, the message says how to
+// recover); a torn last record (kill -9 during a write nobody was told had succeeded) is not.
+// Advances are group-committed by one writer thread with WriteOptions::sync, so an acknowledged
+// advance survives kill -9 and power loss.
 Status OpenRocksDbFenceStore(const RocksDbFenceStoreOptions& options,
                              std::unique_ptr<FenceStore>* store);
 

@@ -18,6 +18,7 @@
 #include "lockstore/fence_store.h"
 #include "lockstore/lock_persistence.h"
 #include "lockstore/rejection_queue.h"
+#include "lockstore/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb_fence_store.h"
 
 namespace rocksdb {
@@ -93,6 +94,15 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   Status CompactFences();
   Stats stats() const;
 
+  struct FloorResult {
+    std::uint64_t examined = 0;  // stored fences under the prefix
+    std::uint64_t raised = 0;    // of those, the ones that stood below the floor
+  };
+  // `fencegate store floor` (rocksdb_fence_floor.cc): every fence under `prefix` ("" for all),
+  // stored or not, stands at least at `floor` from now on, durably. Blocks; only for a store no
+  // gateway serves (nothing else may advance it meanwhile).
+  Status RaiseFloor(std::string_view prefix, Token floor, std::int64_t now_ms, FloorResult* result);
+
  private:
   struct AdvanceOp {
     std::string key;
@@ -135,6 +145,14 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   void SetHealthy(bool healthy, const rocksdb::Status& cause);
 
   const RocksDbFenceStoreOptions options_;
+
+  // Floors laid by RaiseFloor(), this run's or an earlier one's: a key the store has no record
+  // of stands at the highest floor over it. Guarded like the database pointer (db_mu_).
+  std::vector<FenceFloor> floors_;
+  std::optional<FenceRecord> FloorFor(std::string_view key) const;
+  // The floor over all keys (--all) also raises the built-in locks' tokens: a grant then hands
+  // out a token above it, which the lock's fences admit (lock_rocksdb.cc).
+  Token LockTokenFloor() const;
 
   // Guards the database pointer against Close() while readers use it.
   mutable std::shared_mutex db_mu_;

@@ -180,6 +180,7 @@ void ApplyOverrides(const CommandLine& command_line, Config* config) {
 std::string UsageText() {
   return "Usage: fencegate [OPTIONS]\n"
          "       fencegate lock acquire|renew|release|run NAME ... (fencegate lock --help)\n"
+         "       fencegate store init|floor ... (fencegate store --help)\n"
          "\n"
          "A fencing-aware HTTP reverse proxy: writes carry a Fencing-Token, stale ones are "
          "refused.\n"

@@ -22,6 +22,7 @@
 #include <boost/asio/write.hpp>
 
 #include "tests/integration/admin_client.h"
+#include "tests/integration/fencegate_run.h"
 #include "tests/integration/gateway_instance.h"
 #include "tests/integration/http_client.h"
 #include "tests/integration/temp_dir.h"
@@ -103,9 +104,13 @@ TEST(SlowReaderTest, FilesystemClientThatStopsReadingIsCutAndOthersAreServed) {
   const std::string config =
       ReadWholeFile(std::string(FENCEGATE_SOURCE_DIR) + "/config/fencegate.yaml") +
       "timeouts:\n  response_write: " + kResponseWrite + "\n";
+  const std::string config_path = dir.WriteFile("fencegate.yaml", config);
+  // The data dir already serves files: its first fence store is made by an explicit init.
+  const Finished init =
+      RunFencegate({"store", "init", "--config", config_path, "--data-dir", dir.Join("data")});
+  ASSERT_EQ(init.status, 0) << init.stderr_text;
   std::string error;
-  auto gateway =
-      GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config), dir.Join("data"), &error);
+  auto gateway = GatewayInstance::Start(config_path, dir.Join("data"), &error);
   ASSERT_NE(gateway, nullptr) << error;
 
   StalledReader stalled;

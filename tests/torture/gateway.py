@@ -62,12 +62,14 @@ class Gateway:
         self.binary = binary
         self.listen = listen
         self.name = name
-        self.data_dir = os.path.join(run_dir, name)
-        os.makedirs(self.data_dir)
-        self.config_path = os.path.join(self.data_dir, "fencegate.yaml")
+        run_files = os.path.join(run_dir, name)
+        os.makedirs(run_files)
+        # A data dir of its own: the first start creates the fence store only in an empty one.
+        self.data_dir = os.path.join(run_files, "data")
+        self.config_path = os.path.join(run_files, "fencegate.yaml")
         with open(self.config_path, "w", encoding="utf-8") as f:
             f.write(config_text)
-        self.stderr_path = os.path.join(self.data_dir, "stderr.log")
+        self.stderr_path = os.path.join(run_files, "stderr.log")
         self.process = None
         self.port = None
         self.admin_port = None
