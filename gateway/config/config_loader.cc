@@ -496,10 +496,9 @@ std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* 
 
 void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out) {
   const std::string path = "limits";
-  if (!reader.ExpectMapping(
-          node, path,
-          {"max_header_bytes", "max_body_bytes", "max_connections", "relay_buffer_memory",
-           "headers_with_underscores"}))
+  if (!reader.ExpectMapping(node, path,
+                            {"max_header_bytes", "max_body_bytes", "max_connections",
+                             "relay_buffer_memory", "headers_with_underscores"}))
     return;
   if (node["max_header_bytes"]) {
     reader.Size(node["max_header_bytes"], Child(path, "max_header_bytes"), 1u << 10, 1u << 20,

@@ -138,9 +138,8 @@ class FilesystemAdapterFactory : public AdapterFactory {
   FilesystemAdapterFactory(std::shared_ptr<FileStore> store,
                            const FilesystemAdapterOptions& options)
       : io_pool_(options.io_threads > 0 ? options.io_threads : 1),
-        backend_(std::make_shared<FilesystemBackend>(
-            FilesystemBackend{std::move(store), io_pool_.get_executor(), options.chunk_bytes,
-                              options.relay_budget})),
+        backend_(std::make_shared<FilesystemBackend>(FilesystemBackend{
+            std::move(store), io_pool_.get_executor(), options.chunk_bytes, options.relay_budget})),
         sweeper_([store = backend_->store, root = options.root](std::stop_token stop) {
           SweepTempFiles(*store, root, stop);
         }) {}
