@@ -538,6 +538,7 @@ int Server::RunUntilSignal() {
 void Server::StopThreads() {
   for (auto& thread : threads_) thread->Stop();
   for (auto& thread : threads_) thread->Join();
+  for (auto& factory : factories_) factory->WaitForWorkBoundForNetworkThreads();
   if (admin_) admin_->Stop();
 }
 

@@ -179,6 +179,10 @@ class AdapterFactory {
   virtual ~AdapterFactory() = default;
   virtual std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) = 0;
   virtual std::string_view kind() const = 0;
+  // Called once every network thread has stopped, before any of them is destroyed: returns when
+  // no work on this factory's own threads can still hand a result back to a network thread
+  // (through its ThreadInbox, which goes with the thread).
+  virtual void WaitForWorkBoundForNetworkThreads() {}
 };
 
 }  // namespace fencegate::adapters

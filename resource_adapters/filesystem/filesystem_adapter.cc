@@ -138,8 +138,8 @@ class FilesystemAdapterFactory : public AdapterFactory {
   FilesystemAdapterFactory(std::shared_ptr<FileStore> store,
                            const FilesystemAdapterOptions& options)
       : io_pool_(options.io_threads > 0 ? options.io_threads : 1),
-        backend_(std::make_shared<FilesystemBackend>(FilesystemBackend{
-            std::move(store), io_pool_.get_executor(), options.chunk_bytes, options.relay_budget})),
+        backend_(std::make_shared<FilesystemBackend>(std::move(store), io_pool_.get_executor(),
+                                                     options.chunk_bytes, options.relay_budget)),
         sweeper_([store = backend_->store, root = options.root](std::stop_token stop) {
           SweepTempFiles(*store, root, stop);
         }) {}
@@ -152,6 +152,16 @@ class FilesystemAdapterFactory : public AdapterFactory {
   }
 
   std::string_view kind() const override { return "filesystem"; }
+
+  // A drain can stop a network thread while its upload's chunk is being written to disk; the
+  // write's result then goes to the thread's inbox, which must still be there.
+  void WaitForWorkBoundForNetworkThreads() override {
+    const std::atomic<int>& jobs = backend_->jobs_bound_for_network_threads;
+    for (int left = jobs.load(std::memory_order_acquire); left != 0;
+         left = jobs.load(std::memory_order_acquire)) {
+      jobs.wait(left, std::memory_order_acquire);
+    }
+  }
 
  private:
   boost::asio::thread_pool io_pool_;

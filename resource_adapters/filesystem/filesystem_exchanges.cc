@@ -55,12 +55,15 @@ FileExchange::FileExchange(boost::asio::io_context& ioc,
 
 template <typename Work, typename Then>
 void FileExchange::OnIoThread(Work work, Then then) {
+  std::atomic<int>& jobs = backend_->jobs_bound_for_network_threads;
+  jobs.fetch_add(1, std::memory_order_relaxed);
   boost::asio::post(
-      backend_->io, [&ioc = ioc_, work = std::move(work), then = std::move(then)]() mutable {
+      backend_->io, [&ioc = ioc_, &jobs, work = std::move(work), then = std::move(then)]() mutable {
         auto result = work();
         PostToThread(ioc, [result = std::move(result), then = std::move(then)]() mutable {
           then(std::move(result));
         });
+        if (jobs.fetch_sub(1, std::memory_order_release) == 1) jobs.notify_all();
       });
 }
 

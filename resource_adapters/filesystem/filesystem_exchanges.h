@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -29,6 +30,9 @@ struct FilesystemBackend {
   std::size_t chunk_bytes;
   // limits.relay_buffer_memory, shared with every adapter; null: no limit.
   std::shared_ptr<RelayBudget> relay_budget;
+  // I/O-thread jobs whose result is still to be handed back to a network thread: at shutdown
+  // the network threads, and their inboxes, may go only once this is 0.
+  mutable std::atomic<int> jobs_bound_for_network_threads{0};
 };
 
 // One request served from the file store. The network thread only moves buffers between the
