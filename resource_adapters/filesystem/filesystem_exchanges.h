@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -24,6 +25,14 @@ class RelayBudget;
 
 // What the exchanges of one filesystem backend share.
 struct FilesystemBackend {
+  FilesystemBackend(std::shared_ptr<FileStore> store_in,
+                    boost::asio::thread_pool::executor_type io_in, std::size_t chunk_bytes_in,
+                    std::shared_ptr<RelayBudget> relay_budget_in)
+      : store(std::move(store_in)),
+        io(std::move(io_in)),
+        chunk_bytes(chunk_bytes_in),
+        relay_budget(std::move(relay_budget_in)) {}
+
   std::shared_ptr<FileStore> store;
   // Blocking file work runs here; results come back to the exchange's network thread.
   boost::asio::thread_pool::executor_type io;
