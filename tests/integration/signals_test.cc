@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -15,6 +14,7 @@
 
 #include "tests/integration/held_put.h"
 #include "tests/integration/http_gateway_fixture.h"
+#include "tests/integration/lock_test_support.h"
 
 namespace fencegate::integration {
 namespace {
@@ -44,14 +44,9 @@ bool Contains(const std::vector<std::string>& ids, const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// The line of a request is written just after its answer: polls `path` until it holds `id`.
-bool AwaitLine(const std::string& path, const std::string& id,
-               std::chrono::steady_clock::time_point deadline) {
-  while (!Contains(LoggedRequestIds(path), id)) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+// The line of a request is written just after its answer: waits until `path` holds `id`.
+bool AwaitLine(const std::string& path, const std::string& id) {
+  return Eventually([&] { return Contains(LoggedRequestIds(path), id); });
 }
 
 TEST_F(SignalsTest, UsrAndPipeSignalsDuringARequestLeaveTheGatewayServing) {
@@ -74,7 +69,7 @@ TEST_F(SignalsTest, Usr1ReopensTheAccessLogAfterARename) {
   const std::string rotated = dir_.Join("access.log.1");
   const std::string before(Put("/kv/r/x", "1", "before")["X-Request-Id"]);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  ASSERT_TRUE(AwaitLine(log, before, deadline));
+  ASSERT_TRUE(AwaitLine(log, before));
   std::filesystem::rename(log, rotated);
   gateway_->process().Signal(SIGUSR1);
 
@@ -84,21 +79,19 @@ TEST_F(SignalsTest, Usr1ReopensTheAccessLogAfterARename) {
   while (first_new.empty() && std::chrono::steady_clock::now() < deadline) {
     const std::string id(Put("/kv/r/x", "1", "during")["X-Request-Id"]);
     // The answer precedes its log line: wait for the line to reach one of the two files.
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (std::filesystem::exists(log) && Contains(LoggedRequestIds(log), id)) {
-        first_new = id;
-        break;
-      }
-      if (Contains(LoggedRequestIds(rotated), id)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    bool in_new_file = false;
+    Eventually([&] {
+      in_new_file = std::filesystem::exists(log) && Contains(LoggedRequestIds(log), id);
+      return in_new_file || Contains(LoggedRequestIds(rotated), id);
+    });
+    if (in_new_file) first_new = id;
   }
   ASSERT_FALSE(first_new.empty()) << "no line in a new " << log
                                   << "; stderr: " << gateway_->process().Stderr();
   std::vector<std::string> after;
   for (int i = 0; i < 5; ++i) after.emplace_back(Put("/kv/r/x", "1", "after")["X-Request-Id"]);
   for (const std::string& id : after) {
-    EXPECT_TRUE(AwaitLine(log, id, deadline)) << id;
+    EXPECT_TRUE(AwaitLine(log, id)) << id;
     EXPECT_FALSE(Contains(LoggedRequestIds(rotated), id)) << id;
   }
   EXPECT_TRUE(Contains(LoggedRequestIds(rotated), before));
