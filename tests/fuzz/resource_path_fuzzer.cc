@@ -64,6 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto* problem = std::get_if<Problem>(&mapped)) {
     FUZZ_CHECK(!problem->detail.empty());
     FUZZ_CHECK((problem->status == 400 && problem->type == "bad-path") ||
+               (problem->status == 414 && problem->type == "path-too-long") ||
                (problem->status == 403 &&
                 (problem->type == "path-escapes-root" || problem->type == "reserved-name")));
     // Deterministic: the same target is refused the same way.
