@@ -88,7 +88,8 @@ bool ReferenceWellFormed(std::string_view value) {
   return !kid.empty() && kid.size() <= 64 && AllOf(kid, "._-") && !exp.empty() &&
          exp.size() <= 18 && AllOf(exp, "") &&
          exp.find_first_not_of("0123456789") == std::string::npos && !scope.empty() &&
-         scope.size() <= 128 && AllOf(scope, "._:-") && values[3].size() == 43;
+         scope.size() <= 128 && AllOf(scope, "._:-") && values[3].size() == 43 &&
+         AllOf(values[3], "-_");
 }
 
 }  // namespace
