@@ -298,20 +298,19 @@ void Session::HandleRequest() {
     thread_.request_ids().Generate(&exchange_.request_id);
   }
 
-  if (fields.host_count > 1 || (fields.host_count == 0 && request.version() >= 11)) {
-    Refuse({.status = 400,
-            .slug = "bad-host",
-            .title = "Bad Host",
-            .detail = fields.host_count > 1 ? "the request carries more than one Host field"
-                                            : "an HTTP/1.1 request needs a Host field",
-            .outcome = "bad_request"});
-    return;
+  const char* host_problem = nullptr;
+  if (fields.host_count > 1) {
+    host_problem = "the request carries more than one Host field";
+  } else if (fields.host_count == 0 && request.version() >= 11) {
+    host_problem = "an HTTP/1.1 request needs a Host field";
+  } else if (!CanonicaliseHost(fields.host, &host_lower_)) {
+    host_problem = "the Host field is not a host name or IP literal with an optional port";
   }
-  if (!CanonicaliseHost(fields.host, &host_lower_)) {
+  if (host_problem != nullptr) {
     Refuse({.status = 400,
             .slug = "bad-host",
             .title = "Bad Host",
-            .detail = "the Host field is not a host name or IP literal with an optional port",
+            .detail = host_problem,
             .outcome = "bad_request"});
     return;
   }
