@@ -9,9 +9,9 @@
 
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
-#include "gateway/lock_client/lock_command.h"
-#include "gateway/server.h"
-#include "gateway/store_command.h"
+#include "gateway/cli/lock_command.h"
+#include "gateway/server/server.h"
+#include "gateway/cli/store_command.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/system/error_code.hpp>
 
-#include "resource_adapters/http_header.h"
-#include "resource_adapters/inline_handler.h"
+#include "base/net/http_header.h"
+#include "base/net/inline_handler.h"
 
 namespace fencegate::adapters {
 

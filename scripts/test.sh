@@ -40,7 +40,7 @@ symbolizer=external_symbolizer_path=/usr/lib/llvm-14/bin/llvm-symbolizer
 
 # configure_sanitized DIR OPT CMAKE_ARGS...: configures DIR with clang at optimization OPT. Line
 # tables only: reports still name file and line. The ASan build is -O0: clang compiles a unit
-# with ASan+UBSan about 2.6x faster at -O0 than at -O1 (gateway/session.cc: 45.7 s -> 17.6 s)
+# with ASan+UBSan about 2.6x faster at -O0 than at -O1 (gateway/session/session.cc: 45.7 s -> 17.6 s)
 # and the tests it runs mostly wait on sockets. TSan stays at -O1 (its runtime cost at -O0 is
 # far higher) and the fuzzers too (executions per second are their whole point).
 configure_sanitized() {

@@ -18,10 +18,10 @@
 #include <string>
 #include <string_view>
 
-#include "lockstore/fence_store.h"
-#include "lockstore/rocksdb_fence_store.h"
-#include "lockstore/rocksdb_fence_store_impl.h"
-#include "lockstore/token.h"
+#include "lockstore/fence/fence_store.h"
+#include "lockstore/rocksdb/rocksdb_fence_store.h"
+#include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
+#include "lockstore/tokens/token.h"
 
 namespace {
 

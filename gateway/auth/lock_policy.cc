@@ -1,6 +1,6 @@
 #include "gateway/auth/lock_policy.h"
 
-#include "lockstore/lock_rules.h"
+#include "lockstore/locks/lock_rules.h"
 
 namespace fencegate::gateway::auth {
 

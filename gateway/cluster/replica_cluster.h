@@ -13,7 +13,7 @@
 #include <boost/json/object.hpp>
 
 #include "gateway/config/config.h"
-#include "lockstore/admission.h"
+#include "lockstore/fence/admission.h"
 #include "lockstore/etcd/shard_ownership.h"
 
 namespace fencegate::gateway {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gateway/auth/api_key.h"
-#include "lockstore/lock_rules.h"
+#include "lockstore/locks/lock_rules.h"
 
 // The `auth`, `admin` and route `policy` sections (README "Authentication and authorization").
 // Kept apart from config_loader.cc; errors go to the same list through AuthConfigErrors.

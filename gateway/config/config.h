@@ -10,15 +10,15 @@
 
 #include "gateway/auth/auth_config.h"
 #include "gateway/tls/tls_settings.h"
-#include "gateway/underscore_fields.h"
-#include "lockstore/fence_key_template.h"
-#include "lockstore/lock_rules.h"
-#include "lockstore/token_signer.h"
+#include "gateway/http/underscore_fields.h"
+#include "lockstore/fence/fence_key_template.h"
+#include "lockstore/locks/lock_rules.h"
+#include "lockstore/tokens/token_signer.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
-#include "tls_client/client_tls.h"
+#include "base/tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 
@@ -77,7 +77,7 @@ struct StoreConfig {
 struct AccessLogConfig {
   std::string path = "-";  // "-" stdout, "" off, else a file
   // Lines of failed requests (status >= 400) logged per client, fence key and second on each
-  // network thread; the rest are counted (gateway/error_log_cap.h). 0: every line.
+  // network thread; the rest are counted (gateway/observability/error_log_cap.h). 0: every line.
   unsigned error_lines_per_second = 10;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tls_client/plain_or_tls_stream.h"
+#include "base/tls_client/plain_or_tls_stream.h"
 
 namespace fencegate::gateway::tls {
 

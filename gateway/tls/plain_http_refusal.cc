@@ -1,6 +1,6 @@
 #include "gateway/tls/plain_http_refusal.h"
 
-#include "gateway/problem.h"
+#include "gateway/http/problem.h"
 
 namespace fencegate::gateway::tls {
 

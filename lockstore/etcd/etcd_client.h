@@ -12,7 +12,7 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "lockstore/status.h"
-#include "tls_client/client_tls.h"
+#include "base/tls_client/client_tls.h"
 
 namespace fencegate::lockstore::etcd {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "lockstore/etcd/etcd_client.h"
-#include "lockstore/fence_store.h"
+#include "lockstore/fence/fence_store.h"
 
 namespace fencegate::lockstore::etcd {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "lockstore/etcd/etcd_client.h"
-#include "lockstore/lock_record.h"
-#include "lockstore/token.h"
+#include "lockstore/locks/lock_record.h"
+#include "lockstore/tokens/token.h"
 
 namespace fencegate::lockstore::etcd {
 

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "lockstore/etcd/etcd_lock_keys.h"
-#include "lockstore/lock_owner.h"
+#include "lockstore/locks/lock_owner.h"
 
 namespace fencegate::lockstore::etcd {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "lockstore/etcd/etcd_client.h"
-#include "lockstore/lock_fencer.h"
-#include "lockstore/lock_rules.h"
-#include "lockstore/lock_service.h"
+#include "lockstore/locks/lock_fencer.h"
+#include "lockstore/locks/lock_rules.h"
+#include "lockstore/locks/lock_service.h"
 
 namespace fencegate::lockstore::etcd {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "lockstore/etcd/etcd_client.h"
-#include "lockstore/token_verifier.h"
+#include "lockstore/tokens/token_verifier.h"
 
 namespace fencegate::lockstore::etcd {
 

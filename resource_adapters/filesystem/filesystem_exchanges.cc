@@ -10,7 +10,7 @@
 #include <boost/asio/post.hpp>
 
 #include "resource_adapters/relay_budget.h"
-#include "resource_adapters/thread_inbox.h"
+#include "base/net/thread_inbox.h"
 
 namespace fencegate::adapters {
 

@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/filesystem/conditional_request.h"

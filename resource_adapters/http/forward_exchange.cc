@@ -13,7 +13,7 @@
 
 #include "resource_adapters/http/hop_by_hop.h"
 #include "resource_adapters/relay_budget.h"
-#include "tls_client/client_tls.h"
+#include "base/tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 

@@ -12,14 +12,14 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
-#include "resource_adapters/http_header.h"
-#include "resource_adapters/message_parser.h"
+#include "base/net/http_header.h"
+#include "base/net/message_parser.h"
 
 #include "resource_adapters/adapter.h"
-#include "resource_adapters/gathered_write.h"
+#include "base/net/gathered_write.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/timeout_queue.h"
+#include "base/net/timeout_queue.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 
 namespace fencegate::adapters {

@@ -5,7 +5,7 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/container/small_vector.hpp>
 
-#include "resource_adapters/field_lists.h"
+#include "base/net/field_lists.h"
 
 namespace fencegate::adapters {
 

@@ -2,7 +2,7 @@
 
 #include <boost/beast/http/fields.hpp>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 namespace fencegate::adapters {
 

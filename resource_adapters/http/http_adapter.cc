@@ -6,7 +6,7 @@
 #include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/timeout_queue.h"
+#include "base/net/timeout_queue.h"
 #include "resource_adapters/transport/resolve_once.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 

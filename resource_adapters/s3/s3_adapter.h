@@ -7,7 +7,7 @@
 #include <string>
 
 #include "resource_adapters/adapter.h"
-#include "tls_client/client_tls.h"
+#include "base/tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 

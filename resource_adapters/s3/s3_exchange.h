@@ -10,7 +10,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"

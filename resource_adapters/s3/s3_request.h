@@ -8,7 +8,7 @@
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/verb.hpp>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 namespace fencegate::adapters::s3 {
 

@@ -18,12 +18,12 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
-#include "resource_adapters/http_header.h"
-#include "resource_adapters/message_parser.h"
+#include "base/net/http_header.h"
+#include "base/net/message_parser.h"
 
 #include "resource_adapters/s3/sigv4.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
-#include "tls_client/client_tls.h"
+#include "base/tls_client/client_tls.h"
 
 namespace fencegate::adapters::s3 {
 

@@ -5,7 +5,7 @@
 
 #include <boost/beast/http/message.hpp>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 namespace fencegate::adapters::s3 {
 

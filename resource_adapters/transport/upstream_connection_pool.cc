@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "resource_adapters/deadline_clock.h"
+#include "base/net/deadline_clock.h"
 
 namespace fencegate::adapters {
 

@@ -13,7 +13,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "resource_adapters/webdav/webdav_adapter.h"
-#include "tls_client/plain_or_tls_stream.h"
+#include "base/tls_client/plain_or_tls_stream.h"
 
 namespace fencegate::adapters::webdav {
 

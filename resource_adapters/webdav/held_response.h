@@ -6,7 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 #include "resource_adapters/adapter.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <variant>
 
-#include "lockstore/fence_key_template.h"
+#include "lockstore/fence/fence_key_template.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

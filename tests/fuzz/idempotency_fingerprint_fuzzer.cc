@@ -1,5 +1,5 @@
-// Fuzzes the idempotency fingerprint and what is stored for a key (gateway/idempotency.h,
-// lockstore/idempotency_record.h). Input lines: method, target, key field value, then the body
+// Fuzzes the idempotency fingerprint and what is stored for a key (gateway/session/idempotency.h,
+// lockstore/idempotency/idempotency_record.h). Input lines: method, target, key field value, then the body
 // (the rest). Properties:
 // - the body digest computed piece by piece, as the session does while the body streams, equals
 //   the digest of the whole body, wherever the pieces are cut;
@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/idempotency.h"
-#include "lockstore/idempotency_record.h"
+#include "gateway/session/idempotency.h"
+#include "lockstore/idempotency/idempotency_record.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/path_canonical.h"
+#include "gateway/http/path_canonical.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

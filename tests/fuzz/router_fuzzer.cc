@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/router.h"
+#include "gateway/http/router.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "lockstore/token.h"
+#include "lockstore/tokens/token.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

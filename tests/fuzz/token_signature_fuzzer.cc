@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstore/lock_rules.h"
-#include "lockstore/token_signer.h"
+#include "lockstore/locks/lock_rules.h"
+#include "lockstore/tokens/token_signer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "gateway/access_log.h"
+#include "gateway/observability/access_log.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 
 #include <boost/json.hpp>
 
-#include "gateway/json_escape.h"
+#include "base/encoding/json_escape.h"
 
 namespace fencegate::gateway {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "gateway/path_canonical.h"
-#include "lockstore/fence_key_template.h"
+#include "gateway/http/path_canonical.h"
+#include "lockstore/fence/fence_key_template.h"
 #include "resource_adapters/filesystem/resource_path.h"
 #include "resource_adapters/s3/s3_request.h"
 #include "resource_adapters/webdav/member_property.h"

@@ -1,4 +1,4 @@
-#include "gateway/error_log_cap.h"
+#include "gateway/observability/error_log_cap.h"
 
 #include <gtest/gtest.h>
 

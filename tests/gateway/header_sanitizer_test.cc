@@ -1,4 +1,4 @@
-#include "gateway/header_sanitizer.h"
+#include "gateway/http/header_sanitizer.h"
 
 #include <string>
 #include <string_view>

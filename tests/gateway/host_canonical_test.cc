@@ -1,4 +1,4 @@
-#include "gateway/host_canonical.h"
+#include "gateway/http/host_canonical.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "gateway/idempotency.h"
+#include "gateway/session/idempotency.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "gateway/path_canonical.h"
+#include "gateway/http/path_canonical.h"
 
 #include <string>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "gateway/problem.h"
+#include "gateway/http/problem.h"
 
 #include <gtest/gtest.h>
 

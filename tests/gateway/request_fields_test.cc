@@ -1,4 +1,4 @@
-#include "gateway/request_fields.h"
+#include "gateway/http/request_fields.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "gateway/request_framing.h"
+#include "gateway/http/request_framing.h"
 
 #include <gtest/gtest.h>
 

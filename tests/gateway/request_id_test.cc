@@ -1,4 +1,4 @@
-#include "gateway/request_id.h"
+#include "gateway/http/request_id.h"
 
 #include <set>
 

@@ -1,4 +1,4 @@
-#include "gateway/router.h"
+#include "gateway/http/router.h"
 
 #include <gtest/gtest.h>
 

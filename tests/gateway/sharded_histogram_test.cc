@@ -1,7 +1,7 @@
-// ShardedHistogram (gateway/sharded_histogram.h) and its exposition through GatewayMetrics:
+// ShardedHistogram (gateway/observability/sharded_histogram.h) and its exposition through GatewayMetrics:
 // observations made by several threads, each on its own shard, add up to one Prometheus
 // histogram per route.
-#include "gateway/sharded_histogram.h"
+#include "gateway/observability/sharded_histogram.h"
 
 #include <cmath>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gateway/metrics.h"
+#include "gateway/observability/metrics.h"
 
 namespace fencegate::gateway {
 namespace {

@@ -60,7 +60,7 @@ TEST_F(PathEscapeTest, TraversalIsRefusedAndNothingIsWrittenOutsideTheRoot) {
     const char* target;
     unsigned status;
   } cases[] = {
-      // Refused by the gateway before routing, on every route (gateway/path_canonical.h).
+      // Refused by the gateway before routing, on every route (gateway/http/path_canonical.h).
       {"/files/../escaped", 400},
       {"/files/%2e%2e/escaped", 400},
       {"/files/%2E%2e/escaped", 400},

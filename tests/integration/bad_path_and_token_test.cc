@@ -44,7 +44,7 @@ TEST_F(BadPathTest, TraversalNulAndEncodedSlashesAre400AndNeverForwarded) {
   }
   EXPECT_TRUE(backend_.Requests().empty()) << "a refused path reached the backend";
 
-  // What the http adapter forwards: the canonical target (gateway/path_canonical.h), the query as
+  // What the http adapter forwards: the canonical target (gateway/http/path_canonical.h), the query as
   // sent. An encoded '?' stays encoded (the fence key is "kv:a%3Fb"), "%61" is "a", and dots
   // inside a name are just a name.
   EXPECT_EQ(Put("/kv/a%3fb/x?q=%2e%2e", "1").result_int(), 200);

@@ -1,5 +1,5 @@
 // The client connection's idle timeout through the real binary. Header reads and response
-// writes share one lazily re-armed deadline timer per connection (gateway/client_deadline.h):
+// writes share one lazily re-armed deadline timer per connection (gateway/session/client_deadline.h):
 // these cases check that a keep-alive connection is still closed after timeouts.idle whether
 // the pending wait was set by a longer or a shorter timeout, and that the deadline moves on
 // with each request rather than staying at the first one's.

@@ -3,8 +3,8 @@
 // max_advance_test.cc.
 #include <gtest/gtest.h>
 
-#include "lockstore/admission.h"
-#include "lockstore/memory_fence_store.h"
+#include "lockstore/fence/admission.h"
+#include "lockstore/fence/memory_fence_store.h"
 #include "tests/lockstore/admission_test_support.h"
 
 namespace fencegate::lockstore {

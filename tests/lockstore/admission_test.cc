@@ -1,4 +1,4 @@
-#include "lockstore/admission.h"
+#include "lockstore/fence/admission.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "lockstore/memory_fence_store.h"
+#include "lockstore/fence/memory_fence_store.h"
 #include "tests/lockstore/admission_test_support.h"
 
 namespace fencegate::lockstore {

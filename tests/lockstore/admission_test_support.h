@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "lockstore/admission.h"
+#include "lockstore/fence/admission.h"
 
 namespace fencegate::lockstore::testing {
 

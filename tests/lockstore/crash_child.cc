@@ -10,7 +10,7 @@
 #include <mutex>
 #include <string>
 
-#include "lockstore/rocksdb_fence_store.h"
+#include "lockstore/rocksdb/rocksdb_fence_store.h"
 
 namespace {
 

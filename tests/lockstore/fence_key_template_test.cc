@@ -1,4 +1,4 @@
-#include "lockstore/fence_key_template.h"
+#include "lockstore/fence/fence_key_template.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 #include <future>
 #include <memory>
 
-#include "lockstore/admission.h"
-#include "lockstore/memory_fence_store.h"
-#include "lockstore/rocksdb_fence_store_impl.h"
+#include "lockstore/fence/admission.h"
+#include "lockstore/fence/memory_fence_store.h"
+#include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "tests/lockstore/temp_dir.h"
 
 namespace fencegate::lockstore {

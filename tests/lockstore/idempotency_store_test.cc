@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "lockstore/idempotency_record.h"
-#include "lockstore/idempotency_store.h"
+#include "lockstore/idempotency/idempotency_record.h"
+#include "lockstore/idempotency/idempotency_store.h"
 #include "tests/lockstore/temp_dir.h"
 
 namespace fencegate::lockstore {

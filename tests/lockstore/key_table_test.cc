@@ -1,4 +1,4 @@
-#include "lockstore/key_table.h"
+#include "lockstore/fence/key_table.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 
 #include <future>
 
-#include "lockstore/lock_table.h"
-#include "lockstore/rocksdb_fence_store_impl.h"
+#include "lockstore/locks/lock_table.h"
+#include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "tests/lockstore/lock_test_support.h"
 #include "tests/lockstore/temp_dir.h"
 

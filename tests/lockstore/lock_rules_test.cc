@@ -1,4 +1,4 @@
-#include "lockstore/lock_rules.h"
+#include "lockstore/locks/lock_rules.h"
 
 #include <gtest/gtest.h>
 

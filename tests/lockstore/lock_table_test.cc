@@ -1,9 +1,9 @@
-#include "lockstore/lock_table.h"
+#include "lockstore/locks/lock_table.h"
 
 #include <gtest/gtest.h>
 
-#include "lockstore/lock_memory_persistence.h"
-#include "lockstore/lock_owner.h"
+#include "lockstore/locks/lock_memory_persistence.h"
+#include "lockstore/locks/lock_owner.h"
 #include "tests/lockstore/lock_test_support.h"
 
 namespace fencegate::lockstore {

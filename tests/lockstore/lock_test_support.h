@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "lockstore/lock_clock.h"
-#include "lockstore/lock_fencer.h"
-#include "lockstore/lock_table.h"
+#include "lockstore/locks/lock_clock.h"
+#include "lockstore/locks/lock_fencer.h"
+#include "lockstore/locks/lock_table.h"
 
 namespace fencegate::lockstore::testing {
 

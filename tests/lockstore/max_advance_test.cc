@@ -2,8 +2,8 @@
 // under the same lock as the admission, so the fence is never touched by a refused token.
 #include <gtest/gtest.h>
 
-#include "lockstore/admission.h"
-#include "lockstore/memory_fence_store.h"
+#include "lockstore/fence/admission.h"
+#include "lockstore/fence/memory_fence_store.h"
 
 namespace fencegate::lockstore {
 namespace {

@@ -1,4 +1,4 @@
-#include "lockstore/memory_fence_store.h"
+#include "lockstore/fence/memory_fence_store.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lockstore/record_codec.h"
+#include "lockstore/codec/record_codec.h"
 
 #include <gtest/gtest.h>
 

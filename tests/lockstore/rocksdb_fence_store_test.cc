@@ -1,4 +1,4 @@
-#include "lockstore/rocksdb_fence_store.h"
+#include "lockstore/rocksdb/rocksdb_fence_store.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "lockstore/fence_repair.h"
-#include "lockstore/rocksdb_fence_store_impl.h"
+#include "lockstore/fence/fence_repair.h"
+#include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "tests/lockstore/temp_dir.h"
 
 namespace fencegate::lockstore {

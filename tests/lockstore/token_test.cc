@@ -1,4 +1,4 @@
-#include "lockstore/token.h"
+#include "lockstore/tokens/token.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// AsyncWriteAll and SendAtOnce (resource_adapters/gathered_write.h) over a real loopback TCP
+// AsyncWriteAll and SendAtOnce (base/net/gathered_write.h) over a real loopback TCP
 // connection whose send buffer is far smaller than the large writes, so the kernel takes those
 // in many short writes.
 #include <cstddef>
@@ -11,7 +11,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 
-#include "resource_adapters/gathered_write.h"
+#include "base/net/gathered_write.h"
 
 namespace fencegate::adapters {
 namespace {

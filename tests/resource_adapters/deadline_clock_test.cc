@@ -1,4 +1,4 @@
-#include "resource_adapters/deadline_clock.h"
+#include "base/net/deadline_clock.h"
 
 #include <chrono>
 

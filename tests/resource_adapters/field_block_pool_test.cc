@@ -1,6 +1,6 @@
-// FieldBlockPool (resource_adapters/field_block_pool.h): blocks are recycled per thread and size
+// FieldBlockPool (base/net/field_block_pool.h): blocks are recycled per thread and size
 // class, a thread keeps a bounded number, and a header built on them may die on another thread.
-#include "resource_adapters/field_block_pool.h"
+#include "base/net/field_block_pool.h"
 
 #include <memory>
 #include <string>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "resource_adapters/http_header.h"
+#include "base/net/http_header.h"
 
 namespace fencegate::adapters {
 namespace {

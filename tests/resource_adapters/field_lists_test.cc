@@ -1,4 +1,4 @@
-#include "resource_adapters/field_lists.h"
+#include "base/net/field_lists.h"
 
 #include <string>
 #include <string_view>

@@ -1,6 +1,6 @@
-// FlatFields (resource_adapters/flat_fields.h): the field operations, the Fields concept's rules
+// FlatFields (base/net/flat_fields.h): the field operations, the Fields concept's rules
 // checked against Beast's basic_fields on the same inputs, and the serialized header.
-#include "resource_adapters/flat_fields.h"
+#include "base/net/flat_fields.h"
 
 #include <random>
 #include <sstream>

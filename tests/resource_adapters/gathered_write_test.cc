@@ -1,7 +1,7 @@
-// MessageWriter (resource_adapters/gathered_write.h) puts out the bytes Beast's serializer
+// MessageWriter (base/net/gathered_write.h) puts out the bytes Beast's serializer
 // would: each case is checked against Beast's own serialization of the same message, or, for
 // the framing of streamed pieces, against the exact bytes HTTP/1.1 prescribes.
-#include "resource_adapters/gathered_write.h"
+#include "base/net/gathered_write.h"
 
 #include <sstream>
 #include <string>

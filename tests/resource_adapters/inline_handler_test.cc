@@ -1,4 +1,4 @@
-#include "resource_adapters/inline_handler.h"
+#include "base/net/inline_handler.h"
 
 #include <memory>
 #include <utility>

@@ -1,5 +1,5 @@
-// MessageParser (resource_adapters/message_parser.h): Beast's parsing rules into FlatFields.
-#include "resource_adapters/message_parser.h"
+// MessageParser (base/net/message_parser.h): Beast's parsing rules into FlatFields.
+#include "base/net/message_parser.h"
 
 #include <string>
 #include <string_view>

@@ -1,4 +1,4 @@
-#include "resource_adapters/thread_inbox.h"
+#include "base/net/thread_inbox.h"
 
 #include <atomic>
 #include <chrono>

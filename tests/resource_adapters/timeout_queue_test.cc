@@ -1,4 +1,4 @@
-#include "resource_adapters/timeout_queue.h"
+#include "base/net/timeout_queue.h"
 
 #include <chrono>
 #include <memory>

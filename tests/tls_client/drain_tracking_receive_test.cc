@@ -1,4 +1,4 @@
-// AsyncReceiveTrackingDrain (tls_client/drain_tracking_receive.h) over a real loopback TCP
+// AsyncReceiveTrackingDrain (base/tls_client/drain_tracking_receive.h) over a real loopback TCP
 // connection: after a read that emptied the socket, the next read waits for the reactor's next
 // readiness edge instead of trying recv first, so every test here checks that bytes arriving at
 // any moment after such a read are still delivered, in order, and that errors, cancellation
@@ -16,7 +16,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
-#include "tls_client/drain_tracking_receive.h"
+#include "base/tls_client/drain_tracking_receive.h"
 
 namespace fencegate::tls_client {
 namespace {

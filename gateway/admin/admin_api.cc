@@ -1,0 +1,230 @@
+#include "gateway/admin/admin_api.h"
+
+#include <boost/json.hpp>
+
+#include "gateway/admin/admin_fence_repair.h"
+#include "gateway/admin/admin_lock_api.h"
+#include "gateway/admin/admin_request.h"
+#include "gateway/auth/admin_guard.h"
+#include "gateway/cluster/replica_cluster.h"
+#include "gateway/http/problem.h"
+#include "gateway/http/time_format.h"
+
+namespace fencegate::gateway {
+namespace http = boost::beast::http;
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kFencesPrefix = "/admin/fences/";
+
+void SetJson(http::status status, const json::value& value, AdminApi::Response* response) {
+  response->result(status);
+  response->set(http::field::content_type, kJson);
+  response->body() = json::serialize(value);
+}
+
+void SetProblem(unsigned status, std::string_view slug, std::string_view title,
+                std::string_view detail, std::string_view instance, AdminApi::Response* response) {
+  response->result(status);
+  response->set(http::field::content_type, kProblemContentType);
+  RenderProblemJson(
+      {.status = status, .slug = slug, .title = title, .detail = detail, .instance = instance},
+      &response->body());
+}
+
+json::value Rfc3339OrNull(std::int64_t unix_ms) {
+  if (unix_ms == 0) return nullptr;
+  std::string text;
+  AppendRfc3339Ms(unix_ms, &text);
+  return json::value(text);
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool PercentDecode(std::string_view in, std::string* out) {
+  out->clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out->push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    const int high = HexValue(in[i + 1]);
+    const int low = HexValue(in[i + 2]);
+    if (high < 0 || low < 0) return false;
+    out->push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return true;
+}
+
+void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response* response) {
+  response->version(request.version());
+  response->keep_alive(request.keep_alive());
+  const std::string_view target = request.target();
+  const auto question = target.find('?');
+  const std::string_view path = target.substr(0, question);
+  const std::string_view query =
+      question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+
+  const auth::AdminGuard::Result caller = context_.admin_guard->Check(
+      path, request[http::field::authorization], request.count(http::field::authorization), &peer);
+  if (caller.status != 0) {
+    SetProblem(caller.status, "unauthenticated", "Authentication required",
+               caller.reason == "missing_credentials"
+                   ? "the admin API needs Authorization: Bearer <admin key> or an admin client "
+                     "certificate"
+                   : "the credentials sent identify no admin principal",
+               path, response);
+    response->set(http::field::www_authenticate,
+                  caller.reason == "missing_credentials"
+                      ? "Bearer realm=\"fencegate-admin\""
+                      : "Bearer realm=\"fencegate-admin\", error=\"invalid_token\"");
+    return;
+  }
+  const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
+                     path == "/admin/rejections" || path.starts_with(kFencesPrefix) ||
+                     (path == "/admin/cluster" && context_.cluster != nullptr);
+  if (IsFenceRepairRequest(request, path)) {
+    HandleFenceRepair(context_, request, path, query, caller.principal, response);
+    return;
+  }
+  const bool lock_path = context_.lock_table != nullptr && IsAdminLockPath(path);
+  if (!known && !lock_path) {
+    SetProblem(404, "not-found", "Not found", "no such admin resource", path, response);
+    return;
+  }
+  if (lock_path) {
+    const std::string_view allow = AdminLockAllow(path);
+    const bool allowed = allow == "POST" ? request.method() == http::verb::post
+                                         : request.method() == http::verb::get ||
+                                               request.method() == http::verb::head;
+    if (!allowed) {
+      SetProblem(405, "method-not-allowed", "Method not allowed",
+                 "this lock resource allows " + std::string(allow), path, response);
+      response->set(http::field::allow, allow);
+      return;
+    }
+    HandleAdminLock(context_, request, path, query, caller.principal, response);
+    return;
+  }
+  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+    SetProblem(405, "method-not-allowed", "Method not allowed", "the admin API is read-only", path,
+               response);
+    response->set(http::field::allow, "GET, HEAD");
+    return;
+  }
+  if (path == "/metrics") {
+    Metrics(response);
+  } else if (path == "/healthz") {
+    SetJson(http::status::ok, {{"status", "ok"}}, response);
+  } else if (path == "/readyz") {
+    Ready(response);
+  } else if (path == "/admin/rejections") {
+    Rejections(query, path, response);
+  } else if (path == "/admin/cluster") {
+    SetJson(http::status::ok, context_.cluster->AdminView(), response);
+  } else {
+    Fence(path.substr(kFencesPrefix.size()), path, response);
+  }
+}
+
+void AdminApi::Metrics(Response* response) {
+  if (context_.refresh_store_metrics) context_.refresh_store_metrics();
+  if (context_.relay_budget_metrics != nullptr) context_.relay_budget_metrics->Refresh();
+  context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
+  // Copied from the counts the sessions keep anyway, so a request does not also pay for two
+  // gauge updates (a compare-and-swap loop each) that only a scrape reads.
+  context_.metrics->requests_in_flight().Set(
+      static_cast<double>(context_.requests_in_flight.load(std::memory_order_relaxed)));
+  context_.metrics->connections_open().Set(
+      static_cast<double>(context_.open_connections.load(std::memory_order_relaxed)));
+  response->result(http::status::ok);
+  response->set(http::field::content_type, "text/plain; version=0.0.4");
+  response->body() = context_.metrics->RenderText();
+}
+
+void AdminApi::Ready(Response* response) {
+  const bool store_ready = context_.store->Ready();
+  context_.metrics->store_ready().Set(store_ready ? 1 : 0);
+  const bool accepting = context_.accepting.load();
+  const bool draining = context_.draining.load();
+  // Several replicas: a replica without a lease it can count on admits nothing and cannot
+  // tell where to forward; the load balancer should send traffic elsewhere.
+  const bool lease_valid = context_.cluster == nullptr || context_.cluster->LeaseValid();
+  const bool ready = store_ready && accepting && !draining && lease_valid;
+  json::object body{{"status", ready ? "ready" : (draining ? "draining" : "not_ready")},
+                    {"store_ready", store_ready},
+                    {"accepting", accepting && !draining}};
+  if (context_.cluster != nullptr) body["cluster_lease_valid"] = lease_valid;
+  SetJson(ready ? http::status::ok : http::status::service_unavailable, std::move(body), response);
+}
+
+void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Response* response) {
+  std::string key;
+  if (!PercentDecode(encoded_key, &key) || key.empty()) {
+    SetProblem(400, "bad-request", "Bad fence key", "the fence key is empty or badly encoded", path,
+               response);
+    return;
+  }
+  const auto view = context_.admission->Inspect(key);
+  if (!view) {
+    SetProblem(404, "fence-not-found", "Fence not found", "this fence key was never fenced", path,
+               response);
+    return;
+  }
+  json::value last_admitted = nullptr;
+  if (view->last_admitted_at_ms != 0 || !view->last_admitted_request_id.empty()) {
+    last_admitted = {{"token", view->last_admitted_token},
+                     {"at", Rfc3339OrNull(view->last_admitted_at_ms)},
+                     {"request_id", view->last_admitted_request_id}};
+  }
+  SetJson(http::status::ok,
+          {{"fence_key", key},
+           {"highest_token", view->durable.highest},
+           {"advanced_at", Rfc3339OrNull(view->durable.advanced_at_ms)},
+           {"pending_advance", view->pending_advance},
+           {"writes_in_flight", view->writes_in_flight},
+           {"writes_waiting", view->writes_waiting},
+           {"last_admitted", last_admitted}},
+          response);
+}
+
+void AdminApi::Rejections(std::string_view query, std::string_view path, Response* response) {
+  const std::optional<std::size_t> limit = ParseLimitQuery(query);
+  if (!limit) {
+    SetProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000", path,
+               response);
+    return;
+  }
+  json::array out;
+  for (const lockstore::RejectionRecord& record : context_.store->RecentRejections(*limit)) {
+    json::object item;
+    item["sequence"] = record.sequence;
+    item["at"] = Rfc3339OrNull(record.at_ms);
+    item["route"] = record.route;
+    item["fence_key"] = record.fence_key;
+    item["method"] = record.method;
+    item["path"] = record.path;
+    item["request_id"] = record.request_id;
+    item["reason"] = record.reason;
+    if (record.has_presented) {
+      item["presented_token"] = record.presented;
+    } else {
+      item["presented_token"] = nullptr;
+    }
+    item["highest_token"] = record.highest;
+    out.push_back(std::move(item));
+  }
+  SetJson(http::status::ok, out, response);
+}
+
+}  // namespace fencegate::gateway

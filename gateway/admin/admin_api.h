@@ -1,0 +1,45 @@
+#pragma once
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "gateway/server/gateway_context.h"
+#include "gateway/tls/peer_identity.h"
+
+namespace fencegate::gateway {
+
+// The operator API behind the admin listener:
+//   GET /metrics                  Prometheus text format
+//   GET /healthz                  the process is up
+//   GET /readyz                   200 while the store is ready and listeners accept, else 503
+//   GET /admin/fences/{key}       one fence key (percent-encoded in the path)
+//   GET /admin/rejections?limit=N the most recent refused writes, newest first
+//   POST /admin/fences/{key}/repair, GET /admin/fence-repairs: audited fence repair
+//                                 (gateway/admin/admin_fence_repair.h)
+//   /admin/locks, /admin/locks/{name}[/force-release], /admin/lock-audit: the built-in locks
+//                                 (gateway/admin/admin_lock_api.h)
+// Runs on the admin thread: it may block on the store, which network threads never do.
+class AdminApi {
+ public:
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+  explicit AdminApi(GatewayContext& context) : context_(context) {}
+
+  // Fills `response` (status, Content-Type, body) for `request`; `peer` is the client
+  // certificate of a TLS connection (empty on plain ones), an admin credential like a key.
+  void Handle(const Request& request, const PeerIdentity& peer, Response* response);
+
+ private:
+  void Metrics(Response* response);
+  void Ready(Response* response);
+  void Fence(std::string_view encoded_key, std::string_view path, Response* response);
+  void Rejections(std::string_view query, std::string_view path, Response* response);
+
+  GatewayContext& context_;
+};
+
+// Decodes %XX escapes; false on a malformed escape. '+' stays '+' (paths, not forms).
+bool PercentDecode(std::string_view in, std::string* out);
+
+}  // namespace fencegate::gateway

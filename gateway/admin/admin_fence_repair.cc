@@ -1,0 +1,189 @@
+#include "gateway/admin/admin_fence_repair.h"
+
+#include <future>
+
+#include <boost/json.hpp>
+
+#include "gateway/admin/admin_request.h"
+#include "gateway/http/problem.h"
+#include "gateway/http/time_format.h"
+
+namespace fencegate::gateway {
+namespace http = boost::beast::http;
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kFencesPrefix = "/admin/fences/";
+constexpr std::string_view kRepairSuffix = "/repair";
+constexpr std::string_view kRepairs = "/admin/fence-repairs";
+constexpr std::size_t kMaxTextField = 1024;
+
+void SetJson(const json::value& value, AdminApi::Response* response) {
+  response->result(http::status::ok);
+  response->set(http::field::content_type, "application/json");
+  response->body() = json::serialize(value);
+}
+
+void SetProblem(const ProblemDetails& problem, AdminApi::Response* response) {
+  response->result(problem.status);
+  response->set(http::field::content_type, kProblemContentType);
+  RenderProblemJson(problem, &response->body());
+}
+
+void BadRequest(std::string_view detail, std::string_view path, AdminApi::Response* response) {
+  SetProblem({.status = 400,
+              .slug = "bad-request",
+              .title = "Bad fence repair",
+              .detail = detail,
+              .instance = path},
+             response);
+}
+
+json::object RecordJson(const lockstore::FenceRepairRecord& record) {
+  std::string at;
+  AppendRfc3339Ms(record.at_ms, &at);
+  return {{"sequence", record.sequence},
+          {"at", at},
+          {"fence_key", record.fence_key},
+          {"previous_highest", record.previous_highest},
+          {"highest_token", record.new_highest},
+          {"operator", record.operator_id},
+          {"reason", record.reason}};
+}
+
+// A string member of at most 1024 bytes; absent leaves `out` alone.
+bool TextField(const json::object& body, std::string_view key, bool required, std::string* out) {
+  const json::value* value = body.if_contains(key);
+  if (value == nullptr) return !required;
+  if (!value->is_string() || value->as_string().empty() ||
+      value->as_string().size() > kMaxTextField) {
+    return false;
+  }
+  *out = std::string(value->as_string());
+  return true;
+}
+
+void Repair(GatewayContext& context, std::string key, std::string_view body, std::string_view path,
+            std::string_view principal, AdminApi::Response* response) {
+  boost::system::error_code ec;
+  const json::value parsed = json::parse(body, ec);
+  lockstore::FenceRepairRecord record;
+  record.fence_key = std::move(key);
+  std::string claimed;
+  const json::object* fields = !ec && parsed.is_object() ? &parsed.as_object() : nullptr;
+  const json::value* highest = fields ? fields->if_contains("highest_token") : nullptr;
+  const bool highest_ok = highest != nullptr &&
+                          ((highest->is_uint64() && highest->as_uint64() <= lockstore::kMaxToken) ||
+                           (highest->is_int64() && highest->as_int64() >= 0));
+  if (fields == nullptr || !highest_ok || !TextField(*fields, "reason", true, &record.reason) ||
+      !TextField(*fields, "operator", false, &claimed) ||
+      fields->size() != (fields->contains("operator") ? 3u : 2u)) {
+    BadRequest(
+        "the body must be {\"highest_token\": N (0 to 2^63-1), \"reason\": \"...\", "
+        "\"operator\": \"...\" (optional)}, strings of 1 to 1024 bytes",
+        path, response);
+    return;
+  }
+  record.operator_id = AuditedOperator(principal, claimed, &record.reason);
+  if (record.operator_id.empty()) record.operator_id = "unknown";
+  record.new_highest = highest->to_number<lockstore::Token>();
+  record.at_ms = NowUnixMs();
+
+  std::promise<lockstore::RepairOutcome> done;
+  context.admission->Repair(std::move(record), [&done](const lockstore::RepairOutcome& outcome) {
+    done.set_value(outcome);
+  });
+  const lockstore::RepairOutcome outcome = done.get_future().get();
+  using Kind = lockstore::RepairOutcome::Kind;
+  switch (outcome.kind) {
+    case Kind::kRepaired:
+      context.metrics->fence_repairs().Increment();
+      SetJson(RecordJson(outcome.record), response);
+      return;
+    case Kind::kBusy: {
+      const std::string detail = "writes on this fence are in flight (" +
+                                 std::to_string(outcome.writes_in_flight) + ") or waiting (" +
+                                 std::to_string(outcome.writes_waiting) +
+                                 "), or a repair is running: retry once they have finished";
+      SetProblem({.status = 409,
+                  .slug = "fence-busy",
+                  .title = "Fence busy",
+                  .detail = detail,
+                  .instance = path},
+                 response);
+      response->set(http::field::retry_after, "1");
+      return;
+    }
+    case Kind::kNotFound:
+      SetProblem({.status = 404,
+                  .slug = "fence-not-found",
+                  .title = "Fence not found",
+                  .detail = "this fence key was never fenced",
+                  .instance = path},
+                 response);
+      return;
+    case Kind::kNotLower:
+      SetProblem({.status = 409,
+                  .slug = "repair-not-lower",
+                  .title = "Repair does not lower the fence",
+                  .detail = "highest_token must be below the fence's current highest; a higher "
+                            "token raises the fence by itself",
+                  .instance = path},
+                 response);
+      return;
+    case Kind::kStoreError:
+      SetProblem({.status = 503,
+                  .slug = "store-error",
+                  .title = "Fence store unavailable",
+                  .detail = outcome.status.ToString(),
+                  .instance = path},
+                 response);
+      return;
+  }
+}
+
+}  // namespace
+
+bool IsFenceRepairRequest(const AdminApi::Request& request, std::string_view path) {
+  if (path == kRepairs) return true;
+  return request.method() == http::verb::post && path.starts_with(kFencesPrefix) &&
+         path.ends_with(kRepairSuffix) && path.size() > kFencesPrefix.size() + kRepairSuffix.size();
+}
+
+void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request,
+                       std::string_view path, std::string_view query, std::string_view principal,
+                       AdminApi::Response* response) {
+  if (path == kRepairs) {
+    if (request.method() != http::verb::get && request.method() != http::verb::head) {
+      SetProblem({.status = 405,
+                  .slug = "method-not-allowed",
+                  .title = "Method not allowed",
+                  .detail = "the repair trail is read-only",
+                  .instance = path},
+                 response);
+      response->set(http::field::allow, "GET, HEAD");
+      return;
+    }
+    const std::optional<std::size_t> limit = ParseLimitQuery(query);
+    if (!limit) {
+      BadRequest("limit must be an integer from 1 to 10000", path, response);
+      return;
+    }
+    json::array records;
+    for (const auto& record : context.store->RecentRepairs(*limit)) {
+      records.push_back(RecordJson(record));
+    }
+    SetJson(records, response);
+    return;
+  }
+  const std::string_view encoded =
+      path.substr(kFencesPrefix.size(), path.size() - kFencesPrefix.size() - kRepairSuffix.size());
+  std::string key;
+  if (!PercentDecode(encoded, &key) || key.empty()) {
+    BadRequest("the fence key is empty or badly encoded", path, response);
+    return;
+  }
+  Repair(context, std::move(key), request.body(), path, principal, response);
+}
+
+}  // namespace fencegate::gateway

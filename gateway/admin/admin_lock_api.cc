@@ -1,0 +1,189 @@
+#include "gateway/admin/admin_lock_api.h"
+
+#include <future>
+
+#include <boost/json.hpp>
+
+#include "gateway/admin/admin_request.h"
+#include "gateway/locks/lock_api.h"
+#include "gateway/http/time_format.h"
+#include "lockstore/locks/lock_rules.h"
+
+namespace fencegate::gateway {
+namespace http = boost::beast::http;
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kLocks = "/admin/locks";
+constexpr std::string_view kLocksPrefix = "/admin/locks/";
+constexpr std::string_view kForceRelease = "/force-release";
+constexpr std::string_view kAudit = "/admin/lock-audit";
+constexpr std::size_t kMaxOperatorField = 1024;
+
+void Set(const LockHttpResponse& answer, AdminApi::Response* response) {
+  response->result(answer.status);
+  response->set(http::field::content_type, answer.content_type);
+  response->body() = answer.body;
+}
+
+void SetJson(const json::value& value, AdminApi::Response* response) {
+  Set({200, "application/json", json::serialize(value), std::chrono::seconds(0)}, response);
+}
+
+json::value Rfc3339OrNull(std::int64_t unix_ms) {
+  if (unix_ms == 0) return nullptr;
+  std::string text;
+  AppendRfc3339Ms(unix_ms, &text);
+  return json::value(text);
+}
+
+json::object ViewJson(const lockstore::LockView& view) {
+  json::object out{{"lock", view.name},
+                   {"last_token", view.last_token},
+                   {"held", view.held},
+                   {"waiters", view.waiters},
+                   {"quarantine_left_ms", view.quarantine_left.count()}};
+  if (view.held) {
+    out["holder"] = {{"owner_id", view.owner_id},
+                     {"fencing_token", view.holder_token},
+                     {"ttl_ms", view.ttl.count()},
+                     {"expires_in_ms", view.expires_in.count()},
+                     {"held_for_ms", view.held_for.count()},
+                     {"acquired_at", Rfc3339OrNull(view.acquired_at_unix_ms)},
+                     {"granting", view.granting}};
+  } else {
+    out["holder"] = nullptr;
+  }
+  return out;
+}
+
+json::object AuditJson(const lockstore::LockAuditRecord& record) {
+  return {{"sequence", record.sequence},
+          {"at", Rfc3339OrNull(record.at_unix_ms)},
+          {"lock", record.lock},
+          {"operator", record.operator_id},
+          {"reason", record.reason},
+          {"previous_owner_id", record.previous_owner_id},
+          {"previous_token", record.previous_token},
+          {"fence_token", record.fence_token}};
+}
+
+// Reads a required, non-empty, bounded string member.
+bool RequiredString(const json::object& body, std::string_view key, std::string* out,
+                    std::string* error) {
+  const json::value* value = body.if_contains(key);
+  if (value == nullptr || !value->is_string() || value->as_string().empty() ||
+      value->as_string().size() > kMaxOperatorField) {
+    *error = std::string(key) + " is required: a non-empty string of at most 1024 bytes";
+    return false;
+  }
+  *out = std::string(value->as_string());
+  return true;
+}
+
+void ForceRelease(GatewayContext& context, const std::string& name, std::string_view body,
+                  std::string_view path, std::string_view principal, AdminApi::Response* response) {
+  boost::system::error_code ec;
+  const json::value parsed = json::parse(body, ec);
+  std::string error;
+  std::string reason;
+  std::string operator_id;
+  if (ec || !parsed.is_object()) {
+    error = "the body must be a JSON object {\"reason\": \"...\", \"operator\": \"...\"}";
+  } else if (RequiredString(parsed.as_object(), "reason", &reason, &error)) {
+    std::string claimed;
+    const json::value* field = parsed.as_object().if_contains("operator");
+    // Without admin principals the body's operator is all the trail can name: required then.
+    if (principal.empty() || field != nullptr) {
+      RequiredString(parsed.as_object(), "operator", &claimed, &error);
+    }
+    operator_id = AuditedOperator(principal, claimed, &reason);
+  }
+  if (!error.empty()) {
+    Set(LockProblem(400, "bad-request", "Bad forced release", error, path, ""), response);
+    return;
+  }
+  std::promise<lockstore::ForceReleaseResult> done;
+  context.lock_table->ForceRelease(
+      name, std::move(operator_id), std::move(reason),
+      [&done](lockstore::ForceReleaseResult result) { done.set_value(std::move(result)); });
+  const lockstore::ForceReleaseResult result = done.get_future().get();
+  if (result.status.code() == lockstore::Status::Code::kNotFound) {
+    Set(LockProblem(404, "lock-not-held", "Lock not held", "nobody holds this lock", path, ""),
+        response);
+    return;
+  }
+  if (!result.status.ok()) {
+    Set(LockProblem(503, "store-error", "Lock store unavailable", result.status.ToString(), path,
+                    ""),
+        response);
+    return;
+  }
+  json::object out = AuditJson(result.audit);
+  json::array fences;
+  for (const auto& fence : result.fences) {
+    fences.push_back(
+        {{"fence_key", fence.key}, {"raised", fence.raised}, {"highest_token", fence.highest}});
+  }
+  out["fences"] = std::move(fences);
+  SetJson(out, response);
+}
+
+}  // namespace
+
+bool IsAdminLockPath(std::string_view path) {
+  return path == kLocks || path == kAudit || path.starts_with(kLocksPrefix);
+}
+
+std::string_view AdminLockAllow(std::string_view path) {
+  return path.starts_with(kLocksPrefix) && path.ends_with(kForceRelease) ? "POST" : "GET, HEAD";
+}
+
+void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
+                     std::string_view path, std::string_view query, std::string_view principal,
+                     AdminApi::Response* response) {
+  if (path == kLocks) {
+    json::array locks;
+    for (const auto& view : context.lock_table->List()) locks.push_back(ViewJson(view));
+    SetJson({{"locks", std::move(locks)}}, response);
+    return;
+  }
+  if (path == kAudit) {
+    const std::optional<std::size_t> limit = ParseLimitQuery(query);
+    if (!limit) {
+      Set(LockProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000",
+                      path, ""),
+          response);
+      return;
+    }
+    json::array records;
+    for (const auto& record : context.lock_table->RecentAudit(*limit)) {
+      records.push_back(AuditJson(record));
+    }
+    SetJson(records, response);
+    return;
+  }
+  std::string_view name = path.substr(kLocksPrefix.size());
+  const bool force = name.ends_with(kForceRelease);
+  if (force) name.remove_suffix(kForceRelease.size());
+  if (!lockstore::IsValidLockName(name)) {
+    Set(LockProblem(400, "invalid-lock-name", "Invalid lock name",
+                    "lock names are 1 to 128 characters from A-Z a-z 0-9 . _ : -", path, ""),
+        response);
+    return;
+  }
+  if (force) {
+    ForceRelease(context, std::string(name), request.body(), path, principal, response);
+    return;
+  }
+  const auto view = context.lock_table->Inspect(name);
+  if (!view) {
+    Set(LockProblem(404, "lock-not-found", "Lock not found", "this lock was never acquired", path,
+                    ""),
+        response);
+    return;
+  }
+  SetJson(ViewJson(*view), response);
+}
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,206 @@
+#include "gateway/admin/admin_server.h"
+#include "gateway/server/listen_socket.h"
+
+#include <chrono>
+#include <optional>
+#include <type_traits>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include "gateway/tls/handshake.h"
+#include "gateway/tls/plain_http_refusal.h"
+
+namespace fencegate::gateway {
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+constexpr auto kAdminTimeout = std::chrono::seconds(30);
+constexpr std::uint32_t kAdminHeaderLimit = 16 * 1024;
+constexpr std::uint64_t kAdminBodyLimit = 64 * 1024;
+// A ClientHello fits in the first read; plain HTTP shows itself in its first byte.
+constexpr std::size_t kFirstTlsRead = 4096;
+
+// One operator connection: read a request, answer it, repeat while keep-alive. `Stream` is a
+// beast::tcp_stream or TLS over one.
+template <class Stream>
+class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
+ public:
+  // `context` is null for a plain session; a TLS session keeps it for its whole life (a
+  // reload swaps the listener's context, not this one).
+  AdminSession(tcp::socket socket, AdminApi& api, std::shared_ptr<net::ssl::context> context)
+      : context_(std::move(context)),
+        stream_(MakeStream(std::move(socket), context_.get())),
+        api_(api) {}
+
+  // Plain: straight to the first request.
+  void Start() { Read(); }
+
+  // TLS: the handshake first, bounded by the listener's handshake_timeout; failures are
+  // counted by reason. The first bytes are read off the TCP layer and handed to the handshake
+  // afterwards, so that plain HTTP can be told apart and answered in plain HTTP.
+  void StartTls(const tls::ListenerTls& listener) {
+    auto& lowest = beast::get_lowest_layer(stream_);
+    lowest.expires_after(listener.settings().handshake_timeout);
+    lowest.async_read_some(
+        buffer_.prepare(kFirstTlsRead),
+        [self = this->shared_from_this(), &listener](error_code ec, std::size_t bytes) {
+          self->OnTlsFirstBytes(listener, ec, bytes);
+        });
+  }
+
+ private:
+  void OnTlsFirstBytes(const tls::ListenerTls& listener, error_code ec, std::size_t bytes) {
+    if (ec) {
+      listener.CountHandshake(ec == beast::error::timeout ? tls::HandshakeResult::kTimeout
+                                                          : tls::HandshakeResult::kClosed);
+      Close();
+      return;
+    }
+    buffer_.commit(bytes);
+    if (static_cast<const unsigned char*>(buffer_.data().data())[0] != tls::kTlsHandshakeRecord) {
+      listener.CountHandshake(tls::HandshakeResult::kPlainHttp);
+      refusal_ = tls::PlainHttpOnTlsResponse();
+      beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
+      net::async_write(
+          beast::get_lowest_layer(stream_), net::buffer(refusal_),
+          [self = this->shared_from_this()](error_code, std::size_t) { self->Close(); });
+      return;
+    }
+    // Boost 1.81's ssl_stream checks this handler against the unbuffered signature (without
+    // the byte count), so the count gets a default.
+    stream_.async_handshake(
+        net::ssl::stream_base::server, buffer_.data(),
+        [self = this->shared_from_this(), &listener](error_code ec, std::size_t used = 0) {
+          self->buffer_.consume(used);
+          self->OnTlsHandshake(listener, ec);
+        });
+  }
+
+  void OnTlsHandshake(const tls::ListenerTls& listener, error_code ec) {
+    if (ec || buffer_.size() != 0) {
+      listener.CountHandshake(ec ? tls::ClassifyHandshakeFailure(ec, stream_.native_handle())
+                                 : tls::HandshakeResult::kProtocol);
+      Close();
+      return;
+    }
+    listener.CountHandshake(tls::HandshakeResult::kOk);
+    peer_ = tls::ReadPeerIdentity(stream_.native_handle());
+    Read();
+  }
+
+  void Read() {
+    parser_.emplace();
+    parser_->header_limit(kAdminHeaderLimit);
+    parser_->body_limit(kAdminBodyLimit);
+    beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](error_code ec, std::size_t) { self->OnRead(ec); });
+  }
+
+  void OnRead(error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted) {
+      Close();
+      return;
+    }
+    response_ = {};
+    if (ec) {
+      response_.result(http::status::bad_request);
+      response_.keep_alive(false);
+    } else {
+      api_.Handle(parser_->get(), peer_, &response_);
+    }
+    const bool head = !ec && parser_->get().method() == http::verb::head;
+    response_.prepare_payload();
+    if (head) response_.body().clear();
+    beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
+    http::async_write(stream_, response_,
+                      [self = this->shared_from_this()](error_code write_ec, std::size_t) {
+                        if (write_ec || !self->response_.keep_alive()) {
+                          self->Close();
+                          return;
+                        }
+                        self->Read();
+                      });
+  }
+
+  void Close() {
+    error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ec);
+  }
+
+  static Stream MakeStream(tcp::socket socket, net::ssl::context* context) {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      return beast::tcp_stream(std::move(socket));
+    } else {
+      return Stream(beast::tcp_stream(std::move(socket)), *context);
+    }
+  }
+
+  std::shared_ptr<net::ssl::context> context_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  AdminApi::Response response_;
+  AdminApi& api_;
+  PeerIdentity peer_;    // the client certificate (TLS only): an admin credential
+  std::string refusal_;  // the answer to plain HTTP on a TLS listener
+};
+
+}  // namespace
+
+AdminServer::AdminServer(GatewayContext& context, const tls::ListenerTls& tls)
+    : api_(context), tls_(tls), acceptor_(ioc_) {}
+
+AdminServer::~AdminServer() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool AdminServer::Listen(const tcp::endpoint& endpoint, std::string* error) {
+  return OpenListenSocket(acceptor_, endpoint, "admin", error);
+}
+
+tcp::endpoint AdminServer::local_endpoint() const {
+  error_code ec;
+  return acceptor_.local_endpoint(ec);
+}
+
+void AdminServer::Start() {
+  Accept();
+  thread_ = std::thread([this] { ioc_.run(); });
+}
+
+void AdminServer::Stop() { ioc_.stop(); }
+
+void AdminServer::Accept() {
+  acceptor_.async_accept([this](error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted) return;
+    if (!ec) {
+      if (auto context = tls_.Current()) {
+        std::make_shared<AdminSession<beast::ssl_stream<beast::tcp_stream>>>(
+            std::move(socket), api_, std::move(context))
+            ->StartTls(tls_);
+      } else {
+        std::make_shared<AdminSession<beast::tcp_stream>>(std::move(socket), api_, nullptr)
+            ->Start();
+      }
+    }
+    Accept();
+  });
+}
+
+}  // namespace fencegate::gateway

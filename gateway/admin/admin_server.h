@@ -1,0 +1,41 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "gateway/admin/admin_api.h"
+#include "gateway/server/gateway_context.h"
+#include "gateway/tls/listener_tls.h"
+
+namespace fencegate::gateway {
+
+// The operator listener: one thread with its own io_context, so a slow store read behind
+// /admin/... never stalls traffic. TLS when `tls` is enabled (config `tls.admin`).
+class AdminServer {
+ public:
+  AdminServer(GatewayContext& context, const tls::ListenerTls& tls);
+  ~AdminServer();
+  AdminServer(const AdminServer&) = delete;
+  AdminServer& operator=(const AdminServer&) = delete;
+
+  // Binds and listens; on failure returns false with a message naming the cause.
+  bool Listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  void Start();
+  void Stop();  // thread-safe
+
+ private:
+  void Accept();
+
+  AdminApi api_;
+  const tls::ListenerTls& tls_;
+  boost::asio::io_context ioc_{1};
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+};
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,356 @@
+#include "gateway/cli/lock_command.h"
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "gateway/cli/lock_http_client.h"
+
+namespace fencegate::gateway::lock_client {
+namespace json = boost::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Exit statuses of the lock subcommands (`run` exits with its command's status instead).
+constexpr int kExitOk = 0;
+constexpr int kExitNotHeld = 1;  // held by someone else (acquire) or lost (renew, run)
+constexpr int kExitUsage = 2;
+constexpr int kExitFailed = 3;  // transport failure, bad answer, server error
+
+// How often `run` looks at its command while waiting for the next renewal.
+constexpr milliseconds kPollInterval{20};
+
+struct Options {
+  std::string verb;
+  std::string name;
+  milliseconds ttl{30000};
+  milliseconds wait{0};
+  milliseconds kill_grace{5000};
+  std::string url = "http://127.0.0.1:8080/locks/";
+  std::string owner;
+  // locks.policy's credential: from --api-key-file or $FENCEGATE_API_KEY, never argv (which
+  // every local user can read in ps).
+  std::string api_key;
+  std::vector<std::string> command;
+};
+
+// The key file's content without its trailing newline; false with `error` set if unusable.
+bool ReadApiKeyFile(const std::string& path, std::string* out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    *error = "--api-key-file: cannot read '" + path + "'";
+    return false;
+  }
+  *out = text.str();
+  while (!out->empty() && (out->back() == '\n' || out->back() == '\r')) out->pop_back();
+  if (out->empty()) {
+    *error = "--api-key-file: '" + path + "' is empty";
+    return false;
+  }
+  return true;
+}
+
+bool ParseDuration(const std::string& text, milliseconds* out) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 12) return false;
+  const long long value = std::stoll(text.substr(0, digits));
+  const std::string unit = text.substr(digits);
+  if (unit == "ms") {
+    *out = milliseconds(value);
+  } else if (unit == "s" || unit.empty()) {
+    *out = milliseconds(value * 1000);
+  } else if (unit == "m") {
+    *out = milliseconds(value * 60000);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* error) {
+  if (args.size() < 2) {
+    *error = "expected a verb and a lock name";
+    return false;
+  }
+  out->verb = args[0];
+  out->name = args[1];
+  if (out->verb != "acquire" && out->verb != "renew" && out->verb != "release" &&
+      out->verb != "run") {
+    *error = "unknown lock verb '" + out->verb + "'";
+    return false;
+  }
+  if (const char* url = std::getenv("FENCEGATE_LOCK_URL")) out->url = url;
+  if (const char* owner = std::getenv("FENCEGATE_LOCK_OWNER_TOKEN")) out->owner = owner;
+  if (const char* key = std::getenv("FENCEGATE_API_KEY")) out->api_key = key;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      out->command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
+    std::string name = arg;
+    std::string value;
+    const auto equals = arg.find('=');
+    if (equals != std::string::npos) {
+      name = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      *error = arg + " needs a value";
+      return false;
+    }
+    milliseconds* duration = name == "--ttl"          ? &out->ttl
+                             : name == "--wait"       ? &out->wait
+                             : name == "--kill-grace" ? &out->kill_grace
+                                                      : nullptr;
+    if (duration != nullptr) {
+      if (!ParseDuration(value, duration)) {
+        *error = name + " expects a duration such as 500ms, 30s or 2m, got '" + value + "'";
+        return false;
+      }
+    } else if (name == "--url") {
+      out->url = value;
+    } else if (name == "--owner") {
+      out->owner = value;
+    } else if (name == "--api-key-file") {
+      if (!ReadApiKeyFile(value, &out->api_key, error)) return false;
+    } else {
+      *error = "unknown option " + name;
+      return false;
+    }
+  }
+  if (out->verb == "run" && out->command.empty()) {
+    *error = "run needs a command after --";
+    return false;
+  }
+  if ((out->verb == "renew" || out->verb == "release") && out->owner.empty()) {
+    *error = out->verb + " needs --owner TOKEN (or FENCEGATE_LOCK_OWNER_TOKEN)";
+    return false;
+  }
+  return true;
+}
+
+std::string AcquireBody(const Options& options) {
+  return json::serialize(
+      json::object{{"ttl_ms", options.ttl.count()}, {"wait_ms", options.wait.count()}});
+}
+
+std::string OwnerBody(const std::string& owner) {
+  return json::serialize(json::object{{"owner_token", owner}});
+}
+
+// Reports a non-2xx answer on stderr and maps it to an exit status.
+int Refused(const std::string& what, const HttpAnswer& answer) {
+  std::cerr << "fencegate lock: " << what << ": HTTP " << answer.status << " " << answer.body
+            << std::endl;
+  return answer.status == 409 || answer.status == 410 ? kExitNotHeld : kExitFailed;
+}
+
+std::optional<HttpAnswer> Call(const LockApiUrl& url, const Options& options,
+                               const std::string& target, const std::string& body,
+                               milliseconds timeout) {
+  std::string error;
+  auto answer = Post(url, options.api_key, target, body, timeout, &error);
+  if (!answer) std::cerr << "fencegate lock: " << target << ": " << error << std::endl;
+  return answer;
+}
+
+// ---- run ----
+
+std::atomic<pid_t> g_child{0};
+
+// SIGTERM/SIGINT to `fencegate lock run` go to the command, which decides how to stop; the
+// lock is then released when it has exited.
+void ForwardSignal(int signal_number) {
+  const pid_t child = g_child.load();
+  if (child > 0) ::kill(child, signal_number);
+}
+
+pid_t Spawn(const Options& options, const json::object& grant) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::setenv("FENCING_TOKEN",
+           std::to_string(grant.at("fencing_token").to_number<std::uint64_t>()).c_str(), 1);
+  ::setenv("FENCEGATE_LOCK_OWNER_TOKEN", std::string(grant.at("owner_token").as_string()).c_str(),
+           1);
+  // README "Tokens": the Fencing-Token-Signature value for routes that require signed tokens.
+  if (const auto* signature = grant.if_contains("fencing_token_signature")) {
+    ::setenv("FENCING_TOKEN_SIGNATURE", std::string(signature->as_string()).c_str(), 1);
+  }
+  ::setenv("FENCEGATE_LOCK_NAME", options.name.c_str(), 1);
+  ::setenv("FENCEGATE_LOCK_TTL_MS", std::to_string(options.ttl.count()).c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::cerr << "fencegate lock: cannot run " << options.command[0] << ": " << std::strerror(errno)
+            << std::endl;
+  ::_exit(127);
+}
+
+int StatusOf(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return kExitFailed;
+}
+
+// Stops the command: SIGTERM, then SIGKILL after the grace period. Returns its wait status.
+int Stop(pid_t child, milliseconds grace) {
+  ::kill(child, SIGTERM);
+  const auto deadline = Clock::now() + grace;
+  int status = 0;
+  while (Clock::now() < deadline) {
+    if (::waitpid(child, &status, WNOHANG) == child) return status;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  return status;
+}
+
+int Run(const Options& options, const LockApiUrl& url) {
+  const std::string lock_target = url.prefix + options.name;
+  const auto sent = Clock::now();
+  auto acquired =
+      Call(url, options, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
+  if (!acquired) return kExitFailed;
+  if (acquired->status != 200) return Refused("acquire " + options.name, *acquired);
+  boost::system::error_code ec;
+  const json::value grant = json::parse(acquired->body, ec);
+  if (ec || !grant.is_object() || !grant.as_object().contains("owner_token")) {
+    std::cerr << "fencegate lock: unexpected acquire answer: " << acquired->body << std::endl;
+    return kExitFailed;
+  }
+  const std::string owner(grant.at("owner_token").as_string());
+  // fencegate's lease starts at its answer, which is at least waited_ms after the acquire was
+  // sent: counting from there never outlasts the server's lease. Renewals go out at a third of
+  // the TTL, so two can fail before it ends.
+  const auto waited = milliseconds(grant.at("waited_ms").to_number<std::int64_t>());
+  auto lease_end = sent + waited + options.ttl;
+  const milliseconds renew_every = std::max(options.ttl / 3, milliseconds(1));
+
+  struct sigaction forward {};
+  forward.sa_handler = ForwardSignal;
+  sigemptyset(&forward.sa_mask);
+  ::sigaction(SIGTERM, &forward, nullptr);
+  ::sigaction(SIGINT, &forward, nullptr);
+  const pid_t child = Spawn(options, grant.as_object());
+  if (child < 0) {
+    std::cerr << "fencegate lock: fork failed: " << std::strerror(errno) << std::endl;
+    Call(url, options, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
+    return kExitFailed;
+  }
+  g_child = child;
+
+  auto next_renewal = Clock::now() + renew_every;
+  int wait_status = 0;
+  bool lost = false;
+  for (;;) {
+    if (::waitpid(child, &wait_status, WNOHANG) == child) break;
+    const auto now = Clock::now();
+    if (now >= lease_end) {
+      lost = true;
+    } else if (now >= next_renewal) {
+      const auto sent = Clock::now();
+      std::string error;
+      auto renewed = Post(url, options.api_key, lock_target + "/renew", OwnerBody(owner),
+                          std::max(renew_every, milliseconds(1)), &error);
+      if (renewed && renewed->status == 200) {
+        lease_end = sent + options.ttl;
+      } else if (renewed && renewed->status == 410) {
+        lost = true;
+      } else {
+        // A transient failure: retry soon; the lease end decides when to give up.
+        std::cerr << "fencegate lock: renewal failed: "
+                  << (renewed ? "HTTP " + std::to_string(renewed->status) : error) << std::endl;
+      }
+      next_renewal =
+          Clock::now() + (renewed && renewed->status == 200 ? renew_every : renew_every / 4);
+    }
+    if (lost) {
+      std::cerr << "fencegate lock: the lease on " << options.name
+                << " was lost; stopping the command" << std::endl;
+      wait_status = Stop(child, options.kill_grace);
+      break;
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  g_child = 0;
+  if (!lost) Call(url, options, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
+  return StatusOf(wait_status);
+}
+
+}  // namespace
+
+std::string LockUsageText() {
+  return "Usage: fencegate lock acquire NAME [--ttl D] [--wait D] [--url URL]\n"
+         "       fencegate lock renew NAME --owner TOKEN [--url URL]\n"
+         "       fencegate lock release NAME --owner TOKEN [--url URL]\n"
+         "       fencegate lock run NAME [--ttl D] [--wait D] [--kill-grace D] [--url URL] -- CMD "
+         "[ARG...]\n"
+         "\n"
+         "A client of fencegate's built-in lock API. URL is the API's base, default\n"
+         "http://127.0.0.1:8080/locks/ (or $FENCEGATE_LOCK_URL); durations like 500ms, 30s, 2m\n"
+         "(--ttl default 30s, --wait default 0 = fail at once, --kill-grace default 5s);\n"
+         "TOKEN defaults to $FENCEGATE_LOCK_OWNER_TOKEN. acquire/renew/release print the JSON "
+         "answer.\n"
+         "Under locks.policy: --api-key-file PATH (the key, one line) or $FENCEGATE_API_KEY is\n"
+         "sent as Authorization: Bearer with every call (there is no argv option: ps shows it).\n"
+         "run acquires, runs CMD with FENCING_TOKEN, FENCING_TOKEN_SIGNATURE (when the gateway\n"
+         "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every "
+         "TTL/3, stops CMD (SIGTERM, then SIGKILL after the\n"
+         "grace) if the lease is lost, releases when CMD exits, and exits with CMD's status.\n"
+         "\n"
+         "Exit codes: 0 ok, 1 lock held or lost, 2 usage error, 3 failure; run: CMD's status.\n";
+}
+
+int RunLockCommand(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << LockUsageText();
+    return kExitOk;
+  }
+  Options options;
+  std::string error;
+  LockApiUrl url;
+  if (!ParseArgs(args, &options, &error) || !ParseLockApiUrl(options.url, &url, &error)) {
+    std::cerr << "fencegate lock: " << error << "\n\n" << LockUsageText();
+    return kExitUsage;
+  }
+  if (options.verb == "run") return Run(options, url);
+
+  const std::string lock_target = url.prefix + options.name;
+  std::optional<HttpAnswer> answer;
+  if (options.verb == "acquire") {
+    answer =
+        Call(url, options, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
+  } else {
+    answer = Call(url, options, lock_target + "/" + options.verb, OwnerBody(options.owner),
+                  milliseconds(10000));
+  }
+  if (!answer) return kExitFailed;
+  if (answer->status != 200) return Refused(options.verb + " " + options.name, *answer);
+  std::cout << answer->body << std::endl;
+  return kExitOk;
+}
+
+}  // namespace fencegate::gateway::lock_client

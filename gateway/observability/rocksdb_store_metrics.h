@@ -1,0 +1,39 @@
+#pragma once
+
+#include <mutex>
+
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+
+#include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
+
+namespace fencegate::gateway {
+
+// The embedded store's counters as Prometheus counters, brought up to date when /metrics is read:
+//   fencegate_store_advances_total            fence advances handed to the store
+//   fencegate_store_sync_writes_total         synced write batches (one fsync each) for them;
+//                                             advances / sync writes is the group-commit factor
+//   fencegate_store_failed_writes_total       synced write batches the disk refused
+//   fencegate_store_rejections_written_total  audit records of refused writes written
+//   fencegate_store_rejections_dropped_total  audit records of refused writes not written: the
+//                                             rejection queue was full, RocksDB was throttling
+//                                             writes, or the write failed
+class RocksDbStoreMetrics {
+ public:
+  RocksDbStoreMetrics(prometheus::Registry& registry, const lockstore::RocksDbFenceStore& store);
+
+  // Called by the admin thread before it renders the exposition.
+  void Refresh();
+
+ private:
+  const lockstore::RocksDbFenceStore& store_;
+  std::mutex mu_;
+  lockstore::RocksDbFenceStore::Stats last_;
+  prometheus::Counter* advances_;
+  prometheus::Counter* sync_writes_;
+  prometheus::Counter* failed_writes_;
+  prometheus::Counter* rejections_written_;
+  prometheus::Counter* rejections_dropped_;
+};
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,93 @@
+#pragma once
+
+#include <atomic>
+#include <bitset>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/beast/http/verb.hpp>
+
+#include "gateway/observability/access_log.h"
+#include "gateway/config/config.h"
+#include "gateway/observability/metrics.h"
+#include "gateway/observability/relay_budget_metrics.h"
+#include "gateway/http/router.h"
+#include "lockstore/fence/admission.h"
+#include "lockstore/fence/fence_store.h"
+#include "lockstore/idempotency/idempotency_store.h"
+#include "lockstore/locks/lock_service.h"
+#include "lockstore/tokens/token_signer.h"
+#include "lockstore/tokens/token_verifier.h"
+
+namespace fencegate::gateway {
+
+class LockApi;
+class ReplicaCluster;
+namespace tls {
+class ListenerTls;
+}
+namespace auth {
+class Authorizer;
+class AdminGuard;
+}  // namespace auth
+
+// A route as the request path uses it: configuration plus what was resolved at start-up.
+struct RouteRuntime {
+  const RouteConfig* config = nullptr;
+  std::size_t backend_index = 0;  // index of the backend's adapter in each network thread
+  const RouteMetrics* metrics = nullptr;
+  // Fenced methods Beast knows, by verb value, and any others by name.
+  std::bitset<64> fenced_verbs;
+  std::vector<std::string> fenced_other_methods;
+  // The live check of tokens beyond max_token_advance (config->verify_tokens); null when unset.
+  lockstore::TokenVerifier* token_verifier = nullptr;
+
+  bool IsFenced(boost::beast::http::verb verb, std::string_view method) const;
+};
+
+// Everything the network threads share. Built once before they start; afterwards only the
+// atomics change.
+struct GatewayContext {
+  const Config* config = nullptr;
+  const Router* router = nullptr;
+  std::vector<RouteRuntime> routes;  // same order as config->routes
+  lockstore::FenceStore* store = nullptr;
+  lockstore::AdmissionController* admission = nullptr;
+  const GatewayMetrics* metrics = nullptr;
+  AccessLog* access_log = nullptr;
+  LockApi* locks = nullptr;                      // null when locks.enabled is false
+  lockstore::LockService* lock_table = nullptr;  // for the admin lock endpoints
+  // Null unless a route keeps idempotency records (README "Idempotency keys").
+  lockstore::IdempotencyStore* idempotency = nullptr;
+  // Null unless locks.signing is configured (README "Tokens").
+  const lockstore::TokenSigner* token_signer = nullptr;
+  const tls::ListenerTls* traffic_tls = nullptr;  // the traffic listener's TLS and counters
+  // Brings store-specific metrics up to date before /metrics renders (the etcd store's
+  // counters); empty for the embedded store.
+  std::function<void()> refresh_store_metrics;
+  // limits.relay_buffer_memory's metrics, brought up to date before /metrics renders.
+  RelayBudgetMetrics* relay_budget_metrics = nullptr;
+  // Null unless `cluster:` is configured (docs/ARCHITECTURE.md "Several replicas"). The peers'
+  // adapters follow the backends' in each network thread, from peer_adapter_base on.
+  const ReplicaCluster* cluster = nullptr;
+  std::size_t peer_adapter_base = 0;
+  const auth::Authorizer* auth = nullptr;         // route policies (gateway/auth/)
+  const auth::AdminGuard* admin_guard = nullptr;  // the admin listener's credentials
+
+  std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
+  std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive
+  std::atomic<std::int64_t> open_connections{0};
+  std::atomic<std::int64_t> requests_in_flight{0};
+};
+
+// Builds the RouteRuntime of each configured route. `backend_names` lists the backends in
+// adapter order.
+std::vector<RouteRuntime> ResolveRoutes(const Config& config,
+                                        const std::vector<std::string>& backend_names,
+                                        const GatewayMetrics& metrics);
+
+}  // namespace fencegate::gateway

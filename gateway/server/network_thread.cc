@@ -1,0 +1,112 @@
+#include "gateway/server/network_thread.h"
+#include "gateway/server/listen_socket.h"
+
+#include <vector>
+
+#include <boost/asio/socket_base.hpp>
+
+#include "gateway/session/session.h"
+#include "gateway/tls/listener_tls.h"
+
+namespace fencegate::gateway {
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+namespace {
+
+// After a failed accept (out of descriptors) or above max_connections, wait this long before
+// accepting again; pending connections wait in the kernel's backlog meanwhile.
+constexpr auto kAcceptPause = std::chrono::milliseconds(20);
+
+}  // namespace
+
+NetworkThread::NetworkThread(GatewayContext& context,
+                             const std::vector<adapters::AdapterFactory*>& factories,
+                             std::size_t index)
+    : context_(context),
+      index_(index),
+      inbox_(adapters::ThreadInbox::Install(ioc_)),
+      work_(net::make_work_guard(ioc_)),
+      acceptor_(ioc_),
+      accept_pause_(ioc_),
+      error_log_cap_(context.config->access_log.error_lines_per_second) {
+  adapters_.reserve(factories.size());
+  for (adapters::AdapterFactory* factory : factories) {
+    adapters_.push_back(factory->CreateForThread(ioc_));
+  }
+}
+
+NetworkThread::~NetworkThread() {
+  Stop();
+  Join();
+}
+
+bool NetworkThread::ShareListener(tcp::acceptor& listener, std::string* error) {
+  return ShareListenSocket(listener, acceptor_, error);
+}
+
+tcp::endpoint NetworkThread::local_endpoint() const {
+  boost::system::error_code ec;
+  return acceptor_.local_endpoint(ec);
+}
+
+void NetworkThread::Start() {
+  Accept();
+  thread_ = std::thread([this] { ioc_.run(); });
+}
+
+void NetworkThread::BeginDrain() {
+  inbox_.Post([this] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    accept_pause_.cancel();
+    // CloseIfIdle may end a session, which unregisters itself: iterate over a copy.
+    const std::vector<Session*> sessions(sessions_.begin(), sessions_.end());
+    for (Session* session : sessions) {
+      if (sessions_.count(session) != 0) session->CloseIfIdle();
+    }
+    for (auto& adapter : adapters_) adapter->Shutdown();
+  });
+}
+
+void NetworkThread::Stop() {
+  // Before Start() (or after Join()) nothing runs the task: it is destroyed with ioc_.
+  inbox_.Post([this] {
+    work_.reset();
+    ioc_.stop();
+  });
+}
+
+void NetworkThread::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void NetworkThread::Accept() {
+  if (!acceptor_.is_open()) return;
+  // Accepted sockets are bound to ioc_'s concrete executor type (see client_stream.h).
+  acceptor_.async_accept(ioc_, [this](boost::system::error_code ec, ClientSocket socket) {
+    OnAccept(ec, std::move(socket));
+  });
+}
+
+void NetworkThread::OnAccept(boost::system::error_code ec, ClientSocket socket) {
+  if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+  if (!ec) {
+    boost::system::error_code ignored;  // Nagle only costs latency
+    socket.set_option(tcp::no_delay(true), ignored);
+    // A TLS listener's current context: a reload affects only connections accepted after it.
+    auto tls = context_.traffic_tls != nullptr ? context_.traffic_tls->Current() : nullptr;
+    std::make_shared<Session>(std::move(socket), *this, std::move(tls))->Start();
+  }
+  const bool over_limit = context_.open_connections.load(std::memory_order_relaxed) >=
+                          static_cast<std::int64_t>(context_.config->limits.max_connections);
+  if (ec || over_limit) {
+    accept_pause_.expires_after(kAcceptPause);
+    accept_pause_.async_wait([this](boost::system::error_code wait_ec) {
+      if (!wait_ec) Accept();
+    });
+    return;
+  }
+  Accept();
+}
+
+}  // namespace fencegate::gateway

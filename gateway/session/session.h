@@ -1,0 +1,317 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+
+#include "gateway/auth/authorizer.h"
+#include "gateway/session/client_deadline.h"
+#include "gateway/session/client_stream.h"
+#include "gateway/server/gateway_context.h"
+#include "gateway/session/idempotency.h"
+#include "gateway/locks/lock_api.h"
+#include "gateway/http/problem.h"
+#include "gateway/session/relay_body.h"
+#include "gateway/http/request_fields.h"
+#include "gateway/tls/client_transport.h"
+#include "gateway/tls/peer_identity.h"
+#include "lockstore/fence/admission.h"
+#include "lockstore/idempotency/idempotency_store.h"
+#include "resource_adapters/adapter.h"
+#include "base/net/gathered_write.h"
+#include "base/net/idle_timeout.h"
+#include "base/net/message_parser.h"
+
+namespace fencegate::gateway {
+
+class NetworkThread;
+
+// Idempotency-Key handling of a Session's request in progress (session_idempotency.cc). At
+// namespace scope: nested in Session, clang could not emplace it into Session::Exchange's
+// std::optional (its member initializers are not parsed before Session is complete).
+struct IdempotencyExchange {
+  const IdempotencyConfig* config = nullptr;
+  std::string key;
+  std::string scope_key;
+  std::string request_digest;
+  std::int64_t expires_ms = 0;
+  bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
+  bool hashing = false;  // request body bytes feed body_hash
+  bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
+  std::optional<Sha256> body_hash;
+  std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
+  StoredResponse captured;
+};
+
+// One client connection: reads requests one after another (pipelined bytes wait in the
+// buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
+// Implements Downstream so adapters stream bodies through the connection's own timeouts and
+// limits. Lives on one network thread; kept alive by its pending operations (Beast style).
+class Session : public std::enable_shared_from_this<Session>, public adapters::Downstream {
+ public:
+  // TLS when `tls_context` is set (the listener's current context; see gateway/tls/).
+  Session(ClientSocket socket, NetworkThread& thread,
+          std::shared_ptr<boost::asio::ssl::context> tls_context = nullptr);
+  ~Session() override;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void Start();
+  // Shutdown drain: closes the connection if no request is in progress on it.
+  void CloseIfIdle();
+
+  // Who the client proved to be with its certificate; empty on plain connections.
+  const PeerIdentity& peer_identity() const { return peer_identity_; }
+
+  // Downstream.
+  bool body_done() const override;
+  void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
+  std::optional<adapters::BodyRead> ReadBodyNowOrLater(boost::asio::mutable_buffer buffer,
+                                                       ReadHandler handler) override;
+  bool WaitForBodyNowOrLater(WaitHandler handler) override;
+  void AsyncWriteResponse(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
+                          bool last, WriteHandler handler) override;
+  void AsyncWriteBody(boost::asio::const_buffer body, bool last, WriteHandler handler) override;
+  bool WriteResponseNowOrLater(adapters::ResponseHeader&& header, boost::asio::const_buffer body,
+                               bool last, WriteHandler handler) override;
+  bool WriteBodyNowOrLater(boost::asio::const_buffer body, bool last,
+                           WriteHandler handler) override;
+
+ private:
+  friend class DecisionMailbox;  // hands late admission decisions to OnLateAdmissionDecision
+
+  enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
+
+  // The state of the request in progress; reset for each request, strings keep capacity.
+  struct Exchange {
+    bool begun = false;  // counted in flight (BeginExchange)
+    std::chrono::steady_clock::time_point started;
+    std::int64_t started_unix_ms = 0;
+    std::string request_id;
+    std::string fence_key;
+    const RouteRuntime* route = nullptr;
+    bool fenced = false;
+    std::optional<lockstore::Token> token;
+    bool token_signed = false;  // a valid Fencing-Token-Signature came with it
+    // The lock service confirmed the token's holder live (README "Tokens", verify_tokens).
+    bool token_verified = false;
+    std::optional<lockstore::Token> highest;
+    bool admitted = false;   // Complete() is owed
+    bool abandoned = false;  // the barrier wait timed out; the decision is still awaited
+    // timeouts.write_deadline passed while the admitted write still read its body or wrote its
+    // response: the client I/O was cut, so the adapter abandons the write and the fence is freed.
+    bool write_cut = false;
+    std::chrono::nanoseconds barrier_wait{0};
+    std::string_view outcome = "bad_request";
+    unsigned status = 0;
+    unsigned upstream_status = 0;
+    std::uint64_t bytes_in = 0;
+    std::uint64_t bytes_out = 0;
+    bool keep_alive = false;   // what the client asked for
+    bool close_after = false;  // the connection cannot be reused after this response
+    bool expect_continue = false;
+    bool continue_sent = false;
+    bool head = false;
+    bool response_has_body = true;
+    // Engaged for a method the route's idempotency lists, carrying a valid key; empty (and so
+    // free to reset) for every other request.
+    std::optional<IdempotencyExchange> idem;
+    auth::Decision auth;             // who is asking, on a route with a policy
+    bool advance_forbidden = false;  // the policy grants no advance of this fence key
+    // Several replicas (session_cluster.cc): the owned shard this write is admitted under
+    // (self-fencing checks it), or the peer adapter it is forwarded through instead.
+    std::optional<std::size_t> cluster_shard;
+    std::optional<std::size_t> peer_adapter;
+    bool self_fenced = false;  // the shard stopped being ours while the write was under way
+  };
+
+  // What a refusal looks like to the client and to operators.
+  struct Refusal {
+    unsigned status = 400;
+    std::string_view slug{};
+    std::string_view title{};
+    std::string_view detail{};
+    std::string_view outcome{};
+    // Set for refused fenced writes: counted, logged and kept in the audit trail.
+    std::optional<RejectionReason> rejection{};
+    std::string_view audit_reason{};  // reason kept in the audit trail when not `rejection`'s
+    bool close = false;               // framing is unreliable: close after answering
+    bool retry_after = false;
+    bool fence_fields = false;            // add fence_key/presented/highest to the problem
+    std::string_view www_authenticate{};  // a 401's challenge
+    std::string_view reason{};            // the problem's reason when not `rejection`'s
+  };
+
+  // TLS connections (session_tls.cc): tell a ClientHello from plain HTTP, handshake, and
+  // send close_notify at the end.
+  void StartTls();
+  void OnTlsFirstBytes(boost::system::error_code ec, std::size_t bytes);
+  void RefusePlainHttp();
+  void OnTlsHandshake(boost::system::error_code ec);
+  void ShutdownTls();
+
+  void StartRequest();
+  void ContinueHeaderRead();
+  void OnHeaderBytes(boost::system::error_code ec, std::size_t bytes);
+  void BeginExchange();
+  void OnHeaderBlock(std::size_t length);
+  // False when the request was refused for a field name with '_' (session_underscores.cc).
+  bool CheckUnderscoreFields();
+  void HandleRequest();
+  // README "Tokens" (session_tokens.cc): false after refusing an unsigned, forged, expired or
+  // out-of-scope token.
+  bool CheckTokenSignature();
+  // The refusals of README "Tokens" (texts in session_tokens.cc, in this order).
+  enum class TokenRefusal {
+    kUnsigned,
+    kSignatureTwice,
+    kMalformed,
+    kForged,
+    kExpired,
+    kWrongScope,
+    kTooFarAhead,
+    kNotHeld,
+  };
+  void RefuseToken(TokenRefusal which);
+  // A token beyond max_token_advance on a route with verify_tokens: ask the lock service whether
+  // it is held right now, off this thread; admit it without the bound if so.
+  void VerifyTokenLive();
+  void OnTokenCheck(const lockstore::TokenCheck& check);
+  // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): true when this replica admits
+  // the write; otherwise it was forwarded to the shard's owner or refused.
+  bool RouteByShard();
+  // True (and remembered) once the shard of a write admitted here is no longer this replica's.
+  bool SelfFenced();
+  void RefuseSelfFenced();
+  // Authentication and the route's policy (session_auth.cc); false: it refused.
+  bool Authorize(const RequestFields& fields);
+  // The same for the lock API under locks.policy, before its body is read.
+  bool AuthorizeLock(std::string_view path, const RequestFields& fields);
+  // 401 (with a challenge) or 403 problem+json; `audited` keeps it in the rejection trail.
+  void RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidden_detail, bool audited);
+  // The max_advance bound for Admit(): 0 when the policy grants no advance of the fence key,
+  // else the route's max_token_advance unless the token is signed or verified live (README
+  // "Tokens").
+  std::optional<lockstore::Token> AdmitBound();
+  void RefuseAdvance();
+  void Admit();
+  void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
+  void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
+  // barrier_deadline_'s expiry: the barrier wait before admission, the write deadline after.
+  void OnFenceDeadline();
+  void OnBarrierTimeout();
+  void CutAdmittedWrite();
+  void Forward();
+  void OnForwardDone(adapters::ForwardOutcome outcome);
+  void CompleteAdmission();
+
+  // Idempotency keys (session_idempotency.cc). CheckIdempotencyKey() runs once the route is
+  // known (false: it refused); Proceed() replaces Forward() once the request may go ahead.
+  bool CheckIdempotencyKey();
+  void Proceed();
+  void OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result);
+  void ReadBodyForFingerprint();
+  void MatchStoredRecord();
+  void ReplayStoredResponse(const lockstore::IdempotencyRecord& record);
+  void RefuseAfterAdmission(const Refusal& refusal);
+  void CaptureResponse(boost::asio::const_buffer body);
+  void WriteLastPieceDurably(boost::asio::const_buffer body);
+  void SettleIdempotency(adapters::ForwardOutcome outcome);
+  lockstore::IdempotencyRecord OutcomeRecord(lockstore::IdempotencyRecord::State state) const;
+
+  // The built-in lock API (gateway/locks/lock_api.h): read the small JSON body, hand it over, write
+  // the answer, which a long-poll acquire gives later.
+  void HandleLockRequest();
+  void ReadLockBody();
+  void OnLockBody();
+  void WatchLockClient();
+  void RespondLock(LockHttpResponse response);
+
+  void Refuse(const Refusal& refusal);
+  void RecordRejection(const Refusal& refusal);
+  void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
+                          std::string_view www_authenticate = {});
+  void DrainBodyThenWrite();
+  void WriteOwnResponse();
+  void ReadBodySome(boost::asio::mutable_buffer buffer);
+  // Points the parser's body at the adapter's buffer.
+  void TargetBodyRead(boost::asio::mutable_buffer buffer);
+  void ContinueBodyRead(bool initiating);
+  // Parses body bytes already in buffer_; true when that ends the read (bytes came out, the
+  // body ended, or an error, left in `ec`).
+  bool ParseBufferedBody(boost::system::error_code& ec);
+  void ReadBodyFromSocket();
+  // The finished read's result, counted (bytes_in, the idempotency hash).
+  adapters::BodyRead TakeBodyRead(boost::system::error_code ec);
+  void OnBodyBytes(boost::system::error_code ec, std::size_t bytes, bool in_place);
+  void CompleteBodyRead(boost::system::error_code ec);
+  void BeginResponse(adapters::ResponseHeader&& header);
+  // Writes a piece of the response, then calls write_handler_ (never inside the call).
+  void WriteBodyPiece(boost::asio::const_buffer body, bool last);
+  // Frames the piece into write_gather_; returns its body bytes.
+  std::size_t PrepareBodyPiece(boost::asio::const_buffer body, bool last);
+  // Writes write_gather_ under the response_write timeout, then calls write_handler_.
+  void WritePieceLater(std::size_t body_bytes);
+  void PrepareResponseHeader();
+  void FinishRequest();
+  void Close();
+  void LingeringClose();
+  void CloseSocket();
+
+  std::string_view RequestPath() const;
+  // client_deadline_'s expiry: the header read or response write in progress ends with an error.
+  void CancelClientIo();
+
+  NetworkThread& thread_;
+  GatewayContext& context_;
+  tls::ClientTransport stream_;
+  // timeouts.idle / header_read / response_write of the header reads and response writes that
+  // go to the socket directly (not through stream_'s per-operation timer).
+  ClientDeadline<Session> client_deadline_;
+  PeerIdentity peer_identity_;
+  bool tls_established_ = false;  // handshake done: close with close_notify
+  boost::beast::flat_buffer buffer_;
+  std::optional<adapters::MessageParser<true, RelayBody>> parser_;
+  boost::beast::http::response<boost::beast::http::buffer_body, adapters::Fields>
+      response_;                            // body unused
+  adapters::MessageWriter message_writer_;  // writes response_ and the body pieces
+  adapters::WriteGather write_gather_;      // the buffers of the response write in progress
+  // timeouts.barrier_wait of an admission that was not decided at once, then
+  // timeouts.write_deadline of the admitted request. Lazy like client_deadline_: most advances
+  // are decided within a group commit, and on a keep-alive connection the timer is armed about
+  // once per write_deadline, however many writes pass.
+  ClientDeadline<Session> barrier_deadline_;
+  // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
+  adapters::IdleTimeout body_read_timeout_;
+  boost::asio::mutable_buffer body_read_target_;  // the adapter's buffer of the read in progress
+  std::chrono::steady_clock::time_point header_deadline_;
+  std::size_t header_scanned_ = 0;
+  Phase phase_ = Phase::kReadingHeader;
+  bool socket_closed_ = false;
+  std::string client_ip_;
+  std::string host_lower_;        // the request's Host, canonical (see CanonicaliseHost)
+  std::string canonical_target_;  // the target respelled, when it came in another spelling
+  std::string scratch_;
+  std::string problem_body_;
+  Exchange exchange_;
+  std::string lock_body_;
+  LockApi::Wait lock_wait_;  // a long-poll acquire in progress
+  bool lock_waiting_ = false;
+  ReadHandler read_handler_;
+  WaitHandler body_wait_handler_;
+  WriteHandler write_handler_;
+  // Keeps the session alive while the admission controller or the adapter holds a callback
+  // that captured only `this` (a pointer fits std::function's small buffer: no allocation).
+  std::shared_ptr<Session> self_hold_;
+};
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,63 @@
+// Several replicas (docs/ARCHITECTURE.md "Several replicas"): a fenced write is admitted only
+// by the replica that owns its fence key's shard; the others forward it there, once.
+#include "gateway/cluster/replica_cluster.h"
+#include "gateway/server/network_thread.h"
+#include "gateway/session/session.h"
+
+namespace fencegate::gateway {
+
+bool Session::RouteByShard() {
+  if (context_.cluster == nullptr) return true;
+  auto& request = parser_->get();
+  const bool forwarded = request.count(kForwardedByHeader) > 0;
+  const ShardRoute route = context_.cluster->Route(exchange_.fence_key, forwarded);
+  switch (route.kind) {
+    case ShardRoute::Kind::kAdmitHere:
+      request.erase(kForwardedByHeader);
+      exchange_.cluster_shard = route.shard;
+      return true;
+    case ShardRoute::Kind::kForward:
+      // A plain proxy hop: the owner admits (and keeps any idempotency record); this replica
+      // neither admits nor stores anything for the write.
+      request.set(kForwardedByHeader, context_.config->cluster.name);
+      exchange_.peer_adapter = context_.peer_adapter_base + route.peer;
+      exchange_.outcome = "forwarded";
+      Forward();
+      return false;
+    case ShardRoute::Kind::kRefuse:
+      break;
+  }
+  scratch_ = route.detail;
+  Refuse({.status = 503,
+          .slug = "shard-unavailable",
+          .title = "No replica admits this fence right now",
+          .detail = scratch_,
+          .outcome = "shard_unavailable",
+          .audit_reason = "shard_unavailable",
+          .retry_after = true});
+  return false;
+}
+
+bool Session::SelfFenced() {
+  if (exchange_.self_fenced) return true;
+  if (!exchange_.cluster_shard || context_.cluster->StillMine(*exchange_.cluster_shard)) {
+    return false;
+  }
+  exchange_.self_fenced = true;
+  context_.cluster->CountSelfFenced();
+  return true;
+}
+
+void Session::RefuseSelfFenced() {
+  Refuse({.status = 503,
+          .slug = "shard-unavailable",
+          .title = "No replica admits this fence right now",
+          .detail = "this replica's hold on the fence key's shard ended (its etcd lease was not "
+                    "renewed in time); retry",
+          .outcome = "self_fenced",
+          .audit_reason = "self_fenced",
+          .close = !parser_->is_done(),
+          .retry_after = true});
+}
+
+}  // namespace fencegate::gateway

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "lockstore/tokens/token.h"
+
+namespace fencegate::lockstore {
+
+// The durable state of one fence key.
+struct FenceRecord {
+  // The highest token ever admitted for the key; never decreases.
+  Token highest = 0;
+  // Wall-clock time (Unix milliseconds) of the last advance. Informational only: no admission
+  // decision reads a clock.
+  std::int64_t advanced_at_ms = 0;
+};
+
+// One refused write, kept for the operators' audit trail (/admin/rejections).
+struct RejectionRecord {
+  std::uint64_t sequence = 0;  // assigned by the store, increasing
+  std::int64_t at_ms = 0;      // Unix milliseconds
+  std::string route;
+  std::string fence_key;  // empty when the write was refused before a key was derived
+  std::string method;
+  std::string path;
+  std::string request_id;
+  std::string reason;   // stale_token, missing_token, invalid_token, store_error, ...
+  Token presented = 0;  // meaningful when has_presented
+  bool has_presented = false;
+  Token highest = 0;  // the fence's highest token at the time of refusal
+};
+
+}  // namespace fencegate::lockstore
