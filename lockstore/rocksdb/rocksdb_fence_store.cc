@@ -18,6 +18,7 @@
 #include "lockstore/rocksdb/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "lockstore/rocksdb/rocksdb_logger.h"
+#include "lockstore/rocksdb/rocksdb_status.h"
 
 namespace fencegate::lockstore {
 namespace {
@@ -29,14 +30,6 @@ constexpr char kLockAuditFamily[] = "lock_audit";
 constexpr char kRepairsFamily[] = "fence_repairs";
 constexpr char kFormatKey[] = "fencegate.format";
 constexpr char kFormatValue[] = "fences-v1";
-
-Status FromRocksDb(const rocksdb::Status& s) {
-  if (s.ok()) return Status::Ok();
-  if (s.IsCorruption()) return Status::Corruption(s.ToString());
-  if (s.IsInvalidArgument()) return Status::InvalidArgument(s.ToString());
-  if (s.IsShutdownInProgress()) return Status::Unavailable(s.ToString());
-  return Status::IOError(s.ToString());
-}
 
 rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
 rocksdb::Slice ToSlice(const EncodedFenceValue& value) { return {value.data(), value.size()}; }
