@@ -103,7 +103,7 @@ void EtcdLockService::Impl::StartAcquire(EtcdClient& client, const std::string& 
                  /*idempotent=*/true, &created);
   if (status.ok() && !created.succeeded) status = Status::Unavailable("etcd: lease key exists");
   if (!status.ok()) {
-    client.LeaseRevoke(lease);
+    client.RevokeOrLetExpire(lease);
     return store_error(status.ToString());
   }
   Claim claim{name, key, created.revision, lease, owner_token, ttl, enqueued, nullptr};
@@ -118,7 +118,7 @@ void EtcdLockService::Impl::StartAcquire(EtcdClient& client, const std::string& 
       status = Status::Unavailable("the acquire's etcd lease ended before it was queued");
     }
     if (!status.ok()) {
-      client.LeaseRevoke(lease);
+      client.RevokeOrLetExpire(lease);
       return store_error(status.ToString());
     }
     if (position > 0) {
@@ -149,7 +149,7 @@ void EtcdLockService::Impl::StartAcquire(EtcdClient& client, const std::string& 
         refused = Refusal(AcquireResult::Kind::kCancelled,
                           it != waiters_.end() ? it->second.cancelled : "the wait was cancelled");
       }
-      client.LeaseRevoke(lease);
+      client.RevokeOrLetExpire(lease);
       return Decide(id, std::move(callback), std::move(refused));
     }
     // First in line: take the waiter's callback (from here on only this thread answers it).
@@ -166,7 +166,7 @@ void EtcdLockService::Impl::StartAcquire(EtcdClient& client, const std::string& 
     if (TryGrant(client, claim, state) == GrantOutcome::kAnswered) return;
     callback = std::move(claim.callback);
   }
-  client.LeaseRevoke(lease);
+  client.RevokeOrLetExpire(lease);
   store_error("the grant kept losing races in etcd; try again");
 }
 
@@ -174,7 +174,7 @@ EtcdLockService::Impl::GrantOutcome EtcdLockService::Impl::TryGrant(EtcdClient& 
                                                                     Claim& claim,
                                                                     const EtcdLockState& state) {
   const auto fail = [&](AcquireResult::Kind kind, std::string detail) {
-    client.LeaseRevoke(claim.lease);
+    client.RevokeOrLetExpire(claim.lease);
     claim.callback(Refusal(kind, std::move(detail)));
     return GrantOutcome::kAnswered;
   };
@@ -197,9 +197,13 @@ EtcdLockService::Impl::GrantOutcome EtcdLockService::Impl::TryGrant(EtcdClient& 
                  {}, /*idempotent=*/true, &result);
   if (!status.ok()) return fail(AcquireResult::Kind::kStoreError, status.ToString());
   if (!result.succeeded) return GrantOutcome::kRace;
-  // The lease runs its full TTL from the grant, not from when the wait began.
+  // The lease runs its full TTL from the grant, not from when the wait began. Unrenewed it could
+  // end before the TTL the holder is told: fail closed, as when the fences cannot be raised.
   std::int64_t left = 0;
-  client.LeaseKeepAlive(claim.lease, &left);
+  if (const Status renewed = client.LeaseKeepAlive(claim.lease, &left); !renewed.ok()) {
+    return fail(AcquireResult::Kind::kStoreError,
+                "cannot start the lease at the grant: " + renewed.ToString());
+  }
   const LockPolicy policy = options_.rules.Resolve(claim.name);
   if (fencer_ == nullptr || policy.fence_keys.empty()) {
     FinishGrant(client, claim, token, {});
@@ -220,7 +224,7 @@ void EtcdLockService::Impl::FinishGrant(EtcdClient& client, const Claim& claim, 
                                         FenceOutcome outcome) {
   if (!outcome.status.ok()) {
     // Fail closed: a holder whose fences are not raised could be overwritten by the last one.
-    client.LeaseRevoke(claim.lease);
+    client.RevokeOrLetExpire(claim.lease);
     claim.callback(Refusal(AcquireResult::Kind::kStoreError,
                            "raising the lock's fences failed: " + outcome.status.ToString()));
     Wake(claim.name);
@@ -269,7 +273,7 @@ void EtcdLockService::Impl::PollLock(EtcdClient& client, const std::string& name
     const std::uint64_t id = entry.first;
     Waiter& waiter = entry.second;
     const auto answer = [&](AcquireResult result) {
-      client.LeaseRevoke(waiter.lease);
+      client.RevokeOrLetExpire(waiter.lease);
       Decide(id, nullptr, std::move(result));
     };
     const auto position = std::find_if(state.queue.begin(), state.queue.end(),
@@ -312,7 +316,9 @@ void EtcdLockService::Impl::PollLock(EtcdClient& client, const std::string& name
     } else {
       if (now >= waiter.next_keepalive) {
         std::int64_t left = 0;
-        client.LeaseKeepAlive(waiter.lease, &left);
+        // A missed renewal is tried again next period; a lease that runs out meanwhile takes
+        // the waiter's key with it, which the next poll answers as a lost wait.
+        client.LeaseKeepAlive(waiter.lease, &left).IgnoreError();
         kept_alive.emplace_back(id, now + KeepalivePeriod(waiter.ttl));
       }
     }

@@ -221,7 +221,7 @@ void EtcdLockService::Impl::ForceRelease(std::string name, std::string operator_
       if (!result.status.ok()) break;
       if (!txn.succeeded) continue;
       audit.sequence = static_cast<std::uint64_t>(txn.revision);
-      client.LeaseRevoke(holder.lease);  // the key is gone already; this ends its keepalives
+      client.RevokeOrLetExpire(holder.lease);  // the key is gone already; this ends its keepalives
       if (self->observer_ != nullptr) {
         self->observer_->ForceReleased(std::chrono::milliseconds(
             std::max<std::int64_t>(0, audit.at_unix_ms - holder.entry.acquired_at_unix_ms)));
