@@ -135,7 +135,7 @@ def loader_keys():
     The loader checks each mapping with ExpectMapping(node, path, known); `known` is an inline
     list, or a named list of string_views (possibly extended with insert), or built from a table
     of {"key", &Struct::member} rows. Every literal in those places is a key. Keys looked up as
-    node["key"] are keys too. Choice tables ({"drop", Enum::kDrop}) are values, not keys, and
+    node["key"], or named in an error path Child(path, "key"), are keys too. Choice tables ({"drop", Enum::kDrop}) are values, not keys, and
     are not read."""
     keys = set()
     config_dir = os.path.join(ROOT, 'gateway', 'config')
@@ -157,8 +157,9 @@ def loader_keys():
         # Loops over literal lists of keys: for (... key : {"a", "b"}) node[key].
         for m in re.finditer(r'\bfor\s*\([^:;()]*:\s*\{', source):
             keys |= key_literals(balanced(source, m.end() - 1, '{', '}'))
-        # Look-ups of a key in a YAML node.
+        # Look-ups of a key in a YAML node, and the error paths the loader reports a key under.
         keys |= set(re.findall(r'\[\s*"([a-z][a-z0-9_]*)"\s*\]', source))
+        keys |= set(re.findall(r'\bChild\s*\([^,()]*,\s*"([a-z][a-z0-9_]*)"\s*\)', source))
     return keys
 
 
