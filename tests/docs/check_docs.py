@@ -130,7 +130,7 @@ def strip_comments(source):
 
 
 def loader_keys():
-    """The key names the loader accepts, from every gateway/config/*.cc and *.h.
+    """The key names the loader accepts, from every .cc and .h file under gateway/config/.
 
     The loader checks each mapping with ExpectMapping(node, path, known); `known` is an inline
     list, or a named list of string_views (possibly extended with insert), or built from a table
@@ -138,11 +138,11 @@ def loader_keys():
     node["key"], or named in an error path Child(path, "key"), are keys too. Choice tables ({"drop", Enum::kDrop}) are values, not keys, and
     are not read."""
     keys = set()
-    config_dir = os.path.join(ROOT, 'gateway', 'config')
-    for name in sorted(os.listdir(config_dir)):
-        if not name.endswith(('.cc', '.h')):
-            continue
-        source = strip_comments(read(os.path.join('gateway', 'config', name)))
+    sources = []
+    for directory, _, names in os.walk(os.path.join(ROOT, 'gateway', 'config')):
+        sources += [os.path.join(directory, n) for n in names if n.endswith(('.cc', '.h'))]
+    for path in sorted(sources):
+        source = strip_comments(read(os.path.relpath(path, ROOT)))
         for m in re.finditer(r'\bExpectMapping\s*\(', source):
             keys |= key_literals(balanced(source, m.end() - 1, '(', ')'))
         # Named key lists: std::vector<std::string_view> xKeys = {...} / known / keys.
