@@ -6,7 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "tests/integration/http_client.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::etcdtest {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/lock_test_support.h"
 
 namespace fencegate::etcdtest {
 

@@ -11,12 +11,12 @@
 #include <boost/json.hpp>
 
 #include "tests/etcd/etcd_lock_fixture.h"
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::etcdtest {
 namespace {

@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/process.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 namespace {

@@ -12,10 +12,10 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {

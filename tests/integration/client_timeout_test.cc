@@ -1,8 +1,8 @@
 // The client connection's idle timeout through the real binary. Header reads and response
-// writes share one lazily re-armed deadline timer per connection (gateway/session/client_deadline.h):
-// these cases check that a keep-alive connection is still closed after timeouts.idle whether
-// the pending wait was set by a longer or a shorter timeout, and that the deadline moves on
-// with each request rather than staying at the first one's.
+// writes share one lazily re-armed deadline timer per connection
+// (gateway/session/client_deadline.h): these cases check that a keep-alive connection is still
+// closed after timeouts.idle whether the pending wait was set by a longer or a shorter timeout, and
+// that the deadline moves on with each request rather than staying at the first one's.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -11,8 +11,8 @@
 #include <boost/asio/error.hpp>
 #include <boost/system/error_code.hpp>
 
-#include "tests/integration/http_client.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_client.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

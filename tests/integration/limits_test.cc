@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/held_put.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/held_put.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

@@ -11,9 +11,9 @@
 #include <gtest/gtest.h>
 #include <boost/json/serialize.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/process.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 namespace {

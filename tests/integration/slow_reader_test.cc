@@ -21,11 +21,11 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {

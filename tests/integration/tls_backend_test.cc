@@ -7,11 +7,11 @@
 #include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/temp_dir.h"
-#include "tests/integration/test_certs.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
 
 namespace fencegate::integration {
 namespace {

@@ -8,14 +8,14 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
-#include "tests/integration/test_certs.h"
-#include "tests/integration/tls_client.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
+#include "tests/support/tls_client.h"
 
 namespace fencegate::integration {
 namespace {

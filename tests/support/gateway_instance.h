@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 

@@ -1,4 +1,4 @@
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 #include <fcntl.h>
 #include <signal.h>

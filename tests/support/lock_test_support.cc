@@ -1,10 +1,10 @@
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/lock_test_support.h"
 
 #include <thread>
 
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/admin_client.h"
+#include "tests/support/admin_client.h"
 
 namespace fencegate::integration {
 

@@ -1,4 +1,4 @@
-#include "tests/integration/admin_client.h"
+#include "tests/support/admin_client.h"
 
 #include <algorithm>
 #include <sstream>
@@ -6,7 +6,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/http_client.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::integration {
 
