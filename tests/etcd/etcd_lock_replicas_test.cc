@@ -37,7 +37,8 @@ class EtcdLockReplicasTest : public ::testing::Test {
     ASSERT_NE(cluster_, nullptr) << error;
     const std::string config = dir_.WriteFile(
         "fencegate.yaml", integration::LockGatewayConfig(backend_.port(), dir_.Join("access.log"),
-                                                         EtcdStoreSection(*cluster_)));
+                                                         EtcdStoreSection(*cluster_))
+                              .Yaml());
     for (const char* name : {"a", "b"}) {
       replicas_.push_back(GatewayInstance::Start(config, dir_.Join(name), &error));
       ASSERT_NE(replicas_.back(), nullptr) << error;

@@ -276,12 +276,11 @@ TEST_F(TombstoneTest, ADeletedFileRefusesAnOlderWriterAfterTheFenceStoreLostItsK
 
 class HttpSpellingTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_route_keys =
-        "  - name: byhost\n"
-        "    prefix: /byhost/\n"
-        "    backend: api\n"
-        "    fence_key: \"{host}:{path}\"\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    YAML::Node byhost = config->Route("byhost");
+    byhost["prefix"] = "/byhost/";
+    byhost["backend"] = "api";
+    byhost["fence_key"] = "{host}:{path}";
   }
 
   Response PutAs(const std::string& target, int token, std::optional<std::string> host) {

@@ -81,8 +81,8 @@ TEST_F(ProxyHeadersTest, TheBackendsRequestIdIsReplacedByTheRequests) {
 
 class ForwardTokenTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_backend_keys = "    forward_token_header: Fencing-Token\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    config->Backend("api")["forward_token_header"] = "Fencing-Token";
   }
 };
 

@@ -14,8 +14,8 @@ namespace {
 
 class RefusalStateTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_route_keys = "    max_token_advance: 10\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    config->Route("kv")["max_token_advance"] = 10;
   }
 
   unsigned AdminStatus(const std::string& target) {

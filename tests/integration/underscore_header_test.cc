@@ -93,8 +93,8 @@ TEST_F(UnderscoreDropTest, LookalikesAreRefusedOtherUnderscoreFieldsDropped) {
 }
 
 class UnderscoreRejectTest : public UnderscoreHeaderTest {
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->limits_keys = "  headers_with_underscores: reject\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["limits"]["headers_with_underscores"] = "reject";
   }
 };
 
@@ -109,8 +109,8 @@ TEST_F(UnderscoreRejectTest, EveryUnderscoreFieldIsRefused) {
 }
 
 class UnderscoreAllowTest : public UnderscoreHeaderTest {
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->limits_keys = "  headers_with_underscores: allow\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["limits"]["headers_with_underscores"] = "allow";
   }
 };
 
