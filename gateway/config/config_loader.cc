@@ -437,7 +437,7 @@ class Reader {
 };
 
 // Parses "http://HOST[:PORT][/]" into host and port; returns an error message or "".
-std::string ParseBackendUrl(std::string_view url, adapters::HttpAdapterOptions* out) {
+std::string ParseBackendUrl(std::string_view url, adapters::UpstreamOptions* out) {
   const std::string_view kForm = "expected http://HOST:PORT or https://HOST:PORT";
   std::size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return std::string(kForm) + ", got " + Quote(url);
@@ -823,31 +823,23 @@ void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out) {
   if (node["admin"]) ReadServerTls(reader, node["admin"], "tls.admin", &out->admin);
 }
 
-// TLS to an https backend (README "Transport (TLS)"); the keys need an https url.
-void ReadBackendTls(Reader& reader, const YAML::Node& node, const std::string& path,
-                    adapters::HttpAdapterOptions* out) {
-  const bool any = ReadClientTls(reader, node, path, "tls_", &out->tls_options);
-  if (any && !out->tls && node["url"]) {
-    reader.sink()->Add(node["url"], Child(path, "url"),
-                       "tls_* keys are set but the url is not https://");
-  }
-}
-
-void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& path,
-                     adapters::HttpAdapterOptions* out) {
-  if (!node["url"]) {
-    reader.sink()->Add(node, Child(path, "url"), "required for an http backend");
+// The connection keys every networked kind shares (adapters::UpstreamOptions): the server's
+// address (`url_key`: url or endpoint), TLS to it (README "Transport (TLS)"; the tls_* keys need
+// an https address), the timeouts and the keep-alive pool.
+void ReadUpstream(Reader& reader, const YAML::Node& node, const std::string& path,
+                  const std::string& url_key, std::string_view required_for,
+                  adapters::UpstreamOptions* out) {
+  if (!node[url_key]) {
+    reader.sink()->Add(node, Child(path, url_key), "required for " + std::string(required_for));
   } else {
     std::string url;
-    reader.String(node["url"], Child(path, "url"), &url);
+    reader.String(node[url_key], Child(path, url_key), &url);
     std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, out);
-    if (!error.empty()) reader.sink()->Add(node["url"], Child(path, "url"), error);
+    if (!error.empty()) reader.sink()->Add(node[url_key], Child(path, url_key), error);
   }
-  if (node["host_header"])
-    reader.String(node["host_header"], Child(path, "host_header"), &out->host_header);
-  if (node["max_idle_connections"]) {
-    reader.Count(node["max_idle_connections"], Child(path, "max_idle_connections"), 0, 100'000,
-                 &out->max_idle_connections);
+  if (ReadClientTls(reader, node, path, "tls_", &out->tls_options) && !out->tls && node[url_key]) {
+    reader.sink()->Add(node[url_key], Child(path, url_key),
+                       "tls_* keys are set but the " + url_key + " is not https://");
   }
   if (node["connect_timeout"]) {
     reader.Duration(node["connect_timeout"], Child(path, "connect_timeout"), false,
@@ -857,10 +849,20 @@ void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& 
     reader.Duration(node["response_timeout"], Child(path, "response_timeout"), false,
                     &out->response_timeout);
   }
+  if (node["max_idle_connections"]) {
+    reader.Count(node["max_idle_connections"], Child(path, "max_idle_connections"), 0, 100'000,
+                 &out->max_idle_connections);
+  }
   if (node["idle_timeout"]) {
     reader.Duration(node["idle_timeout"], Child(path, "idle_timeout"), false, &out->idle_timeout);
   }
-  ReadBackendTls(reader, node, path, out);
+}
+
+void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& path,
+                     adapters::HttpAdapterOptions* out) {
+  ReadUpstream(reader, node, path, "url", "an http backend", out);
+  if (node["host_header"])
+    reader.String(node["host_header"], Child(path, "host_header"), &out->host_header);
   if (node["forward_token_header"]) {
     const std::string key = Child(path, "forward_token_header");
     std::string name;
@@ -879,8 +881,8 @@ void ReadFilesystemBackend(Reader& reader, const YAML::Node& node, const std::st
   if (!node["root"]) {
     reader.sink()->Add(node, Child(path, "root"), "required for a filesystem backend");
   } else {
-    reader.String(node["root"], Child(path, "root"), &out->filesystem_root_as_written);
-    if (node["root"].IsScalar() && out->filesystem_root_as_written.empty()) {
+    reader.String(node["root"], Child(path, "root"), &out->data_dir_path_as_written);
+    if (node["root"].IsScalar() && out->data_dir_path_as_written.empty()) {
       reader.sink()->Add(node["root"], Child(path, "root"), "must not be empty");
     }
   }
@@ -937,24 +939,7 @@ void ReadSecret(Reader& reader, const YAML::Node& node, const std::string& path,
 
 void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& path,
                    adapters::S3AdapterOptions* out) {
-  if (!node["endpoint"]) {
-    reader.sink()->Add(node, Child(path, "endpoint"), "required for an s3 backend");
-  } else {
-    std::string url;
-    reader.String(node["endpoint"], Child(path, "endpoint"), &url);
-    adapters::HttpAdapterOptions parsed;
-    std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, &parsed);
-    if (!error.empty()) reader.sink()->Add(node["endpoint"], Child(path, "endpoint"), error);
-    out->host = parsed.host;
-    out->port = parsed.port;
-    out->tls = parsed.tls;
-  }
-  // The same keys and checks as an http backend's (README "Transport (TLS)").
-  if (ReadClientTls(reader, node, path, "tls_", &out->tls_options) && !out->tls &&
-      node["endpoint"]) {
-    reader.sink()->Add(node["endpoint"], Child(path, "endpoint"),
-                       "tls_* keys are set but the endpoint is not https://");
-  }
+  ReadUpstream(reader, node, path, "endpoint", "an s3 backend", out);
   if (node["region"]) reader.String(node["region"], Child(path, "region"), &out->region);
   ReadSecret(reader, node, path, "access_key", "an s3 backend", &out->access_key);
   ReadSecret(reader, node, path, "secret_key", "an s3 backend", &out->secret_key);
@@ -977,21 +962,6 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
   if (node["version_cache_entries"]) {
     reader.Count(node["version_cache_entries"], Child(path, "version_cache_entries"), 0,
                  100'000'000, &out->version_cache_entries);
-  }
-  if (node["connect_timeout"]) {
-    reader.Duration(node["connect_timeout"], Child(path, "connect_timeout"), false,
-                    &out->connect_timeout);
-  }
-  if (node["response_timeout"]) {
-    reader.Duration(node["response_timeout"], Child(path, "response_timeout"), false,
-                    &out->response_timeout);
-  }
-  if (node["max_idle_connections"]) {
-    reader.Count(node["max_idle_connections"], Child(path, "max_idle_connections"), 0, 100'000,
-                 &out->max_idle_connections);
-  }
-  if (node["idle_timeout"]) {
-    reader.Duration(node["idle_timeout"], Child(path, "idle_timeout"), false, &out->idle_timeout);
   }
 }
 
@@ -1058,15 +1028,8 @@ void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string
   ReadHttpBackend(reader, node, path, &out->http);
   // The lock sequence's connections use the passthrough's address and TLS settings.
   adapters::WebdavAdapterOptions& webdav = out->webdav;
-  webdav.host = out->http.host;
-  webdav.port = out->http.port;
-  webdav.tls = out->http.tls;
-  webdav.tls_options = out->http.tls_options;
+  static_cast<adapters::UpstreamOptions&>(webdav) = out->http;
   webdav.host_header = out->http.host_header;
-  webdav.connect_timeout = out->http.connect_timeout;
-  webdav.response_timeout = out->http.response_timeout;
-  webdav.max_idle_connections = out->http.max_idle_connections;
-  webdav.idle_timeout = out->http.idle_timeout;
   if (node["lock_timeout"]) {
     reader.Duration(node["lock_timeout"], Child(path, "lock_timeout"), false, &webdav.lock_timeout);
   }
@@ -1080,6 +1043,38 @@ void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string
   }
 }
 
+// How each backend kind (resource_adapters/registry.h) is written: its keys and its reader, one
+// row per kind, in the order of adapters::BackendKind.
+struct BackendReader {
+  adapters::BackendKind kind;
+  const std::vector<std::string_view>& (*keys)();
+  void (*read)(Reader& reader, const YAML::Node& node, const std::string& path, BackendConfig* out);
+};
+
+constexpr BackendReader kBackendReaders[] = {
+    {adapters::BackendKind::kHttp, HttpBackendKeys,
+     [](Reader& reader, const YAML::Node& node, const std::string& path, BackendConfig* out) {
+       ReadHttpBackend(reader, node, path, &out->http);
+     }},
+    {adapters::BackendKind::kFilesystem, FilesystemBackendKeys, ReadFilesystemBackend},
+    {adapters::BackendKind::kWebdav, WebdavBackendKeys, ReadWebdavBackend},
+    {adapters::BackendKind::kS3, S3BackendKeys,
+     [](Reader& reader, const YAML::Node& node, const std::string& path, BackendConfig* out) {
+       ReadS3Backend(reader, node, path, &out->s3);
+     }},
+};
+
+static_assert(std::size(kBackendReaders) == adapters::kBackendKindCount,
+              "a reader for every backend kind");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < std::size(kBackendReaders); ++i) {
+        if (kBackendReaders[i].kind != static_cast<adapters::BackendKind>(i)) return false;
+      }
+      return true;
+    }(),
+    "readers in the order of adapters::BackendKind");
+
 void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path,
                  BackendConfig* out) {
   if (!node.IsMap()) {
@@ -1087,31 +1082,26 @@ void ReadBackend(Reader& reader, const YAML::Node& node, const std::string& path
     return;
   }
   if (!node["kind"]) {
-    reader.sink()->Add(node, Child(path, "kind"),
-                       "required: 'http', 'filesystem', 'webdav' or 's3'");
-    // Still catch typos in the other keys.
-    std::vector<std::string_view> all = HttpBackendKeys();
-    all.insert(all.end(), FilesystemBackendKeys().begin(), FilesystemBackendKeys().end());
+    reader.sink()->Add(node, Child(path, "kind"), "required: " + adapters::BackendKindNames());
+    // Still catch typos in the other keys: a key that no kind has.
+    std::vector<std::string_view> all;
+    for (const BackendReader& kind : kBackendReaders) {
+      for (std::string_view key : kind.keys()) {
+        if (std::find(all.begin(), all.end(), key) == all.end()) all.push_back(key);
+      }
+    }
     reader.ExpectMapping(node, path, all);
     return;
   }
   reader.String(node["kind"], Child(path, "kind"), &out->kind);
-  if (out->kind == "http") {
-    reader.ExpectMapping(node, path, HttpBackendKeys());
-    ReadHttpBackend(reader, node, path, &out->http);
-  } else if (out->kind == "filesystem") {
-    reader.ExpectMapping(node, path, FilesystemBackendKeys());
-    ReadFilesystemBackend(reader, node, path, out);
-  } else if (out->kind == "webdav") {
-    reader.ExpectMapping(node, path, WebdavBackendKeys());
-    ReadWebdavBackend(reader, node, path, out);
-  } else if (out->kind == "s3") {
-    reader.ExpectMapping(node, path, S3BackendKeys());
-    ReadS3Backend(reader, node, path, &out->s3);
+  if (const adapters::BackendKindRow* row = adapters::FindBackendKind(out->kind)) {
+    const BackendReader& kind = kBackendReaders[static_cast<std::size_t>(row->kind)];
+    reader.ExpectMapping(node, path, kind.keys());
+    kind.read(reader, node, path, out);
   } else if (node["kind"].IsScalar()) {
-    reader.sink()->Add(node["kind"], Child(path, "kind"),
-                       "unknown backend kind " + Quote(out->kind) +
-                           "; expected 'http', 'filesystem', 'webdav' or 's3'");
+    reader.sink()->Add(
+        node["kind"], Child(path, "kind"),
+        "unknown backend kind " + Quote(out->kind) + "; expected " + adapters::BackendKindNames());
   }
 }
 
@@ -1617,11 +1607,9 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
 std::chrono::milliseconds LongestUpstreamResponse(const Config& config) {
   std::chrono::milliseconds longest{0};
   for (const auto& [name, backend] : config.backends) {
-    if (backend.kind == "http") longest = std::max(longest, backend.http.response_timeout);
-    if (backend.kind == "webdav") {
-      longest = std::max({longest, backend.http.response_timeout, backend.webdav.response_timeout});
+    if (const adapters::BackendKindRow* row = adapters::FindBackendKind(backend.kind)) {
+      longest = std::max(longest, row->longest_response(backend));
     }
-    if (backend.kind == "s3") longest = std::max(longest, backend.s3.response_timeout);
   }
   return longest;
 }
@@ -1672,9 +1660,9 @@ std::vector<ConfigError> LoadConfigFile(const std::string& path, Config* config)
 
 void ExpandDataDirInPaths(Config* config) {
   for (auto& [name, backend] : config->backends) {
-    if (backend.kind == "filesystem") {
-      backend.filesystem.root = ExpandDataDir(backend.filesystem_root_as_written, config->data_dir);
-    }
+    const adapters::BackendKindRow* row = adapters::FindBackendKind(backend.kind);
+    std::string* path = row != nullptr ? row->data_dir_path(backend) : nullptr;
+    if (path != nullptr) *path = ExpandDataDir(backend.data_dir_path_as_written, config->data_dir);
   }
 }
 
