@@ -1,0 +1,27 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "gateway/config/config.h"
+#include "gateway/config/yaml_reader.h"
+
+// The readers of the configuration's sections, one file each (gateway/config/*_config_loader.cc),
+// called by ReadTopLevel in config_loader.cc and by each other where a section embeds another's
+// form (a TLS client, a list of etcd members).
+
+namespace fencegate::gateway::config_reading {
+
+// tls.traffic, tls.admin; the TLS client keys of backends and etcd
+
+// A TLS client's keys (`<key_prefix>ca_file`, ...): backends and the etcd store. True when any
+// is set.
+bool ReadClientTls(Reader& reader, const YAML::Node& node, const std::string& path,
+                   const std::string& key_prefix, tls_client::ClientTlsOptions* out);
+
+void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out);
+
+}  // namespace fencegate::gateway::config_reading
