@@ -24,4 +24,11 @@ bool ReadClientTls(Reader& reader, const YAML::Node& node, const std::string& pa
 
 void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out);
 
+// store; a list of etcd members (also verify_tokens.etcd)
+
+void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::string& path,
+                        std::vector<std::string>* out);
+
+void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out);
+
 }  // namespace fencegate::gateway::config_reading
