@@ -31,4 +31,12 @@ void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::strin
 
 void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out);
 
+// limits, timeouts, access_log
+
+void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out);
+
+void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out);
+
+void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out);
+
 }  // namespace fencegate::gateway::config_reading
