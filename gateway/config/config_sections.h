@@ -39,4 +39,12 @@ void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out);
 
 void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out);
 
+// cluster
+
+void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out);
+
+// Writes the previous owner admitted must be over before a new owner admits (ARCHITECTURE.md
+// "Several replicas"): a shorter quarantine would void the argument.
+void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* config);
+
 }  // namespace fencegate::gateway::config_reading
