@@ -52,4 +52,10 @@ void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* conf
 void ReadBackends(Reader& reader, const YAML::Node& node,
                   std::map<std::string, BackendConfig>* out);
 
+// routes
+
+void ReadRoutes(Reader& reader, const YAML::Node& node,
+                const std::map<std::string, BackendConfig>& backends,
+                std::vector<RouteConfig>* out);
+
 }  // namespace fencegate::gateway::config_reading
