@@ -58,4 +58,8 @@ void ReadRoutes(Reader& reader, const YAML::Node& node,
                 const std::map<std::string, BackendConfig>& backends,
                 std::vector<RouteConfig>* out);
 
+// locks
+
+void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out);
+
 }  // namespace fencegate::gateway::config_reading
