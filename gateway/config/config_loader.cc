@@ -1,36 +1,19 @@
 #include "gateway/config/config_loader.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <chrono>
-#include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <initializer_list>
-#include <limits>
-#include <set>
 #include <sstream>
 #include <string>
-#include <string_view>
 #include <tuple>
-#include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <yaml-cpp/yaml.h>
 
 #include "gateway/config/auth_config_loader.h"
-#include "gateway/config/command_line.h"
 #include "gateway/config/config_sections.h"
 #include "gateway/config/value_parsers.h"
 #include "gateway/config/yaml_reader.h"
-#include "lockstore/status.h"
 
 // The schema is config/examples/full-reference.yaml. Conventions of this reader:
 //   - Key paths in errors are dotted, with 0-based sequence indexes: "routes[0].fence_key",
