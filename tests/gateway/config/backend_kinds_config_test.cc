@@ -1,7 +1,7 @@
 // The backend kinds of resource_adapters/registry.h as the configuration reads them: every kind
 // has a reader, errors keep their FILE:LINE:COL, and a backend of each kind read from YAML
 // builds its adapter factory.
-#include <filesystem>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "gateway/config/config_loader.h"
-#include "gateway/config/config_text.h"
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/registry.h"
+#include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
 namespace {
