@@ -7,16 +7,9 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-namespace fencegate::tls_client {
+#include "base/tls_client/client_tls_options.h"
 
-// What a TLS client (the gateway towards a backend or an etcd member) trusts and presents.
-struct ClientTlsOptions {
-  std::string ca_file;           // empty: the system trust store
-  std::string server_name;       // SNI and the name verified; empty: the connection's host
-  bool verify_hostname = true;   // off only when configured so (the caller logs a warning)
-  std::string client_cert_file;  // mTLS; empty: no client certificate
-  std::string client_key_file;
-};
+namespace fencegate::tls_client {
 
 // The client context: the CA file (or the system trust store), peer verification always on,
 // the optional client certificate, TLS 1.2+, ALPN http/1.1. Null with `error` naming the file.

@@ -8,17 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "base/tls_client/client_tls_options.h"
 #include "gateway/auth/auth_config.h"
+#include "gateway/http/underscore_action.h"
 #include "gateway/tls/tls_settings.h"
-#include "gateway/http/underscore_fields.h"
 #include "lockstore/fence/fence_key_template.h"
 #include "lockstore/locks/lock_rules.h"
 #include "lockstore/tokens/token_signer.h"
-#include "resource_adapters/filesystem/filesystem_adapter.h"
-#include "resource_adapters/http/http_adapter.h"
-#include "resource_adapters/s3/s3_adapter.h"
-#include "resource_adapters/webdav/webdav_adapter.h"
-#include "base/tls_client/client_tls.h"
+#include "resource_adapters/registry.h"
 
 namespace fencegate::gateway {
 
@@ -81,17 +78,15 @@ struct AccessLogConfig {
   unsigned error_lines_per_second = 10;
 };
 
-struct BackendConfig {
+// One entry of `backends`: its kind's options (resource_adapters/registry.h), the members its
+// kind's row uses.
+struct BackendConfig : adapters::BackendOptions {
   std::string name;
-  std::string kind;                               // "http", "filesystem" or "s3"
-  adapters::HttpAdapterOptions http;              // when kind == "http"
-  adapters::FilesystemAdapterOptions filesystem;  // when kind == "filesystem"
-  // When kind == "webdav": the lock sequence's options; `http` then holds the passthrough's.
-  adapters::WebdavAdapterOptions webdav;
-  adapters::S3AdapterOptions s3;  // when kind == "s3"
-  // The filesystem root as written, before "{data_dir}" was expanded into filesystem.root; kept
-  // so that a --data-dir override can expand it again.
-  std::string filesystem_root_as_written;
+  std::string kind;  // a row of adapters::BackendKindRows(): "http", "filesystem", "webdav", "s3"
+  // The kind's data-dir path (BackendKindRow::data_dir_path, the filesystem root) as written,
+  // before "{data_dir}" was expanded into it; kept so that a --data-dir override can expand it
+  // again.
+  std::string data_dir_path_as_written;
 };
 
 // Per-route Idempotency-Key handling (README "Idempotency keys").

@@ -21,10 +21,9 @@
 #include "lockstore/etcd/etcd_lock_service.h"
 #include "lockstore/etcd/etcd_token_verifier.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
-#include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
-#include "resource_adapters/s3/s3_adapter.h"
-#include "resource_adapters/webdav/webdav_adapter.h"
+#include "resource_adapters/registry.h"
+#include "base/tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -54,13 +53,12 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
 }
 
 // Turning name verification off must be explicit (config) and loud (here, at every start).
-void WarnIfUnverified(const std::string& name, bool tls,
-                      const tls_client::ClientTlsOptions& options, const std::string& host) {
-  if (!tls || options.verify_hostname) return;
+void WarnIfUnverified(const std::string& name, const adapters::UpstreamOptions& upstream) {
+  if (!upstream.tls || upstream.tls_options.verify_hostname) return;
   std::fprintf(stderr,
                "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any certificate "
                "from the configured CA is accepted for %s\n",
-               name.c_str(), host.c_str());
+               name.c_str(), upstream.host.c_str());
 }
 
 void ReopenSignalMask(int how) {
@@ -391,45 +389,21 @@ lockstore::Status Server::BuildAdapters() {
   relay_budget_ = std::make_shared<adapters::RelayBudget>(config_.limits.relay_buffer_memory);
   relay_budget_metrics_ =
       std::make_unique<RelayBudgetMetrics>(metrics_->registry(), *relay_budget_);
-  for (const auto& [name, configured] : config_.backends) {
-    BackendConfig backend = configured;
-    backend.http.relay_budget = relay_budget_;
-    backend.filesystem.relay_budget = relay_budget_;
-    if (backend.kind == "http") {
-      auto factory = adapters::MakeHttpAdapterFactory(backend.http, error);
-      if (!factory) {
-        *error = "backend '" + name + "': " + *error;
-        return lockstore::Status::InvalidArgument(*error);
-      }
-      WarnIfUnverified(name, backend.http.tls, backend.http.tls_options, backend.http.host);
-      factories_.push_back(std::move(factory));
-    } else if (backend.kind == "filesystem") {
-      auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
-      if (!factory) return lockstore::Status::InvalidArgument(*error);
-      factories_.push_back(std::move(factory));
-    } else if (backend.kind == "webdav") {
-      auto passthrough = adapters::MakeHttpAdapterFactory(backend.http, error);
-      auto factory = passthrough ? adapters::MakeWebdavAdapterFactory(backend.webdav,
-                                                                      std::move(passthrough), error)
-                                 : nullptr;
-      if (!factory) {
-        *error = "backend '" + name + "': " + *error;
-        return lockstore::Status::InvalidArgument(*error);
-      }
-      WarnIfUnverified(name, backend.http.tls, backend.http.tls_options, backend.http.host);
-      factories_.push_back(std::move(factory));
-    } else if (backend.kind == "s3") {
-      auto factory = adapters::MakeS3AdapterFactory(backend.s3, error);
-      if (!factory) {
-        *error = "backend '" + name + "': " + *error;
-        return lockstore::Status::InvalidArgument(*error);
-      }
-      WarnIfUnverified(name, backend.s3.tls, backend.s3.tls_options, backend.s3.host);
-      factories_.push_back(std::move(factory));
-    } else {
+  for (const auto& [name, backend] : config_.backends) {
+    const adapters::BackendKindRow* kind = adapters::FindBackendKind(backend.kind);
+    if (kind == nullptr) {
       *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
       return lockstore::Status::InvalidArgument(*error);
     }
+    auto factory = kind->make_factory(backend, relay_budget_, error);
+    if (!factory) {
+      *error = "backend '" + name + "': " + *error;
+      return lockstore::Status::InvalidArgument(*error);
+    }
+    if (const adapters::UpstreamOptions* upstream = kind->upstream(backend)) {
+      WarnIfUnverified(name, *upstream);
+    }
+    factories_.push_back(std::move(factory));
     backend_names_.push_back(name);
     factories.push_back(factories_.back().get());
   }

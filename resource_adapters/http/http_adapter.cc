@@ -3,10 +3,11 @@
 #include <string>
 #include <utility>
 
+#include "base/net/timeout_queue.h"
+#include "base/tls_client/client_tls.h"
 #include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "base/net/timeout_queue.h"
 #include "resource_adapters/transport/resolve_once.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 

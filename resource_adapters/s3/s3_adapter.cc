@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/tls_client/client_tls.h"
 #include "resource_adapters/s3/s3_exchange.h"
 #include "resource_adapters/transport/resolve_once.h"
 

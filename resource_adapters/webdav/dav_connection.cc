@@ -9,6 +9,8 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "base/tls_client/client_tls.h"
+
 namespace fencegate::adapters::webdav {
 
 namespace {

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "base/tls_client/client_tls.h"
 #include "resource_adapters/transport/resolve_once.h"
 #include "resource_adapters/webdav/dav_connection.h"
 #include "resource_adapters/webdav/dav_connection_pool.h"

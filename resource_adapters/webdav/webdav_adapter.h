@@ -1,42 +1,12 @@
 #pragma once
 
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "resource_adapters/adapter.h"
-#include "base/tls_client/client_tls.h"
+#include "resource_adapters/webdav/webdav_adapter_options.h"
 
 namespace fencegate::adapters {
-
-struct WebdavAdapterOptions {
-  // The WebDAV server (HTTP/1.1, over TLS when `tls`), the same one the passthrough factory
-  // forwards to.
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 80;
-  bool tls = false;
-  tls_client::ClientTlsOptions tls_options;  // when `tls`; server_name empty: `host`
-  // Host header for the adapter's own LOCK/PROPFIND/PROPPATCH/UNLOCK requests; empty:
-  // "host:port".
-  std::string host_header;
-  std::chrono::milliseconds connect_timeout{5000};
-  // Time allowed for each of the adapter's own requests to be answered.
-  std::chrono::milliseconds response_timeout{60000};
-  // The lock lifetime asked for (Timeout: Second-N, rounded up to whole seconds). Short, so a
-  // gateway that dies while holding a lock blocks that resource only this long.
-  std::chrono::milliseconds lock_timeout{10000};
-  // LOCK attempts while another holder (another gateway) has the resource locked (423), and
-  // the pause between them; then the write fails with 503.
-  unsigned lock_attempts = 100;
-  std::chrono::milliseconds lock_retry_delay{10};
-  // The adapter's own connections (LOCK, PROPFIND, PROPPATCH, UNLOCK) kept open between fenced
-  // writes, per network thread (the http backend keys of the same names), and how long one may
-  // stay idle before it is closed instead of reused.
-  std::size_t max_idle_connections = 64;
-  std::chrono::milliseconds idle_timeout{30000};
-};
 
 // Fenced writes (PUT, DELETE, MOVE, COPY, MKCOL that carry an admitted token) take an exclusive
 // WebDAV LOCK on every resource they change, read the token stored with each (a dead property,

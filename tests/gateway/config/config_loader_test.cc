@@ -78,7 +78,7 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   const BackendConfig& files = config.backends.at("files");
   EXPECT_EQ(files.name, "files");
   EXPECT_EQ(files.kind, "filesystem");
-  EXPECT_EQ(files.filesystem_root_as_written, "{data_dir}/files");
+  EXPECT_EQ(files.data_dir_path_as_written, "{data_dir}/files");
   EXPECT_EQ(files.filesystem.root, "./var/files");
   EXPECT_EQ(files.filesystem.io_threads, 2u);
   EXPECT_TRUE(files.filesystem.sync_writes);

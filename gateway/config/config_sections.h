@@ -1,0 +1,65 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "gateway/config/config.h"
+#include "gateway/config/yaml_reader.h"
+
+// The readers of the configuration's sections, one file each (gateway/config/*_config_loader.cc),
+// called by ReadTopLevel in config_loader.cc and by each other where a section embeds another's
+// form (a TLS client, a list of etcd members).
+
+namespace fencegate::gateway::config_reading {
+
+// tls.traffic, tls.admin; the TLS client keys of backends and etcd
+
+// A TLS client's keys (`<key_prefix>ca_file`, ...): backends and the etcd store. True when any
+// is set.
+bool ReadClientTls(Reader& reader, const YAML::Node& node, const std::string& path,
+                   const std::string& key_prefix, tls_client::ClientTlsOptions* out);
+
+void ReadTls(Reader& reader, const YAML::Node& node, tls::TlsConfig* out);
+
+// store; a list of etcd members (also verify_tokens.etcd)
+
+void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::string& path,
+                        std::vector<std::string>* out);
+
+void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out);
+
+// limits, timeouts, access_log
+
+void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out);
+
+void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out);
+
+void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out);
+
+// cluster
+
+void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out);
+
+// Writes the previous owner admitted must be over before a new owner admits (ARCHITECTURE.md
+// "Several replicas"): a shorter quarantine would void the argument.
+void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* config);
+
+// backends (one reader per kind of resource_adapters/registry.h)
+
+void ReadBackends(Reader& reader, const YAML::Node& node,
+                  std::map<std::string, BackendConfig>* out);
+
+// routes
+
+void ReadRoutes(Reader& reader, const YAML::Node& node,
+                const std::map<std::string, BackendConfig>& backends,
+                std::vector<RouteConfig>* out);
+
+// locks
+
+void ReadLocks(Reader& reader, const YAML::Node& node, LocksConfig* out);
+
+}  // namespace fencegate::gateway::config_reading
