@@ -27,6 +27,8 @@
 
 #include "gateway/config/auth_config_loader.h"
 #include "gateway/config/command_line.h"
+#include "gateway/config/key_path.h"
+#include "gateway/http/http_token.h"
 #include "lockstore/status.h"
 
 // The schema is config/examples/full-reference.yaml. Conventions of this reader:
@@ -96,12 +98,6 @@ class ErrorSink {
   std::vector<ConfigError>* errors_;
 };
 
-std::string Child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
-
 std::size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -140,16 +136,6 @@ std::string UnreadableFileProblem(const std::string& file) {
   const bool directory = ::fstat(fd, &status) == 0 && S_ISDIR(status.st_mode);
   ::close(fd);
   return directory ? "it is a directory" : "";
-}
-
-bool IsTchar(char c) {
-  // RFC 9110 token characters.
-  return std::isalnum(static_cast<unsigned char>(c)) ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool IsToken(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), IsTchar);
 }
 
 bool ParseDecimal(std::string_view text, std::uint64_t* out) {
@@ -865,7 +851,7 @@ void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& 
     const std::string key = Child(path, "forward_token_header");
     std::string name;
     reader.String(node["forward_token_header"], key, &name);
-    if (!name.empty() && !IsToken(name)) {
+    if (!name.empty() && !IsHttpToken(name)) {
       reader.sink()->Add(node["forward_token_header"], key,
                          "not a valid header field name: " + Quote(name));
     } else {
@@ -1150,7 +1136,7 @@ void ReadFencedMethods(Reader& reader, const YAML::Node& node, const std::string
     const std::string item_path = path + "[" + std::to_string(i) + "]";
     std::string method;
     if (!reader.Scalar(node[i], item_path, "an HTTP method", &method)) continue;
-    if (!IsToken(method)) {
+    if (!IsHttpToken(method)) {
       reader.sink()->Add(node[i], item_path, "not a valid HTTP method: " + Quote(method));
     } else if (std::find(methods.begin(), methods.end(), method) != methods.end()) {
       reader.sink()->Add(node[i], item_path, "listed twice: " + Quote(method));
@@ -1164,7 +1150,7 @@ void ReadFencedMethods(Reader& reader, const YAML::Node& node, const std::string
 void ReadFieldName(Reader& reader, const YAML::Node& node, const std::string& path,
                    std::string* out) {
   reader.String(node, path, out);
-  if (node.IsScalar() && !IsToken(*out)) {
+  if (node.IsScalar() && !IsHttpToken(*out)) {
     reader.sink()->Add(node, path, "not a valid header field name: " + Quote(*out));
   }
 }

@@ -27,7 +27,8 @@ TEST(Base64Test, EncodesAndDecodesTheRfc4648Vectors) {
 }
 
 TEST(Base64Test, RefusesTextThatIsNotPaddedBase64) {
-  for (std::string_view bad : {"Zg", "Zg=", "Zm9vY", "Zg=a", "Z=g=", "Zm9v!A==", "Zm9v\n"}) {
+  for (std::string_view bad : {"Zg", "Zg=", "Zm9vY", "Zg=a", "Z=g=", "=Zg=", "Zg==Zg==", "Zm9v!A==",
+                               "Zm9v\n", "Zm9v    ", " Zm9v   ", "Zm9v\r\n\r\n"}) {
     EXPECT_EQ(Base64Decode(bad), std::nullopt) << bad;
   }
 }
