@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config
-  libboost1.81-all-dev libboost-json1.81-dev
+  libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libexpat1-dev
   libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
   curl procps

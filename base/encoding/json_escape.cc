@@ -2,15 +2,15 @@
 
 #include <cstdint>
 
+#include "base/encoding/hex.h"
+
 namespace fencegate::gateway {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
 void AppendEscapedByte(unsigned char c, std::string* out) {
   out->append("\\u00");
-  out->push_back(kHex[c >> 4]);
-  out->push_back(kHex[c & 0xF]);
+  out->push_back(encoding::kLowerHexDigits[c >> 4]);
+  out->push_back(encoding::kLowerHexDigits[c & 0xF]);
 }
 
 // Length of the well-formed UTF-8 sequence starting at text[i], or 0 if it is not one.
@@ -47,6 +47,13 @@ void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
   AppendJsonEscaped(text, out);
   out->push_back('"');
+}
+
+void AppendJsonKey(std::string_view key, std::string* out) {
+  if (!out->empty() && out->back() != '{') out->push_back(',');
+  out->push_back('"');
+  out->append(key);
+  out->append("\":");
 }
 
 void AppendJsonEscaped(std::string_view text, std::string* out) {

@@ -13,4 +13,8 @@ void AppendJsonString(std::string_view text, std::string* out);
 // The same without the surrounding quotes, for values assembled from several pieces.
 void AppendJsonEscaped(std::string_view text, std::string* out);
 
+// Appends the member name `key` of an object being written ("key":), after a comma unless it
+// is the object's first member. `key` is written as it is: a name the caller spells, never input.
+void AppendJsonKey(std::string_view key, std::string* out);
+
 }  // namespace fencegate::gateway

@@ -2,69 +2,17 @@
 
 #include <boost/json.hpp>
 
+#include "base/encoding/percent.h"
 #include "gateway/admin/admin_fence_repair.h"
+#include "gateway/admin/admin_json.h"
 #include "gateway/admin/admin_lock_api.h"
 #include "gateway/admin/admin_request.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/cluster/replica_cluster.h"
-#include "gateway/http/problem.h"
-#include "gateway/http/time_format.h"
 
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
 namespace json = boost::json;
-namespace {
-
-constexpr std::string_view kJson = "application/json";
-constexpr std::string_view kFencesPrefix = "/admin/fences/";
-
-void SetJson(http::status status, const json::value& value, AdminApi::Response* response) {
-  response->result(status);
-  response->set(http::field::content_type, kJson);
-  response->body() = json::serialize(value);
-}
-
-void SetProblem(unsigned status, std::string_view slug, std::string_view title,
-                std::string_view detail, std::string_view instance, AdminApi::Response* response) {
-  response->result(status);
-  response->set(http::field::content_type, kProblemContentType);
-  RenderProblemJson(
-      {.status = status, .slug = slug, .title = title, .detail = detail, .instance = instance},
-      &response->body());
-}
-
-json::value Rfc3339OrNull(std::int64_t unix_ms) {
-  if (unix_ms == 0) return nullptr;
-  std::string text;
-  AppendRfc3339Ms(unix_ms, &text);
-  return json::value(text);
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
-bool PercentDecode(std::string_view in, std::string* out) {
-  out->clear();
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out->push_back(in[i]);
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    const int high = HexValue(in[i + 1]);
-    const int low = HexValue(in[i + 2]);
-    if (high < 0 || low < 0) return false;
-    out->push_back(static_cast<char>(high * 16 + low));
-    i += 2;
-  }
-  return true;
-}
 
 void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response* response) {
   response->version(request.version());
@@ -91,7 +39,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
     return;
   }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
-                     path == "/admin/rejections" || path.starts_with(kFencesPrefix) ||
+                     path == "/admin/rejections" || path.starts_with(kAdminFencesPrefix) ||
                      (path == "/admin/cluster" && context_.cluster != nullptr);
   if (IsFenceRepairRequest(request, path)) {
     HandleFenceRepair(context_, request, path, query, caller.principal, response);
@@ -133,7 +81,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   } else if (path == "/admin/cluster") {
     SetJson(http::status::ok, context_.cluster->AdminView(), response);
   } else {
-    Fence(path.substr(kFencesPrefix.size()), path, response);
+    Fence(path.substr(kAdminFencesPrefix.size()), path, response);
   }
 }
 
@@ -169,13 +117,14 @@ void AdminApi::Ready(Response* response) {
 }
 
 void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Response* response) {
-  std::string key;
-  if (!PercentDecode(encoded_key, &key) || key.empty()) {
+  // '+' stays '+': a fence key is a path, not a form.
+  std::optional<std::string> key = encoding::PercentDecode(encoded_key);
+  if (!key || key->empty()) {
     SetProblem(400, "bad-request", "Bad fence key", "the fence key is empty or badly encoded", path,
                response);
     return;
   }
-  const auto view = context_.admission->Inspect(key);
+  const auto view = context_.admission->Inspect(*key);
   if (!view) {
     SetProblem(404, "fence-not-found", "Fence not found", "this fence key was never fenced", path,
                response);
@@ -188,7 +137,7 @@ void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Respon
                      {"request_id", view->last_admitted_request_id}};
   }
   SetJson(http::status::ok,
-          {{"fence_key", key},
+          {{"fence_key", *key},
            {"highest_token", view->durable.highest},
            {"advanced_at", Rfc3339OrNull(view->durable.advanced_at_ms)},
            {"pending_advance", view->pending_advance},

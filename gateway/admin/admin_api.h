@@ -19,6 +19,9 @@ namespace fencegate::gateway {
 //   /admin/locks, /admin/locks/{name}[/force-release], /admin/lock-audit: the built-in locks
 //                                 (gateway/admin/admin_lock_api.h)
 // Runs on the admin thread: it may block on the store, which network threads never do.
+// The prefix of GET /admin/fences/{key} and POST /admin/fences/{key}/repair.
+inline constexpr std::string_view kAdminFencesPrefix = "/admin/fences/";
+
 class AdminApi {
  public:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
@@ -38,8 +41,5 @@ class AdminApi {
 
   const GatewayContext& context_;
 };
-
-// Decodes %XX escapes; false on a malformed escape. '+' stays '+' (paths, not forms).
-bool PercentDecode(std::string_view in, std::string* out);
 
 }  // namespace fencegate::gateway

@@ -4,8 +4,9 @@
 
 #include <boost/json.hpp>
 
+#include "base/encoding/percent.h"
+#include "gateway/admin/admin_json.h"
 #include "gateway/admin/admin_request.h"
-#include "gateway/http/problem.h"
 #include "gateway/http/time_format.h"
 
 namespace fencegate::gateway {
@@ -13,22 +14,8 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 namespace {
 
-constexpr std::string_view kFencesPrefix = "/admin/fences/";
 constexpr std::string_view kRepairSuffix = "/repair";
 constexpr std::string_view kRepairs = "/admin/fence-repairs";
-constexpr std::size_t kMaxTextField = 1024;
-
-void SetJson(const json::value& value, AdminApi::Response* response) {
-  response->result(http::status::ok);
-  response->set(http::field::content_type, "application/json");
-  response->body() = json::serialize(value);
-}
-
-void SetProblem(const ProblemDetails& problem, AdminApi::Response* response) {
-  response->result(problem.status);
-  response->set(http::field::content_type, kProblemContentType);
-  RenderProblemJson(problem, &response->body());
-}
 
 void BadRequest(std::string_view detail, std::string_view path, AdminApi::Response* response) {
   SetProblem({.status = 400,
@@ -51,18 +38,6 @@ json::object RecordJson(const lockstore::FenceRepairRecord& record) {
           {"reason", record.reason}};
 }
 
-// A string member of at most 1024 bytes; absent leaves `out` alone.
-bool TextField(const json::object& body, std::string_view key, bool required, std::string* out) {
-  const json::value* value = body.if_contains(key);
-  if (value == nullptr) return !required;
-  if (!value->is_string() || value->as_string().empty() ||
-      value->as_string().size() > kMaxTextField) {
-    return false;
-  }
-  *out = std::string(value->as_string());
-  return true;
-}
-
 void Repair(const GatewayContext& context, std::string key, std::string_view body,
             std::string_view path, std::string_view principal, AdminApi::Response* response) {
   boost::system::error_code ec;
@@ -75,8 +50,9 @@ void Repair(const GatewayContext& context, std::string key, std::string_view bod
   const bool highest_ok = highest != nullptr &&
                           ((highest->is_uint64() && highest->as_uint64() <= lockstore::kMaxToken) ||
                            (highest->is_int64() && highest->as_int64() >= 0));
-  if (fields == nullptr || !highest_ok || !TextField(*fields, "reason", true, &record.reason) ||
-      !TextField(*fields, "operator", false, &claimed) ||
+  if (fields == nullptr || !highest_ok ||
+      !ReadTextMember(*fields, "reason", true, &record.reason) ||
+      !ReadTextMember(*fields, "operator", false, &claimed) ||
       fields->size() != (fields->contains("operator") ? 3u : 2u)) {
     BadRequest(
         "the body must be {\"highest_token\": N (0 to 2^63-1), \"reason\": \"...\", "
@@ -146,8 +122,9 @@ void Repair(const GatewayContext& context, std::string key, std::string_view bod
 
 bool IsFenceRepairRequest(const AdminApi::Request& request, std::string_view path) {
   if (path == kRepairs) return true;
-  return request.method() == http::verb::post && path.starts_with(kFencesPrefix) &&
-         path.ends_with(kRepairSuffix) && path.size() > kFencesPrefix.size() + kRepairSuffix.size();
+  return request.method() == http::verb::post && path.starts_with(kAdminFencesPrefix) &&
+         path.ends_with(kRepairSuffix) &&
+         path.size() > kAdminFencesPrefix.size() + kRepairSuffix.size();
 }
 
 void HandleFenceRepair(const GatewayContext& context, const AdminApi::Request& request,
@@ -176,14 +153,15 @@ void HandleFenceRepair(const GatewayContext& context, const AdminApi::Request& r
     SetJson(records, response);
     return;
   }
-  const std::string_view encoded =
-      path.substr(kFencesPrefix.size(), path.size() - kFencesPrefix.size() - kRepairSuffix.size());
-  std::string key;
-  if (!PercentDecode(encoded, &key) || key.empty()) {
+  const std::string_view encoded = path.substr(
+      kAdminFencesPrefix.size(), path.size() - kAdminFencesPrefix.size() - kRepairSuffix.size());
+  // '+' stays '+': a fence key is a path, not a form.
+  std::optional<std::string> key = encoding::PercentDecode(encoded);
+  if (!key || key->empty()) {
     BadRequest("the fence key is empty or badly encoded", path, response);
     return;
   }
-  Repair(context, std::move(key), request.body(), path, principal, response);
+  Repair(context, std::move(*key), request.body(), path, principal, response);
 }
 
 }  // namespace fencegate::gateway

@@ -4,9 +4,9 @@
 
 #include <boost/json.hpp>
 
+#include "gateway/admin/admin_json.h"
 #include "gateway/admin/admin_request.h"
 #include "gateway/locks/lock_api.h"
-#include "gateway/http/time_format.h"
 #include "lockstore/locks/lock_rules.h"
 
 namespace fencegate::gateway {
@@ -18,23 +18,11 @@ constexpr std::string_view kLocks = "/admin/locks";
 constexpr std::string_view kLocksPrefix = "/admin/locks/";
 constexpr std::string_view kForceRelease = "/force-release";
 constexpr std::string_view kAudit = "/admin/lock-audit";
-constexpr std::size_t kMaxOperatorField = 1024;
 
 void Set(const LockHttpResponse& answer, AdminApi::Response* response) {
   response->result(answer.status);
   response->set(http::field::content_type, answer.content_type);
   response->body() = answer.body;
-}
-
-void SetJson(const json::value& value, AdminApi::Response* response) {
-  Set({200, "application/json", json::serialize(value), std::chrono::seconds(0)}, response);
-}
-
-json::value Rfc3339OrNull(std::int64_t unix_ms) {
-  if (unix_ms == 0) return nullptr;
-  std::string text;
-  AppendRfc3339Ms(unix_ms, &text);
-  return json::value(text);
 }
 
 json::object ViewJson(const lockstore::LockView& view) {
@@ -71,14 +59,10 @@ json::object AuditJson(const lockstore::LockAuditRecord& record) {
 // Reads a required, non-empty, bounded string member.
 bool RequiredString(const json::object& body, std::string_view key, std::string* out,
                     std::string* error) {
-  const json::value* value = body.if_contains(key);
-  if (value == nullptr || !value->is_string() || value->as_string().empty() ||
-      value->as_string().size() > kMaxOperatorField) {
-    *error = std::string(key) + " is required: a non-empty string of at most 1024 bytes";
-    return false;
-  }
-  *out = std::string(value->as_string());
-  return true;
+  if (ReadTextMember(body, key, true, out)) return true;
+  *error = std::string(key) + " is required: a non-empty string of at most " +
+           std::to_string(kMaxAdminTextMember) + " bytes";
+  return false;
 }
 
 void ForceRelease(const GatewayContext& context, const std::string& name, std::string_view body,

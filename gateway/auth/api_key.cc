@@ -1,19 +1,14 @@
 #include "gateway/auth/api_key.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <cctype>
 
+#include "base/encoding/hex.h"
+#include "base/encoding/sha256.h"
+
 namespace fencegate::gateway::auth {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool IsB64TokenChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
@@ -22,22 +17,10 @@ bool IsB64TokenChar(char c) {
 
 }  // namespace
 
-KeyDigest DigestApiKey(std::string_view key) {
-  KeyDigest digest{};
-  unsigned int length = 0;
-  EVP_Digest(key.data(), key.size(), digest.data(), &length, EVP_sha256(), nullptr);
-  return digest;
-}
+KeyDigest DigestApiKey(std::string_view key) { return encoding::DigestSha256(key); }
 
 bool ParseKeyDigestHex(std::string_view hex, KeyDigest* out) {
-  if (hex.size() != 2 * out->size()) return false;
-  for (std::size_t i = 0; i < out->size(); ++i) {
-    const int high = HexDigit(hex[2 * i]);
-    const int low = HexDigit(hex[2 * i + 1]);
-    if (high < 0 || low < 0) return false;
-    (*out)[i] = static_cast<unsigned char>(high * 16 + low);
-  }
-  return true;
+  return encoding::HexDecode(hex, *out);
 }
 
 bool DigestsEqual(const KeyDigest& a, const KeyDigest& b) {

@@ -68,7 +68,7 @@ bool ReadApiKeyFile(const std::string& path, std::string* out, std::string* erro
   return true;
 }
 
-bool ParseDuration(const std::string& text, milliseconds* out) {
+bool ParseCommandDuration(const std::string& text, milliseconds* out) {
   std::size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   if (digits == 0 || digits > 12) return false;
@@ -124,7 +124,7 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
                              : name == "--kill-grace" ? &out->kill_grace
                                                       : nullptr;
     if (duration != nullptr) {
-      if (!ParseDuration(value, duration)) {
+      if (!ParseCommandDuration(value, duration)) {
         *error = name + " expects a duration such as 500ms, 30s or 2m, got '" + value + "'";
         return false;
       }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gateway/auth/api_key.h"
+#include "gateway/config/key_path.h"
 #include "lockstore/locks/lock_rules.h"
 
 // The `auth`, `admin` and route `policy` sections (README "Authentication and authorization").
@@ -17,15 +18,9 @@ namespace {
 
 constexpr std::string_view kEveryone = "*";
 
-std::string Child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
 std::string Item(const std::string& path, std::size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
-
-std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 bool ExpectMapping(const YAML::Node& node, const std::string& path,
                    const std::vector<std::string_view>& known, const AuthConfigErrors& errors) {

@@ -52,7 +52,7 @@ void ReadHttpBackend(Reader& reader, const YAML::Node& node, const std::string& 
     const std::string key = Child(path, "forward_token_header");
     std::string name;
     reader.String(node["forward_token_header"], key, &name);
-    if (!name.empty() && !IsToken(name)) {
+    if (!name.empty() && !IsHttpToken(name)) {
       reader.sink()->Add(node["forward_token_header"], key,
                          "not a valid header field name: " + Quote(name));
     } else {

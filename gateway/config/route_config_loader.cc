@@ -18,7 +18,7 @@ void ReadFencedMethods(Reader& reader, const YAML::Node& node, const std::string
     const std::string item_path = path + "[" + std::to_string(i) + "]";
     std::string method;
     if (!reader.Scalar(node[i], item_path, "an HTTP method", &method)) continue;
-    if (!IsToken(method)) {
+    if (!IsHttpToken(method)) {
       reader.sink()->Add(node[i], item_path, "not a valid HTTP method: " + Quote(method));
     } else if (std::find(methods.begin(), methods.end(), method) != methods.end()) {
       reader.sink()->Add(node[i], item_path, "listed twice: " + Quote(method));
@@ -32,7 +32,7 @@ void ReadFencedMethods(Reader& reader, const YAML::Node& node, const std::string
 void ReadFieldName(Reader& reader, const YAML::Node& node, const std::string& path,
                    std::string* out) {
   reader.String(node, path, out);
-  if (node.IsScalar() && !IsToken(*out)) {
+  if (node.IsScalar() && !IsHttpToken(*out)) {
     reader.sink()->Add(node, path, "not a valid header field name: " + Quote(*out));
   }
 }

@@ -12,12 +12,6 @@ namespace {
 
 constexpr std::string_view kDataDirToken = "{data_dir}";
 
-bool IsTchar(char c) {
-  // RFC 9110 token characters.
-  return std::isalnum(static_cast<unsigned char>(c)) ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
 // Splits "10s" into "10" and "s".
 std::pair<std::string_view, std::string_view> SplitNumberAndUnit(std::string_view text) {
   std::size_t digits = 0;
@@ -47,12 +41,6 @@ bool ParseTicks(std::string_view text, std::initializer_list<DurationUnit> units
 }
 
 }  // namespace
-
-std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
-
-bool IsToken(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), IsTchar);
-}
 
 bool ParseDecimal(std::string_view text, std::uint64_t* out) {
   if (text.empty() || text.size() > 20) return false;

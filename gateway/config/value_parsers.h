@@ -5,18 +5,14 @@
 #include <string>
 #include <string_view>
 
+#include "gateway/config/key_path.h"
+#include "gateway/http/http_token.h"
 #include "resource_adapters/transport/upstream_options.h"
 
 // The configuration's values, from text: the forms are described at the top of
 // gateway/config/config_loader.cc.
 
 namespace fencegate::gateway::config_reading {
-
-// 'text', for messages.
-std::string Quote(std::string_view text);
-
-// An RFC 9110 token (a field name, a method).
-bool IsToken(std::string_view text);
 
 // A plain decimal integer that fits 64 bits.
 bool ParseDecimal(std::string_view text, std::uint64_t* out);

@@ -62,10 +62,6 @@ std::string UnreadableFileProblem(const std::string& file) {
 
 }  // namespace
 
-std::string Child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
 bool Reader::ExpectMapping(const YAML::Node& node, const std::string& path,
                            const std::vector<std::string_view>& known) {
   if (!node.IsMap()) {

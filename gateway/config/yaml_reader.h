@@ -59,9 +59,6 @@ class ErrorSink {
   std::vector<ConfigError>* errors_;
 };
 
-// "path.key", or "key" at the top.
-std::string Child(const std::string& path, std::string_view key);
-
 // Reads typed values out of YAML nodes, reporting every problem to the sink.
 class Reader {
  public:

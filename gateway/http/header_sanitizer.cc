@@ -7,6 +7,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "base/net/field_lists.h"
+#include "gateway/http/http_token.h"
 
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
@@ -86,30 +87,10 @@ void BeginListAppend(const adapters::RequestHeader& header, std::string_view nam
   }
 }
 
-// RFC 9110 tchar, as a table: this runs for every character of two Forwarded values per
-// forwarded request.
-constexpr std::array<bool, 256> kTokenChars = [] {
-  std::array<bool, 256> table{};
-  for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
-  for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
-  for (int c = '0'; c <= '9'; ++c) table[c] = true;
-  for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
-    table[static_cast<unsigned char>(c)] = true;
-  return table;
-}();
-
-bool IsToken(std::string_view value) {
-  if (value.empty()) return false;
-  for (const char c : value) {
-    if (!kTokenChars[static_cast<unsigned char>(c)]) return false;
-  }
-  return true;
-}
-
 // Appends `value` as an RFC 7239 value: a token as is, anything else as a quoted-string. Runs
 // without a quote or backslash are appended whole, not a character at a time.
 void AppendForwardedValue(std::string_view value, std::string* out) {
-  if (IsToken(value)) {
+  if (IsHttpToken(value)) {
     out->append(value);
     return;
   }

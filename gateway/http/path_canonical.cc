@@ -2,17 +2,15 @@
 
 #include <array>
 
+#include <boost/url/grammar/hexdig_chars.hpp>
+
+#include "base/encoding/hex.h"
+
 namespace fencegate::gateway {
 namespace {
 
-constexpr char kUpperHex[] = "0123456789ABCDEF";
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
+using boost::urls::grammar::hexdig_value;
+using encoding::kUpperHexDigits;
 
 bool IsUpperHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); }
 
@@ -121,8 +119,8 @@ PathViolation CanonicaliseTarget(std::string_view target, std::string* scratch,
     unsigned char byte = static_cast<unsigned char>(c);
     if (escaped) {
       if (path.size() - i < 3) return PathViolation::kBadPercentEscape;
-      const int high = HexValue(path[i + 1]);
-      const int low = HexValue(path[i + 2]);
+      const int high = hexdig_value(path[i + 1]);
+      const int low = hexdig_value(path[i + 2]);
       if (high < 0 || low < 0) return PathViolation::kBadPercentEscape;
       byte = static_cast<unsigned char>(high * 16 + low);
     } else if (byte == '#') {
@@ -144,7 +142,7 @@ PathViolation CanonicaliseTarget(std::string_view target, std::string* scratch,
       if (bare) {
         scratch->push_back(static_cast<char>(byte));
       } else {
-        const char escape[3] = {'%', kUpperHex[byte >> 4], kUpperHex[byte & 0xF]};
+        const char escape[3] = {'%', kUpperHexDigits[byte >> 4], kUpperHexDigits[byte & 0xF]};
         scratch->append(escape, sizeof escape);
       }
     }

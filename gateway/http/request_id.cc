@@ -4,6 +4,8 @@
 #include <cstring>
 #include <random>
 
+#include "base/encoding/hex.h"
+
 namespace fencegate::gateway {
 
 bool IsAcceptableRequestId(std::string_view id) {
@@ -35,9 +37,11 @@ std::uint64_t RequestIdGenerator::Next() {
 // The two hex digits of every byte, low nibble first (the order the digits have always come
 // in): one lookup per byte instead of one per digit, on every request without an id.
 constexpr std::array<std::array<char, 2>, 256> kHexPairs = [] {
-  constexpr char kHex[] = "0123456789abcdef";
+  using encoding::kLowerHexDigits;
   std::array<std::array<char, 2>, 256> table{};
-  for (int byte = 0; byte < 256; ++byte) table[byte] = {kHex[byte & 0xF], kHex[byte >> 4]};
+  for (int byte = 0; byte < 256; ++byte) {
+    table[byte] = {kLowerHexDigits[byte & 0xF], kLowerHexDigits[byte >> 4]};
+  }
   return table;
 }();
 

@@ -13,13 +13,6 @@
 namespace fencegate::gateway {
 namespace {
 
-void AppendKey(std::string_view key, std::string* out) {
-  if (out->back() != '{') out->push_back(',');
-  out->push_back('"');
-  out->append(key);
-  out->append("\":");
-}
-
 void AppendUnsigned(std::uint64_t value, std::string* out) {
   char text[24];
   const auto result = std::to_chars(text, text + sizeof(text), value);
@@ -50,42 +43,42 @@ int OpenForAppend(const std::string& path) {
 
 void FormatAccessLogLine(const AccessLogEntry& entry, std::string* out) {
   out->push_back('{');
-  AppendKey("time", out);
+  AppendJsonKey("time", out);
   out->push_back('"');
   AppendRfc3339Ms(entry.time_ms, out);
   out->push_back('"');
-  AppendKey("request_id", out);
+  AppendJsonKey("request_id", out);
   AppendJsonString(entry.request_id, out);
-  AppendKey("route", out);
+  AppendJsonKey("route", out);
   AppendJsonString(entry.route, out);
-  AppendKey("method", out);
+  AppendJsonKey("method", out);
   AppendJsonString(entry.method, out);
-  AppendKey("path", out);
+  AppendJsonKey("path", out);
   AppendJsonString(entry.path, out);
-  AppendKey("status", out);
+  AppendJsonKey("status", out);
   AppendUnsigned(entry.status, out);
-  AppendKey("fence_key", out);
+  AppendJsonKey("fence_key", out);
   AppendJsonString(entry.fence_key, out);
-  AppendKey("presented_token", out);
+  AppendJsonKey("presented_token", out);
   AppendOptionalToken(entry.presented_token, out);
-  AppendKey("highest_token", out);
+  AppendJsonKey("highest_token", out);
   AppendOptionalToken(entry.highest_token, out);
-  AppendKey("outcome", out);
+  AppendJsonKey("outcome", out);
   AppendJsonString(entry.outcome, out);
-  AppendKey("upstream_status", out);
+  AppendJsonKey("upstream_status", out);
   AppendUnsigned(entry.upstream_status, out);
-  AppendKey("duration_ms", out);
+  AppendJsonKey("duration_ms", out);
   AppendMillis(entry.duration_ms, out);
-  AppendKey("barrier_wait_ms", out);
+  AppendJsonKey("barrier_wait_ms", out);
   AppendMillis(entry.barrier_wait_ms, out);
-  AppendKey("bytes_in", out);
+  AppendJsonKey("bytes_in", out);
   AppendUnsigned(entry.bytes_in, out);
-  AppendKey("bytes_out", out);
+  AppendJsonKey("bytes_out", out);
   AppendUnsigned(entry.bytes_out, out);
-  AppendKey("client", out);
+  AppendJsonKey("client", out);
   AppendJsonString(entry.client, out);
   if (entry.suppressed != 0) {
-    AppendKey("suppressed", out);
+    AppendJsonKey("suppressed", out);
     AppendUnsigned(entry.suppressed, out);
   }
   out->append("}\n");

@@ -1,10 +1,10 @@
 #include "gateway/session/idempotency.h"
 
-#include <openssl/evp.h>
-
 #include <ctime>
 
 #include <boost/beast/core/string.hpp>
+
+#include "base/encoding/sha256.h"
 
 namespace fencegate::gateway {
 namespace beast = boost::beast;
@@ -35,46 +35,6 @@ bool ParseIdempotencyKey(std::string_view value, std::string* key) {
   return !key->empty() && key->size() <= kMaxIdempotencyKeyLength;
 }
 
-struct Sha256::Context {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  ~Context() { EVP_MD_CTX_free(ctx); }
-};
-
-Sha256::Sha256() : context_(std::make_unique<Context>()) { Reset(); }
-Sha256::~Sha256() = default;
-Sha256::Sha256(Sha256&&) noexcept = default;
-Sha256& Sha256::operator=(Sha256&&) noexcept = default;
-
-void Sha256::Reset() { EVP_DigestInit_ex(context_->ctx, EVP_sha256(), nullptr); }
-
-void Sha256::Update(const void* data, std::size_t size) {
-  if (size > 0) EVP_DigestUpdate(context_->ctx, data, size);
-}
-
-std::string Sha256::Final() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context_->ctx, digest, &length);
-  return std::string(reinterpret_cast<const char*>(digest), length);
-}
-
-std::string Sha256Of(std::string_view data) {
-  Sha256 hash;
-  hash.Update(data.data(), data.size());
-  return hash.Final();
-}
-
-std::string HexEncode(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const char c : bytes) {
-    out.push_back(kDigits[static_cast<unsigned char>(c) >> 4]);
-    out.push_back(kDigits[static_cast<unsigned char>(c) & 0xf]);
-  }
-  return out;
-}
-
 namespace {
 
 void AppendPart(std::string_view part, std::string* out) {
@@ -89,7 +49,7 @@ std::string RequestDigest(std::string_view method, std::string_view target) {
   std::string input;
   AppendPart(method, &input);
   AppendPart(target, &input);
-  return Sha256Of(input);
+  return encoding::Sha256Of(input);
 }
 
 std::string IdempotencyScopeKey(std::string_view route, std::string_view fence_key,
@@ -108,7 +68,7 @@ std::string DeriveForwardKey(std::string_view route, std::string_view fence_key,
   AppendPart(route, &input);
   AppendPart(fence_key, &input);
   AppendPart(key, &input);
-  return HexEncode(Sha256Of(input));
+  return encoding::Sha256Hex(input);
 }
 
 std::string HttpDate(std::int64_t unix_ms) {

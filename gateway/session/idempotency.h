@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,27 +20,6 @@ inline constexpr std::string_view kIdempotencyReplayedField = "Idempotency-Repla
 // Parses an Idempotency-Key field value: the draft's sf-string ("..."; \" and \\ escapes), or,
 // as many clients send it, a bare run of visible ASCII. 1..255 characters, else false.
 bool ParseIdempotencyKey(std::string_view value, std::string* key);
-
-// Streaming SHA-256 (OpenSSL EVP), fed while the request body passes through the gateway.
-class Sha256 {
- public:
-  Sha256();
-  ~Sha256();
-  Sha256(Sha256&&) noexcept;
-  Sha256& operator=(Sha256&&) noexcept;
-
-  void Reset();
-  void Update(const void* data, std::size_t size);
-  // The 32-byte digest; Reset() before reuse.
-  std::string Final();
-
- private:
-  struct Context;
-  std::unique_ptr<Context> context_;
-};
-
-std::string Sha256Of(std::string_view data);
-std::string HexEncode(std::string_view bytes);
 
 // SHA-256 of method and request target: the fingerprint's part known from the header.
 std::string RequestDigest(std::string_view method, std::string_view target);

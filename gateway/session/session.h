@@ -27,6 +27,7 @@
 #include "lockstore/fence/admission.h"
 #include "lockstore/idempotency/idempotency_store.h"
 #include "resource_adapters/adapter.h"
+#include "base/encoding/sha256.h"
 #include "base/net/gathered_write.h"
 #include "base/net/idle_timeout.h"
 #include "base/net/message_parser.h"
@@ -47,7 +48,7 @@ struct IdempotencyExchange {
   bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
   bool hashing = false;  // request body bytes feed body_hash
   bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
-  std::optional<Sha256> body_hash;
+  std::optional<encoding::Sha256> body_hash;
   std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
   StoredResponse captured;
 };

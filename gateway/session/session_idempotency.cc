@@ -4,9 +4,9 @@
 // reaches this code.
 #include <boost/beast/core/string.hpp>
 
+#include "gateway/http/time_format.h"
 #include "gateway/server/network_thread.h"
 #include "gateway/session/session.h"
-#include "gateway/http/time_format.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -77,7 +77,7 @@ void Session::Proceed() {
   std::string identity;
   if (!idem.config->identity_header.empty() && request.count(idem.config->identity_header) > 0) {
     // Hashed: the identity may be a credential, and store keys are visible on disk.
-    identity = Sha256Of(request[idem.config->identity_header]);
+    identity = encoding::Sha256Of(request[idem.config->identity_header]);
   }
   idem.scope_key = IdempotencyScopeKey(route, exchange_.fence_key, identity, idem.key);
   idem.request_digest = RequestDigest(request.method_string(), request.target());

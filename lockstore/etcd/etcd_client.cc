@@ -1,7 +1,5 @@
 #include "lockstore/etcd/etcd_client.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <thread>
 
@@ -15,6 +13,8 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/json.hpp>
+
+#include "base/encoding/base64.h"
 
 namespace fencegate::lockstore::etcd {
 namespace net = boost::asio;
@@ -31,30 +31,6 @@ namespace {
 constexpr auto kRoundPause = std::chrono::milliseconds(50);
 // An answer larger than this is not etcd's (fence records and ownership keys are small).
 constexpr std::uint64_t kMaxAnswerBytes = 16u << 20;
-
-std::string Base64(std::string_view in) {
-  std::string out(4 * ((in.size() + 2) / 3), '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
-
-bool Unbase64(std::string_view in, std::string* out) {
-  if (in.size() % 4 != 0) return false;
-  out->assign(3 * in.size() / 4, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out->data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  if (n < 0) return false;
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  std::size_t size = static_cast<std::size_t>(n);
-  if (!in.empty() && in.back() == '=') --size;
-  if (in.size() >= 2 && in[in.size() - 2] == '=') --size;
-  out->resize(size);
-  return true;
-}
 
 // etcd's JSON renders int64 as strings and omits zero values.
 std::int64_t Int(const json::object& object, std::string_view name) {
@@ -80,9 +56,11 @@ std::string Str(const json::object& object, std::string_view name) {
 bool DecodeKv(const json::value& value, EtcdKeyValue* out) {
   if (!value.is_object()) return false;
   const json::object& kv = value.as_object();
-  if (!Unbase64(Str(kv, "key"), &out->key) || !Unbase64(Str(kv, "value"), &out->value)) {
-    return false;
-  }
+  auto key = encoding::Base64Decode(Str(kv, "key"));
+  auto bytes = encoding::Base64Decode(Str(kv, "value"));
+  if (!key || !bytes) return false;
+  out->key = std::move(*key);
+  out->value = std::move(*bytes);
   out->create_revision = Int(kv, "create_revision");
   out->mod_revision = Int(kv, "mod_revision");
   out->lease = Int(kv, "lease");
@@ -143,13 +121,13 @@ const char* ResultName(EtcdCompare::Result result) {
 }
 
 json::object CompareJson(const EtcdCompare& compare) {
-  json::object out{{"key", Base64(compare.key)},
+  json::object out{{"key", encoding::Base64Encode(compare.key)},
                    {"target", TargetName(compare.target)},
                    {"result", ResultName(compare.result)}};
   const std::string number = std::to_string(compare.number);
   switch (compare.target) {
     case EtcdCompare::Target::kValue:
-      out["value"] = Base64(compare.value);
+      out["value"] = encoding::Base64Encode(compare.value);
       break;
     case EtcdCompare::Target::kCreateRevision:
       out["create_revision"] = number;
@@ -167,16 +145,17 @@ json::object CompareJson(const EtcdCompare& compare) {
 json::object OpJson(const EtcdOp& op) {
   switch (op.kind) {
     case EtcdOp::Kind::kPut: {
-      json::object put{{"key", Base64(op.key)}, {"value", Base64(op.value)}};
+      json::object put{{"key", encoding::Base64Encode(op.key)},
+                       {"value", encoding::Base64Encode(op.value)}};
       if (op.lease != 0) put["lease"] = std::to_string(op.lease);
       return {{"request_put", std::move(put)}};
     }
     case EtcdOp::Kind::kDelete:
-      return {{"request_delete_range", json::object{{"key", Base64(op.key)}}}};
+      return {{"request_delete_range", json::object{{"key", encoding::Base64Encode(op.key)}}}};
     case EtcdOp::Kind::kRange:
       break;
   }
-  return {{"request_range", json::object{{"key", Base64(op.key)}}}};
+  return {{"request_range", json::object{{"key", encoding::Base64Encode(op.key)}}}};
 }
 
 // The outcome of one attempt on one member.
@@ -433,7 +412,8 @@ EtcdClient::~EtcdClient() = default;
 
 Status EtcdClient::Get(std::string_view key, std::optional<EtcdKeyValue>* out) {
   json::object answer;
-  Status status = impl_->Call("/v3/kv/range", {{"key", Base64(key)}}, true, &answer);
+  Status status =
+      impl_->Call("/v3/kv/range", {{"key", encoding::Base64Encode(key)}}, true, &answer);
   if (!status.ok()) return status;
   std::vector<EtcdKeyValue> kvs;
   status = DecodeKvs(answer, &kvs);
@@ -446,7 +426,8 @@ Status EtcdClient::Get(std::string_view key, std::optional<EtcdKeyValue>* out) {
 Status EtcdClient::GetPrefix(std::string_view prefix, std::vector<EtcdKeyValue>* out) {
   json::object answer;
   Status status = impl_->Call("/v3/kv/range",
-                              {{"key", Base64(prefix)}, {"range_end", Base64(PrefixEnd(prefix))}},
+                              {{"key", encoding::Base64Encode(prefix)},
+                               {"range_end", encoding::Base64Encode(PrefixEnd(prefix))}},
                               true, &answer);
   if (!status.ok()) return status;
   out->clear();
@@ -488,7 +469,8 @@ Status EtcdClient::Txn(const std::vector<EtcdCompare>& compares, const std::vect
 }
 
 Status EtcdClient::Put(std::string_view key, std::string_view value, std::int64_t lease) {
-  json::object request{{"key", Base64(key)}, {"value", Base64(value)}};
+  json::object request{{"key", encoding::Base64Encode(key)},
+                       {"value", encoding::Base64Encode(value)}};
   if (lease != 0) request["lease"] = std::to_string(lease);
   json::object answer;
   return impl_->Call("/v3/kv/put", request, true, &answer);
@@ -496,7 +478,7 @@ Status EtcdClient::Put(std::string_view key, std::string_view value, std::int64_
 
 Status EtcdClient::Delete(std::string_view key) {
   json::object answer;
-  return impl_->Call("/v3/kv/deleterange", {{"key", Base64(key)}}, true, &answer);
+  return impl_->Call("/v3/kv/deleterange", {{"key", encoding::Base64Encode(key)}}, true, &answer);
 }
 
 Status EtcdClient::LeaseGrant(std::int64_t ttl_seconds, std::int64_t* id) {

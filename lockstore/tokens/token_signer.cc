@@ -1,45 +1,19 @@
 #include "lockstore/tokens/token_signer.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <array>
 #include <optional>
 
+#include "base/encoding/base64.h"
+#include "base/encoding/sha256.h"
+
 namespace fencegate::lockstore {
 namespace {
 
 constexpr std::string_view kMacContext = "fencegate-token-v1\n";
-constexpr std::size_t kMacBytes = 32;
 constexpr std::size_t kMacChars = 43;  // base64url of 32 bytes, no padding
-
-std::string Base64Url(const unsigned char* data, std::size_t size) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve((size * 4 + 2) / 3);
-  std::size_t i = 0;
-  for (; i + 3 <= size; i += 3) {
-    const std::uint32_t v = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  if (size - i == 1) {
-    const std::uint32_t v = data[i] << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-  } else if (size - i == 2) {
-    const std::uint32_t v = (data[i] << 16) | (data[i + 1] << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-  }
-  return out;
-}
 
 // The MAC as Sign writes it: exactly kMacChars of the base64url alphabet. Anything else is a
 // malformed field (400), not a MAC that fails to verify (403).
@@ -131,11 +105,7 @@ std::string TokenSigner::Mac(const TokenKey& key, std::string_view scope, Token 
   message += std::to_string(token);
   message += '\n';
   message += std::to_string(expires_ms);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
-  unsigned int length = 0;
-  HMAC(EVP_sha256(), key.secret.data(), static_cast<int>(key.secret.size()),
-       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac.data(), &length);
-  return Base64Url(mac.data(), std::min<std::size_t>(length, kMacBytes));
+  return encoding::Base64UrlEncode(encoding::HmacSha256(key.secret, message));
 }
 
 std::string TokenSigner::Sign(std::string_view scope, Token token, std::int64_t expires_ms) const {

@@ -21,8 +21,6 @@ namespace fencegate::adapters {
 namespace {
 
 constexpr char kTokenXattr[] = "user.fencegate.token";
-// Enough for any uint64 in decimal.
-constexpr std::size_t kTokenTextMax = 24;
 
 std::string SidecarName(const std::string& name) { return std::string(kSidecarPrefix) + name; }
 

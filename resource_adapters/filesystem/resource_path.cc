@@ -3,6 +3,8 @@
 #include <climits>
 #include <optional>
 
+#include "base/encoding/percent.h"
+
 namespace fencegate::adapters {
 
 namespace {
@@ -15,35 +17,6 @@ Problem Escapes(std::string detail) {
   return Problem{403, "path-escapes-root", "Forbidden", std::move(detail)};
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::optional<std::string> PercentDecode(std::string_view raw) {
-  std::string decoded;
-  decoded.reserve(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] != '%') {
-      decoded.push_back(raw[i]);
-      continue;
-    }
-    if (i + 2 >= raw.size()) {
-      return std::nullopt;
-    }
-    const int high = HexValue(raw[i + 1]);
-    const int low = HexValue(raw[i + 2]);
-    if (high < 0 || low < 0) {
-      return std::nullopt;
-    }
-    decoded.push_back(static_cast<char>(high * 16 + low));
-    i += 2;
-  }
-  return decoded;
-}
-
 bool IsDotSegment(std::string_view segment) { return segment == "." || segment == ".."; }
 
 // Checks one raw segment and returns its decoded name.
@@ -51,7 +24,7 @@ std::variant<std::string, Problem> DecodeSegment(std::string_view raw) {
   if (IsDotSegment(raw)) {
     return Escapes("dot segments are not allowed");
   }
-  auto decoded = PercentDecode(raw);
+  auto decoded = encoding::PercentDecode(raw);
   if (!decoded) {
     return BadPath("invalid percent escape in path");
   }

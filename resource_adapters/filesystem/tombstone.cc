@@ -12,9 +12,6 @@
 namespace fencegate::adapters {
 namespace {
 
-// Enough for any uint64 in decimal.
-constexpr std::size_t kTokenTextMax = 24;
-
 std::error_code OpenTombstoneDirectory(int directory_fd, UniqueFd& out) {
   const int fd =
       openat(directory_fd, kTombstoneDirectory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -8,6 +8,9 @@
 
 namespace fencegate::adapters {
 
+// Room for a token as stored (in a tombstone or a file's token record): any uint64 in decimal.
+inline constexpr std::size_t kTokenTextMax = 24;
+
 // A fenced DELETE leaves a tombstone: the token it was admitted with, kept in
 // ".fencegate-tombstones/<name>" in the deleted file's directory. A later write of the name with
 // a lower token is refused by the store itself, like a write over a file with a newer token,

@@ -11,9 +11,10 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "base/tls_client/client_tls.h"
+#include "resource_adapters/client_token_field.h"
 #include "resource_adapters/http/hop_by_hop.h"
 #include "resource_adapters/relay_budget.h"
-#include "base/tls_client/client_tls.h"
 
 namespace fencegate::adapters {
 
@@ -23,7 +24,6 @@ namespace beast = boost::beast;
 using boost::system::error_code;
 using Failure = ForwardOutcome::Failure;
 
-constexpr std::string_view kClientTokenField = "Fencing-Token";
 // A backend that sends more interim (1xx) responses than this before the final one is broken.
 constexpr int kMaxInterimResponses = 8;
 // Most bytes asked of one read of a response header (Beast's async_read asks the same).

@@ -7,6 +7,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 
+#include "resource_adapters/client_token_field.h"
+
 namespace fencegate::adapters::s3 {
 
 namespace {
@@ -16,7 +18,6 @@ namespace beast = boost::beast;
 using boost::system::error_code;
 using Failure = ForwardOutcome::Failure;
 
-constexpr std::string_view kClientTokenField = "Fencing-Token";
 constexpr std::size_t kRelayPiece = 64 * 1024;
 constexpr std::size_t kErrorBodyLimit = 64 * 1024;
 
@@ -81,12 +82,6 @@ ResponseHeader ClientHeader(const ResponseHeader& backend) {
   header.erase(http::field::transfer_encoding);
   header.erase(kTombstoneMeta);
   return header;
-}
-
-std::string NoSuchKeyXml(const S3Request& request) {
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>The "
-         "specified key does not exist.</Message><Key>" +
-         request.key + "</Key><BucketName>" + request.bucket + "</BucketName></Error>";
 }
 
 }  // namespace

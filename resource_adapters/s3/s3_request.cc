@@ -5,6 +5,11 @@
 #include <vector>
 
 #include <boost/beast/core/string.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+
+#include "base/encoding/percent.h"
+#include "base/encoding/xml_escape.h"
 
 namespace fencegate::adapters::s3 {
 
@@ -12,45 +17,15 @@ namespace {
 
 namespace http = boost::beast::http;
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Decodes %XX escapes; false for a malformed one. '+' stays '+': S3 keys may contain it.
-bool Decode(std::string_view text, std::string* out) {
-  out->clear();
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out->push_back(text[i]);
-      continue;
-    }
-    if (i + 2 >= text.size()) return false;
-    const int high = HexValue(text[i + 1]);
-    const int low = HexValue(text[i + 2]);
-    if (high < 0 || low < 0) return false;
-    out->push_back(static_cast<char>(high * 16 + low));
-    i += 2;
-  }
-  return true;
-}
-
+// SigV4's URI encoding: every byte but the RFC 3986 unreserved ones (and '/' in the path),
+// with upper-case hex digits.
 void Encode(std::string_view text, bool keep_slash, std::string* out) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-                            c == '~' || (keep_slash && c == '/');
-    if (unreserved) {
-      out->push_back(c);
-    } else {
-      out->push_back('%');
-      out->push_back(kDigits[byte >> 4]);
-      out->push_back(kDigits[byte & 0xf]);
-    }
+  static constexpr auto kUnreservedOrSlash = boost::urls::unreserved_chars + '/';
+  if (keep_slash) {
+    boost::urls::encode(text, kUnreservedOrSlash, {}, boost::urls::string_token::append_to(*out));
+  } else {
+    boost::urls::encode(text, boost::urls::unreserved_chars, {},
+                        boost::urls::string_token::append_to(*out));
   }
 }
 
@@ -66,8 +41,10 @@ std::optional<std::string> ParseS3Request(http::verb method, std::string_view ta
                                           S3Request* out) {
   if (target.empty() || target.front() != '/') return "the target must be an absolute path";
   const std::size_t question = target.find('?');
-  std::string path;
-  if (!Decode(target.substr(0, question), &path)) return "malformed percent-encoding in the path";
+  // '+' stays '+' in both: S3 keys may contain it.
+  std::optional<std::string> decoded_path = encoding::PercentDecode(target.substr(0, question));
+  if (!decoded_path) return "malformed percent-encoding in the path";
+  const std::string& path = *decoded_path;
 
   std::vector<std::pair<std::string, std::string>> params;
   std::string_view query =
@@ -78,12 +55,12 @@ std::optional<std::string> ParseS3Request(http::verb method, std::string_view ta
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     if (param.empty()) continue;
     const std::size_t equals = param.find('=');
-    std::pair<std::string, std::string> decoded;
-    if (!Decode(param.substr(0, equals), &decoded.first) ||
-        (equals != std::string_view::npos && !Decode(param.substr(equals + 1), &decoded.second))) {
-      return "malformed percent-encoding in the query";
-    }
-    params.push_back(std::move(decoded));
+    auto name = encoding::PercentDecode(param.substr(0, equals));
+    auto value = equals == std::string_view::npos
+                     ? std::optional<std::string>(std::string())
+                     : encoding::PercentDecode(param.substr(equals + 1));
+    if (!name || !value) return "malformed percent-encoding in the query";
+    params.emplace_back(std::move(*name), std::move(*value));
   }
 
   const std::size_t bucket_end = path.find('/', 1);
@@ -187,6 +164,18 @@ bool ClientPreconditionsHold(const Fields& fields, const ObjectVersion& seen) {
     return false;
   }
   return true;
+}
+
+std::string NoSuchKeyXml(const S3Request& request) {
+  // The key and bucket come decoded from the request path: any byte may be in them.
+  std::string xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>The "
+      "specified key does not exist.</Message><Key>";
+  encoding::AppendXmlEscaped(request.key, &xml);
+  xml += "</Key><BucketName>";
+  encoding::AppendXmlEscaped(request.bucket, &xml);
+  xml += "</BucketName></Error>";
+  return xml;
 }
 
 }  // namespace fencegate::adapters::s3

@@ -39,6 +39,9 @@ struct S3Request {
 std::optional<std::string> ParseS3Request(boost::beast::http::verb method, std::string_view target,
                                           S3Request* out);
 
+// The body of the 404 the adapter answers for a tombstoned key, as S3 words NoSuchKey.
+std::string NoSuchKeyXml(const S3Request& request);
+
 // The metadata fields the adapter keeps with every fenced object; clients cannot set them.
 inline constexpr std::string_view kTokenMeta = "x-amz-meta-fencing-token";
 inline constexpr std::string_view kTombstoneMeta = "x-amz-meta-fencing-tombstone";

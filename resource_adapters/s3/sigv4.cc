@@ -5,34 +5,14 @@
 #include <utility>
 #include <vector>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
+#include "base/encoding/hex.h"
+#include "base/encoding/sha256.h"
 
 namespace fencegate::adapters::s3 {
 
 namespace {
 
 namespace http = boost::beast::http;
-
-std::string Hex(const unsigned char* data, std::size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(size * 2);
-  for (std::size_t i = 0; i < size; ++i) {
-    out.push_back(kDigits[data[i] >> 4]);
-    out.push_back(kDigits[data[i] & 0xf]);
-  }
-  return out;
-}
-
-std::string Hmac(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &size);
-  return std::string(reinterpret_cast<const char*>(out), size);
-}
 
 std::string Lower(std::string_view text) {
   std::string out(text);
@@ -64,12 +44,6 @@ bool IsSigned(std::string_view lower_name) {
 }
 
 }  // namespace
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  return Hex(digest, sizeof digest);
-}
 
 std::string AmzDateNow() {
   const std::time_t now = std::time(nullptr);
@@ -150,18 +124,18 @@ std::string StringToSign(std::string_view amz_date, std::string_view scope,
   out += '\n';
   out += scope;
   out += '\n';
-  out += Sha256Hex(canonical_request);
+  out += encoding::Sha256Hex(canonical_request);
   return out;
 }
 
 std::string Signature(std::string_view secret_key, std::string_view date, std::string_view region,
                       std::string_view string_to_sign) {
-  const std::string date_key = Hmac("AWS4" + std::string(secret_key), date);
-  const std::string region_key = Hmac(date_key, region);
-  const std::string service_key = Hmac(region_key, "s3");
-  const std::string signing_key = Hmac(service_key, "aws4_request");
-  const std::string signature = Hmac(signing_key, string_to_sign);
-  return Hex(reinterpret_cast<const unsigned char*>(signature.data()), signature.size());
+  using encoding::HmacSha256;
+  const std::string date_key = HmacSha256("AWS4" + std::string(secret_key), date);
+  const std::string region_key = HmacSha256(date_key, region);
+  const std::string service_key = HmacSha256(region_key, "s3");
+  const std::string signing_key = HmacSha256(service_key, "aws4_request");
+  return encoding::HexEncode(HmacSha256(signing_key, string_to_sign));
 }
 
 void SignV4(RequestHeader& header, const Credentials& credentials, std::string_view region,

@@ -34,9 +34,6 @@ std::string StringToSign(std::string_view amz_date, std::string_view scope,
 std::string Signature(std::string_view secret_key, std::string_view date, std::string_view region,
                       std::string_view string_to_sign);
 
-// Lower-case hex SHA-256 of `data`.
-std::string Sha256Hex(std::string_view data);
-
 // The current UTC time as "YYYYMMDDTHHMMSSZ".
 std::string AmzDateNow();
 

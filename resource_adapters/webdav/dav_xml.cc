@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "resource_adapters/webdav/xml_tree.h"
+
 namespace fencegate::adapters::webdav {
 
 namespace {
@@ -13,15 +15,29 @@ std::string_view Trim(std::string_view text) {
   return text;
 }
 
-// True when the element's prefix is bound to kTokenNamespace: by an xmlns attribute of the tag
-// itself, or by a declaration anywhere in the document (the responses are small, and their
-// declarations sit on the multistatus or response elements).
-bool InTokenNamespace(std::string_view document, std::string_view tag, std::string_view prefix) {
-  const std::string declaration =
-      (prefix.empty() ? std::string("xmlns=\"") : "xmlns:" + std::string(prefix) + "=\"") +
-      std::string(kTokenNamespace) + "\"";
-  if (tag.find(declaration) != std::string_view::npos) return true;
-  return !prefix.empty() && document.find(declaration) != std::string_view::npos;
+constexpr std::string_view kDav = "DAV:";
+
+// The status code of a DAV:status element ("HTTP/1.1 200 OK"), or 0 when it has none.
+unsigned StatusCode(const XmlElement* status) {
+  if (status == nullptr) return 0;
+  const std::string_view line = Trim(status->text);
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos) return 0;
+  const std::string_view code = line.substr(space + 1, 3);
+  unsigned value = 0;
+  const auto [ptr, ec] = std::from_chars(code.data(), code.data() + code.size(), value);
+  return ec == std::errc{} && ptr == code.data() + code.size() && code.size() == 3 ? value : 0;
+}
+
+bool IsSuccessStatus(unsigned status) { return status >= 200 && status < 300; }
+
+// Calls `visit(element, propstat_status)` for every element below `element`, with the status of
+// the DAV:propstat it sits in (0 outside any propstat).
+template <typename Visit>
+void ForEachElement(const XmlElement& element, unsigned propstat_status, const Visit& visit) {
+  if (element.Is(kDav, "propstat")) propstat_status = StatusCode(element.Child(kDav, "status"));
+  visit(element, propstat_status);
+  for (const XmlElement& child : element.children) ForEachElement(child, propstat_status, visit);
 }
 
 }  // namespace
@@ -48,37 +64,71 @@ std::string ProppatchTokenBody(std::uint64_t token, std::string_view property) {
 }
 
 StoredToken ParseStoredToken(std::string_view multistatus, std::string_view property) {
-  std::size_t at = 0;
-  while ((at = multistatus.find('<', at)) != std::string_view::npos) {
-    const std::size_t close = multistatus.find('>', at);
-    if (close == std::string_view::npos) break;
-    const std::string_view tag = multistatus.substr(at + 1, close - at - 1);
-    at = close + 1;
-    if (tag.empty() || tag.front() == '/' || tag.front() == '?' || tag.front() == '!') continue;
-    const std::string_view name = tag.substr(0, tag.find_first_of(" \t\r\n/"));
-    const std::size_t colon = name.find(':');
-    const std::string_view local = colon == std::string_view::npos ? name : name.substr(colon + 1);
-    const std::string_view prefix =
-        colon == std::string_view::npos ? std::string_view{} : name.substr(0, colon);
-    if (local != property || !InTokenNamespace(multistatus, tag, prefix)) continue;
-    if (tag.back() == '/') continue;  // <F:fencing-token/>: listed, without a value
-    const std::size_t end = multistatus.find('<', at);
-    if (end == std::string_view::npos) return {StoredToken::Kind::kMalformed, 0};
-    const std::string_view text = Trim(multistatus.substr(at, end - at));
-    if (text.empty()) continue;
+  const std::optional<XmlElement> root = ParseXmlTree(multistatus);
+  if (!root) return {StoredToken::Kind::kUnreadable, 0};
+  std::optional<StoredToken> found;
+  ForEachElement(*root, 0, [&](const XmlElement& element, unsigned propstat_status) {
+    if (found || !element.Is(kTokenNamespace, property)) return;
+    if (propstat_status != 0 && !IsSuccessStatus(propstat_status)) return;
+    const std::string_view text = Trim(element.text);
+    if (text.empty() && element.children.empty()) return;  // listed, without a value
     std::uint64_t value = 0;
     const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || ptr != text.data() + text.size()) {
-      return {StoredToken::Kind::kMalformed, 0};
+    if (ec != std::errc{} || ptr != text.data() + text.size() || !element.children.empty()) {
+      found = StoredToken{StoredToken::Kind::kMalformed, 0};
+    } else {
+      found = StoredToken{StoredToken::Kind::kValue, value};
     }
-    return {StoredToken::Kind::kValue, value};
-  }
-  return {};
+  });
+  return found.value_or(StoredToken{});
 }
 
-bool ProppatchSucceeded(std::string_view multistatus) {
-  // One property per PROPPATCH: its propstat carries the only status line.
-  return multistatus.find("HTTP/1.1 200 ") != std::string_view::npos;
+bool ProppatchSucceeded(std::string_view multistatus, std::string_view property) {
+  const std::optional<XmlElement> root = ParseXmlTree(multistatus);
+  if (!root || !root->Is(kDav, "multistatus")) return false;
+  bool set = false;
+  bool failed = false;
+  ForEachElement(*root, 0, [&](const XmlElement& element, unsigned propstat_status) {
+    if (element.Is(kDav, "response")) {
+      const unsigned status = StatusCode(element.Child(kDav, "status"));
+      if (status != 0 && !IsSuccessStatus(status)) failed = true;
+    } else if (element.Is(kDav, "propstat")) {
+      if (!IsSuccessStatus(propstat_status)) failed = true;
+    } else if (element.Is(kTokenNamespace, property) && IsSuccessStatus(propstat_status)) {
+      set = true;
+    }
+  });
+  return set && !failed;
+}
+
+bool MultistatusReportsLocked(std::string_view multistatus) {
+  const std::optional<XmlElement> root = ParseXmlTree(multistatus);
+  if (!root) return false;
+  bool locked = false;
+  ForEachElement(*root, 0, [&](const XmlElement& element, unsigned) {
+    if (element.Is(kDav, "status") && StatusCode(&element) == 423) locked = true;
+  });
+  return locked;
+}
+
+std::optional<std::string> ParseLockDiscoveryToken(std::string_view lock_response) {
+  const std::optional<XmlElement> root = ParseXmlTree(lock_response);
+  if (!root || !root->Is(kDav, "prop")) return std::nullopt;
+  const XmlElement* discovery = root->Child(kDav, "lockdiscovery");
+  if (discovery == nullptr) return std::nullopt;
+  std::optional<std::string> token;
+  for (const XmlElement& lock : discovery->children) {
+    const XmlElement* locktoken =
+        lock.Is(kDav, "activelock") ? lock.Child(kDav, "locktoken") : nullptr;
+    const XmlElement* href = locktoken == nullptr ? nullptr : locktoken->Child(kDav, "href");
+    if (href == nullptr) continue;
+    const std::string_view uri = Trim(href->text);
+    if (token || uri.empty() || uri.find_first_of("<> \t") != std::string_view::npos) {
+      return std::nullopt;
+    }
+    token = "<" + std::string(uri) + ">";
+  }
+  return token;
 }
 
 std::optional<std::string> ParseLockTokenHeader(std::string_view value) {

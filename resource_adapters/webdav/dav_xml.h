@@ -21,19 +21,31 @@ std::string ProppatchTokenBody(std::uint64_t token, std::string_view property = 
 
 // What a PROPFIND multistatus says about the token property.
 struct StoredToken {
-  enum class Kind { kAbsent, kValue, kMalformed };
+  enum class Kind { kAbsent, kValue, kMalformed, kUnreadable };
   Kind kind = Kind::kAbsent;
   std::uint64_t value = 0;
 };
 
-// Finds the token property `property` in a PROPFIND response. A property listed without content
-// (servers list a missing property that way under a 404 propstat) is absent; content that is not a
-// decimal number is malformed (someone else wrote the property, so nothing can be concluded).
+// Finds the token property `property` (in kTokenNamespace, under any prefix) in a PROPFIND
+// response. A property listed without content, or under a propstat whose status is not 2xx
+// (servers list a missing property under a 404 propstat), is absent; content that is not a
+// decimal number is malformed (someone else wrote the property, so nothing can be concluded); a
+// body that is not well-formed XML is unreadable.
 StoredToken ParseStoredToken(std::string_view multistatus,
                              std::string_view property = kTokenProperty);
 
-// True when a PROPPATCH multistatus reports the property as set ("200 OK" propstat).
-bool ProppatchSucceeded(std::string_view multistatus);
+// True when a PROPPATCH multistatus reports `property` set: a 2xx propstat lists it and no
+// propstat or response reports a failure (a PROPPATCH is all or nothing, RFC 4918 9.2).
+bool ProppatchSucceeded(std::string_view multistatus, std::string_view property = kTokenProperty);
+
+// True when a multistatus (a 207 answer to LOCK) reports 423 Locked for any resource or
+// property: another holder's lock stands in the way.
+bool MultistatusReportsLocked(std::string_view multistatus);
+
+// The lock token a LOCK response body names (DAV:lockdiscovery/activelock/locktoken/href) as a
+// Coded-URL, "<opaquelocktoken:...>", for a server that leaves out the Lock-Token header;
+// nullopt unless the body names exactly one.
+std::optional<std::string> ParseLockDiscoveryToken(std::string_view lock_response);
 
 // The Lock-Token response header value, "<opaquelocktoken:...>" as sent (Coded-URL, RFC 4918
 // 10.5), or nullopt when the value is not a Coded-URL.

@@ -114,7 +114,7 @@ void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& res
   const unsigned status = response.result_int();
   // 207 with 423 inside: a LOCK of a missing resource would add a member to a collection that
   // another holder has locked (mod_dav answers so for the parent it checked).
-  if (status == 423 || (status == 207 && response.body().find(" 423 ") != std::string::npos)) {
+  if (status == 423 || (status == 207 && MultistatusReportsLocked(response.body()))) {
     return OnLockConflict(index);
   }
   if (status != 200 && status != 201) {
@@ -126,10 +126,12 @@ void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& res
         "the backend answered LOCK " + targets_[index].path + " with " + std::to_string(status)});
   }
   const auto header = response.find("Lock-Token");
-  auto lock_token = header == response.end() ? std::nullopt : ParseLockTokenHeader(header->value());
+  auto lock_token = header == response.end() ? ParseLockDiscoveryToken(response.body())
+                                             : ParseLockTokenHeader(header->value());
   if (!lock_token) {
     return Refuse(Problem{502, "webdav-lock-failed", "Bad Gateway",
-                          "the backend's LOCK response has no valid Lock-Token header"});
+                          "the backend's LOCK response has no valid Lock-Token header, nor one "
+                          "lock token in its lockdiscovery"});
   }
   targets_[index].lock_token = std::move(*lock_token);
   AfterLocked(index);
@@ -264,6 +266,12 @@ void FencedWrite::ReadToken(
               std::nullopt);
         }
         const StoredToken stored = ParseStoredToken(response.body(), property);
+        if (stored.kind == StoredToken::Kind::kUnreadable) {
+          return on_done(
+              Problem{502, "webdav-token-unreadable", "Bad Gateway",
+                      "the backend's PROPFIND answer for " + path + " is not well-formed XML"},
+              std::nullopt);
+        }
         if (stored.kind == StoredToken::Kind::kMalformed) {
           return on_done(Problem{502, "webdav-token-unreadable", "Bad Gateway",
                                  "the " + property + " property of " + path + " is not a number"},
@@ -308,12 +316,13 @@ void FencedWrite::StoreToken(const Target& target, std::string_view property,
   auto request = connection_->MakeRequest(http::verb::proppatch, target.path,
                                           ProppatchTokenBody(token_, property));
   request.set("If", "(" + target.lock_token + ")");
-  connection_->Send(std::move(request),
-                    [on_done = std::move(on_done)](error_code ec, Response response) {
-                      if (ec) return on_done(0, false);
-                      const unsigned status = response.result_int();
-                      on_done(status, status == 207 && ProppatchSucceeded(response.body()));
-                    });
+  connection_->Send(
+      std::move(request), [property = std::string(property), on_done = std::move(on_done)](
+                              error_code ec, Response response) {
+        if (ec) return on_done(0, false);
+        const unsigned status = response.result_int();
+        on_done(status, status == 207 && ProppatchSucceeded(response.body(), property));
+      });
 }
 
 void FencedWrite::Write() {

@@ -1,6 +1,6 @@
 // Fuzzes the idempotency fingerprint and what is stored for a key (gateway/session/idempotency.h,
-// lockstore/idempotency/idempotency_record.h). Input lines: method, target, key field value, then the body
-// (the rest). Properties:
+// lockstore/idempotency/idempotency_record.h). Input lines: method, target, key field value, then
+// the body (the rest). Properties:
 // - the body digest computed piece by piece, as the session does while the body streams, equals
 //   the digest of the whole body, wherever the pieces are cut;
 // - fingerprints and store keys of different tuples differ (length-prefixed, no ambiguity);
@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/encoding/sha256.h"
 #include "gateway/session/idempotency.h"
 #include "lockstore/idempotency/idempotency_record.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -18,6 +19,8 @@
 namespace {
 
 using namespace fencegate::gateway;
+using fencegate::encoding::Sha256;
+using fencegate::encoding::Sha256Of;
 
 std::string Quote(std::string_view key) {
   std::string out = "\"";

@@ -406,6 +406,21 @@ TEST(S3Test, DeleteLeavesATombstoneThatKeepsTheToken) {
   EXPECT_EQ(Send(first.port(), http::verb::get, "/deletes/d", std::nullopt).body(), "reborn");
 }
 
+// The key is decoded from the path: the NoSuchKey body of its tombstone escapes its markup.
+TEST(S3Test, TombstoneNoSuchKeyBodyEscapesTheKey) {
+  S3Gateway gateway;
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "escapes");
+  const std::string target = "/escapes/a%3C%26%22%27%3Eb";
+  ASSERT_EQ(Put(gateway.port(), target, 40, "doomed").result_int(), 200);
+  ASSERT_EQ(Send(gateway.port(), http::verb::delete_, target, 41).result_int(), 204);
+  const Response gone = Send(gateway.port(), http::verb::get, target, std::nullopt);
+  EXPECT_EQ(gone.result_int(), 404);
+  EXPECT_NE(gone.body().find("<Key>a&lt;&amp;&quot;&apos;&gt;b</Key><BucketName>escapes<"),
+            std::string::npos)
+      << gone.body();
+}
+
 std::string UploadIdOf(const std::string& xml) {
   std::smatch match;
   return std::regex_search(xml, match, std::regex("<UploadId>([^<]+)</UploadId>")) ? match[1].str()

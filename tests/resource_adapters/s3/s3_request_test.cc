@@ -44,6 +44,17 @@ TEST(S3RequestTest, CanonicalisesTheTarget) {
   EXPECT_TRUE(ParseS3Request(http::verb::get, "b/k", &request).has_value());
 }
 
+// The key is decoded from the path, so it may carry markup: the 404 body escapes it.
+TEST(S3RequestTest, NoSuchKeyBodyEscapesTheKey) {
+  S3Request request;
+  ASSERT_FALSE(ParseS3Request(http::verb::get, "/b%26/a%3C%26%22%27%3Eb", &request));
+  EXPECT_EQ(request.key, "a<&\"'>b");
+  EXPECT_EQ(NoSuchKeyXml(request),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>"
+            "The specified key does not exist.</Message><Key>a&lt;&amp;&quot;&apos;&gt;b</Key>"
+            "<BucketName>b&amp;</BucketName></Error>");
+}
+
 TEST(S3RequestTest, ReadsTheVersionFromFields) {
   Fields fields;
   fields.set(http::field::etag, "\"abc\"");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/encoding/sha256.h"
 #include "resource_adapters/s3/s3_upstream.h"
 
 namespace fencegate::adapters::s3 {
@@ -35,7 +36,7 @@ TEST(SigV4Test, AwsGetObjectExample) {
       "x-amz-content-sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
       "x-amz-date:20130524T000000Z\n\nhost;range;x-amz-content-sha256;x-amz-date\n"
       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(Sha256Hex(canonical),
+  EXPECT_EQ(encoding::Sha256Hex(canonical),
             "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
 
   SignV4(header, kExampleCredentials, "us-east-1", kExampleDate, kEmptySha256);
