@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "base/tls_client/client_tls.h"
 #include "gateway/auth/auth_config.h"
-#include "gateway/tls/tls_settings.h"
 #include "gateway/http/underscore_fields.h"
+#include "gateway/tls/tls_settings.h"
 #include "lockstore/fence/fence_key_template.h"
 #include "lockstore/locks/lock_rules.h"
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
-#include "base/tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 

@@ -11,16 +11,16 @@
 
 #include <boost/beast/http/verb.hpp>
 
-#include "gateway/observability/access_log.h"
 #include "gateway/config/config.h"
+#include "gateway/http/router.h"
+#include "gateway/observability/access_log.h"
 #include "gateway/observability/metrics.h"
 #include "gateway/observability/relay_budget_metrics.h"
-#include "gateway/http/router.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/fence_store.h"
 #include "lockstore/idempotency/idempotency_store.h"
 #include "lockstore/locks/lock_service.h"
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 #include "lockstore/tokens/token_verifier.h"
 
 namespace fencegate::gateway {
