@@ -186,7 +186,7 @@ void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string
   }
 }
 
-// How each backend kind (resource_adapters/registry.h) is written: its keys and its reader, one
+// How each backend kind (resource_adapters/registry/registry.h) is written: its keys and its reader, one
 // row per kind, in the order of adapters::BackendKind.
 struct BackendReader {
   adapters::BackendKind kind;

@@ -14,8 +14,8 @@
 #include "gateway/tls/tls_settings.h"
 #include "lockstore/fence/fence_key_template.h"
 #include "lockstore/locks/lock_rules.h"
-#include "lockstore/tokens/token_signer.h"
-#include "resource_adapters/registry.h"
+#include "lockstore/locks/token_signer.h"
+#include "resource_adapters/registry/registry.h"
 
 namespace fencegate::gateway {
 
@@ -78,7 +78,7 @@ struct AccessLogConfig {
   unsigned error_lines_per_second = 10;
 };
 
-// One entry of `backends`: its kind's options (resource_adapters/registry.h), the members its
+// One entry of `backends`: its kind's options (resource_adapters/registry/registry.h), the members its
 // kind's row uses.
 struct BackendConfig : adapters::BackendOptions {
   std::string name;

@@ -47,7 +47,7 @@ void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out);
 // "Several replicas"): a shorter quarantine would void the argument.
 void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* config);
 
-// backends (one reader per kind of resource_adapters/registry.h)
+// backends (one reader per kind of resource_adapters/registry/registry.h)
 
 void ReadBackends(Reader& reader, const YAML::Node& node,
                   std::map<std::string, BackendConfig>* out);

@@ -10,7 +10,7 @@
 
 #include "gateway/config/config.h"
 #include "lockstore/locks/lock_service.h"
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 
 namespace fencegate::gateway {
 

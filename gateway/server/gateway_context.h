@@ -20,7 +20,7 @@
 #include "lockstore/fence/fence_store.h"
 #include "lockstore/idempotency/idempotency_store.h"
 #include "lockstore/locks/lock_service.h"
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 #include "lockstore/tokens/token_verifier.h"
 
 namespace fencegate::gateway {

@@ -22,7 +22,7 @@
 #include "lockstore/etcd/etcd_token_verifier.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
 #include "resource_adapters/http/http_adapter.h"
-#include "resource_adapters/registry.h"
+#include "resource_adapters/registry/registry.h"
 #include "base/tls_client/client_tls.h"
 
 namespace fencegate::gateway {

@@ -3,10 +3,10 @@
 // admission found too far ahead. Nothing here touches the fence.
 #include <array>
 
+#include "gateway/http/time_format.h"
 #include "gateway/server/network_thread.h"
 #include "gateway/session/session.h"
-#include "gateway/http/time_format.h"
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;

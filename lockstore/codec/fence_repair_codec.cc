@@ -1,5 +1,6 @@
+#include "lockstore/codec/fence_repair_codec.h"
+
 #include "lockstore/codec/byte_codec.h"
-#include "lockstore/fence/fence_repair.h"
 
 namespace fencegate::lockstore {
 namespace {

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "lockstore/codec/fence_repair_codec.h"
+
 namespace fencegate::lockstore::etcd {
 namespace {
 

@@ -21,8 +21,4 @@ struct FenceRepairRecord {
   std::string reason;
 };
 
-// Value encoding in the store (the sequence is the key, EncodeSequenceKey).
-std::string EncodeFenceRepairValue(const FenceRepairRecord& record);
-Status DecodeFenceRepairValue(std::string_view value, FenceRepairRecord* record);
-
 }  // namespace fencegate::lockstore

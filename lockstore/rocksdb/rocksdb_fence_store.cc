@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "lockstore/codec/fence_repair_codec.h"
 #include "lockstore/codec/record_codec.h"
 #include "lockstore/rocksdb/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"

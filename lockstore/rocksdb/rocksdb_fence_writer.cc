@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "lockstore/codec/fence_repair_codec.h"
 #include "lockstore/codec/record_codec.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "lockstore/rocksdb/rocksdb_status.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "lockstore/locks/lock_rules.h"
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

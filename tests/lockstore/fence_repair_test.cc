@@ -5,6 +5,7 @@
 #include <future>
 #include <memory>
 
+#include "lockstore/codec/fence_repair_codec.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/memory_fence_store.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"

@@ -1,4 +1,4 @@
-#include "lockstore/tokens/token_signer.h"
+#include "lockstore/locks/token_signer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "resource_adapters/registry.h"
+#include "resource_adapters/registry/registry.h"
 
 #include <chrono>
 #include <set>

@@ -1,4 +1,4 @@
-// The backend kinds of resource_adapters/registry.h as the configuration reads them: every kind
+// The backend kinds of resource_adapters/registry/registry.h as the configuration reads them: every kind
 // has a reader, errors keep their FILE:LINE:COL, and a backend of each kind read from YAML
 // builds its adapter factory.
 #include <chrono>
@@ -10,7 +10,7 @@
 
 #include "gateway/config/config_loader.h"
 #include "resource_adapters/adapter.h"
-#include "resource_adapters/registry.h"
+#include "resource_adapters/registry/registry.h"
 #include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
