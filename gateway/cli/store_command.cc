@@ -6,8 +6,8 @@
 
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
-#include "gateway/server/server.h"
 #include "gateway/http/time_format.h"
+#include "gateway/server/server.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 
 namespace fencegate::gateway {

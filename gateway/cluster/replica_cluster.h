@@ -13,8 +13,8 @@
 #include <boost/json/object.hpp>
 
 #include "gateway/config/config.h"
-#include "lockstore/fence/admission.h"
 #include "lockstore/etcd/shard_ownership.h"
+#include "lockstore/fence/admission.h"
 
 namespace fencegate::gateway {
 

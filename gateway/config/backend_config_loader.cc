@@ -186,8 +186,8 @@ void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string
   }
 }
 
-// How each backend kind (resource_adapters/registry/registry.h) is written: its keys and its reader, one
-// row per kind, in the order of adapters::BackendKind.
+// How each backend kind (resource_adapters/registry/registry.h) is written: its keys and its
+// reader, one row per kind, in the order of adapters::BackendKind.
 struct BackendReader {
   adapters::BackendKind kind;
   const std::vector<std::string_view>& (*keys)();

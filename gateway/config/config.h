@@ -78,8 +78,8 @@ struct AccessLogConfig {
   unsigned error_lines_per_second = 10;
 };
 
-// One entry of `backends`: its kind's options (resource_adapters/registry/registry.h), the members its
-// kind's row uses.
+// One entry of `backends`: its kind's options (resource_adapters/registry/registry.h), the members
+// its kind's row uses.
 struct BackendConfig : adapters::BackendOptions {
   std::string name;
   std::string kind;  // a row of adapters::BackendKindRows(): "http", "filesystem", "webdav", "s3"

@@ -91,7 +91,8 @@ class GatewayMetrics {
   // dropped, and requests refused (counted once each).
   prometheus::Counter& underscore_fields_dropped() const { return *underscore_fields_dropped_; }
   prometheus::Counter& underscore_requests_refused() const { return *underscore_requests_refused_; }
-  // For metrics defined elsewhere (gateway/observability/lock_metrics.h) to join the same exposition.
+  // For metrics defined elsewhere (gateway/observability/lock_metrics.h) to join the same
+  // exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
   // The Prometheus text exposition (format 0.0.4) of every metric.

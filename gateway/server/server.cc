@@ -23,7 +23,6 @@
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/registry/registry.h"
-#include "base/tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;

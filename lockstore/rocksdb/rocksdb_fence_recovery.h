@@ -7,8 +7,8 @@
 
 #include "lockstore/fence/fence_record.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
-#include "lockstore/status.h"
 #include "lockstore/rocksdb/store_identity.h"
+#include "lockstore/status.h"
 
 namespace rocksdb {
 class ColumnFamilyHandle;

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "lockstore/fence/fence_store.h"
-#include "lockstore/status.h"
 #include "lockstore/rocksdb/store_identity.h"
+#include "lockstore/status.h"
 
 namespace fencegate::lockstore {
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "lockstore/fence/fence_store.h"
-#include "lockstore/locks/lock_persistence.h"
 #include "lockstore/fence/rejection_queue.h"
+#include "lockstore/locks/lock_persistence.h"
 #include "lockstore/rocksdb/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
 

@@ -9,8 +9,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include "resource_adapters/relay_budget.h"
 #include "base/net/thread_inbox.h"
+#include "resource_adapters/relay_budget.h"
 
 namespace fencegate::adapters {
 

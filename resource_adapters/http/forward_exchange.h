@@ -15,11 +15,11 @@
 #include "base/net/http_header.h"
 #include "base/net/message_parser.h"
 
-#include "resource_adapters/adapter.h"
 #include "base/net/gathered_write.h"
+#include "base/net/timeout_queue.h"
+#include "resource_adapters/adapter.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "base/net/timeout_queue.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
 
 namespace fencegate::adapters {

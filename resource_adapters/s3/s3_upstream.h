@@ -21,9 +21,9 @@
 #include "base/net/http_header.h"
 #include "base/net/message_parser.h"
 
+#include "base/tls_client/client_tls.h"
 #include "resource_adapters/s3/sigv4.h"
 #include "resource_adapters/transport/upstream_connection_pool.h"
-#include "base/tls_client/client_tls.h"
 
 namespace fencegate::adapters::s3 {
 

@@ -12,8 +12,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "resource_adapters/webdav/webdav_adapter.h"
 #include "base/tls_client/plain_or_tls_stream.h"
+#include "resource_adapters/webdav/webdav_adapter.h"
 
 namespace fencegate::adapters::webdav {
 

@@ -1,6 +1,6 @@
-// ShardedHistogram (gateway/observability/sharded_histogram.h) and its exposition through GatewayMetrics:
-// observations made by several threads, each on its own shard, add up to one Prometheus
-// histogram per route.
+// ShardedHistogram (gateway/observability/sharded_histogram.h) and its exposition through
+// GatewayMetrics: observations made by several threads, each on its own shard, add up to one
+// Prometheus histogram per route.
 #include "gateway/observability/sharded_histogram.h"
 
 #include <cmath>

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "lockstore/locks/lock_owner.h"
 #include "lockstore/codec/lock_record_codec.h"
+#include "lockstore/locks/lock_owner.h"
 
 namespace fencegate::lockstore {
 namespace {

@@ -1,5 +1,5 @@
-// The backend kinds of resource_adapters/registry/registry.h as the configuration reads them: every kind
-// has a reader, errors keep their FILE:LINE:COL, and a backend of each kind read from YAML
+// The backend kinds of resource_adapters/registry/registry.h as the configuration reads them: every
+// kind has a reader, errors keep their FILE:LINE:COL, and a backend of each kind read from YAML
 // builds its adapter factory.
 #include <chrono>
 #include <memory>
