@@ -8,6 +8,7 @@ bool Eventually(const std::function<bool()>& condition, std::chrono::millisecond
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
     if (condition()) return true;
+    // The poll interval of the wait itself, not a wait for state: the condition decides.
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return condition();
