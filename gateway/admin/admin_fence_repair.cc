@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 
 #include "gateway/admin/admin_request.h"
-#include "gateway/http/problem.h"
+#include "gateway/http/refusal.h"
 #include "gateway/http/time_format.h"
 
 namespace fencegate::gateway {
@@ -24,19 +24,18 @@ void SetJson(const json::value& value, AdminApi::Response* response) {
   response->body() = json::serialize(value);
 }
 
-void SetProblem(const ProblemDetails& problem, AdminApi::Response* response) {
+// `detail` empty: the refusal table's.
+void SetProblem(Refusal refusal, std::string_view detail, std::string_view path,
+                AdminApi::Response* response) {
+  ProblemDetails problem = RefusalProblem(refusal, detail);
+  problem.instance = path;
   response->result(problem.status);
   response->set(http::field::content_type, kProblemContentType);
   RenderProblemJson(problem, &response->body());
 }
 
 void BadRequest(std::string_view detail, std::string_view path, AdminApi::Response* response) {
-  SetProblem({.status = 400,
-              .slug = "bad-request",
-              .title = "Bad fence repair",
-              .detail = detail,
-              .instance = path},
-             response);
+  SetProblem(Refusal::kBadRequest, detail, path, response);
 }
 
 json::object RecordJson(const lockstore::FenceRepairRecord& record) {
@@ -105,39 +104,18 @@ void Repair(GatewayContext& context, std::string key, std::string_view body, std
                                  std::to_string(outcome.writes_in_flight) + ") or waiting (" +
                                  std::to_string(outcome.writes_waiting) +
                                  "), or a repair is running: retry once they have finished";
-      SetProblem({.status = 409,
-                  .slug = "fence-busy",
-                  .title = "Fence busy",
-                  .detail = detail,
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kFenceBusy, detail, path, response);
       response->set(http::field::retry_after, "1");
       return;
     }
     case Kind::kNotFound:
-      SetProblem({.status = 404,
-                  .slug = "fence-not-found",
-                  .title = "Fence not found",
-                  .detail = "this fence key was never fenced",
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kFenceNotFound, {}, path, response);
       return;
     case Kind::kNotLower:
-      SetProblem({.status = 409,
-                  .slug = "repair-not-lower",
-                  .title = "Repair does not lower the fence",
-                  .detail = "highest_token must be below the fence's current highest; a higher "
-                            "token raises the fence by itself",
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kRepairNotLower, {}, path, response);
       return;
     case Kind::kStoreError:
-      SetProblem({.status = 503,
-                  .slug = "store-error",
-                  .title = "Fence store unavailable",
-                  .detail = outcome.status.ToString(),
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kStoreError, outcome.status.ToString(), path, response);
       return;
   }
 }
@@ -155,12 +133,7 @@ void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request
                        AdminApi::Response* response) {
   if (path == kRepairs) {
     if (request.method() != http::verb::get && request.method() != http::verb::head) {
-      SetProblem({.status = 405,
-                  .slug = "method-not-allowed",
-                  .title = "Method not allowed",
-                  .detail = "the repair trail is read-only",
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kMethodNotAllowed, "the repair trail is read-only", path, response);
       response->set(http::field::allow, "GET, HEAD");
       return;
     }

@@ -5,8 +5,8 @@
 #include <boost/json.hpp>
 
 #include "gateway/admin/admin_request.h"
-#include "gateway/locks/lock_api.h"
 #include "gateway/http/time_format.h"
+#include "gateway/locks/lock_api.h"
 #include "lockstore/locks/lock_rules.h"
 
 namespace fencegate::gateway {
@@ -100,7 +100,7 @@ void ForceRelease(GatewayContext& context, const std::string& name, std::string_
     operator_id = AuditedOperator(principal, claimed, &reason);
   }
   if (!error.empty()) {
-    Set(LockProblem(400, "bad-request", "Bad forced release", error, path, ""), response);
+    Set(LockProblem(Refusal::kBadRequest, error, path, ""), response);
     return;
   }
   std::promise<lockstore::ForceReleaseResult> done;
@@ -109,14 +109,11 @@ void ForceRelease(GatewayContext& context, const std::string& name, std::string_
       [&done](lockstore::ForceReleaseResult result) { done.set_value(std::move(result)); });
   const lockstore::ForceReleaseResult result = done.get_future().get();
   if (result.status.code() == lockstore::Status::Code::kNotFound) {
-    Set(LockProblem(404, "lock-not-held", "Lock not held", "nobody holds this lock", path, ""),
-        response);
+    Set(LockProblem(Refusal::kLockNotHeld, {}, path, ""), response);
     return;
   }
   if (!result.status.ok()) {
-    Set(LockProblem(503, "store-error", "Lock store unavailable", result.status.ToString(), path,
-                    ""),
-        response);
+    Set(LockProblem(Refusal::kStoreError, result.status.ToString(), path, ""), response);
     return;
   }
   json::object out = AuditJson(result.audit);
@@ -151,8 +148,7 @@ void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
   if (path == kAudit) {
     const std::optional<std::size_t> limit = ParseLimitQuery(query);
     if (!limit) {
-      Set(LockProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000",
-                      path, ""),
+      Set(LockProblem(Refusal::kBadRequest, "limit must be an integer from 1 to 10000", path, ""),
           response);
       return;
     }
@@ -167,9 +163,7 @@ void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
   const bool force = name.ends_with(kForceRelease);
   if (force) name.remove_suffix(kForceRelease.size());
   if (!lockstore::IsValidLockName(name)) {
-    Set(LockProblem(400, "invalid-lock-name", "Invalid lock name",
-                    "lock names are 1 to 128 characters from A-Z a-z 0-9 . _ : -", path, ""),
-        response);
+    Set(LockProblem(Refusal::kInvalidLockName, {}, path, ""), response);
     return;
   }
   if (force) {
@@ -178,9 +172,7 @@ void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
   }
   const auto view = context.lock_table->Inspect(name);
   if (!view) {
-    Set(LockProblem(404, "lock-not-found", "Lock not found", "this lock was never acquired", path,
-                    ""),
-        response);
+    Set(LockProblem(Refusal::kLockNotFound, {}, path, ""), response);
     return;
   }
   SetJson(ViewJson(*view), response);

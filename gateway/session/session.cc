@@ -13,18 +13,18 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "base/net/deadline_clock.h"
 #include "gateway/cluster/replica_cluster.h"
 #include "gateway/http/header_sanitizer.h"
 #include "gateway/http/host_canonical.h"
-#include "gateway/server/network_thread.h"
 #include "gateway/http/path_canonical.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/http/request_framing.h"
 #include "gateway/http/time_format.h"
+#include "gateway/server/network_thread.h"
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/listener_tls.h"
 #include "lockstore/tokens/token.h"
-#include "base/net/deadline_clock.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -120,6 +120,7 @@ void Session::StartRequest() {
   std::string request_id = std::move(exchange_.request_id);
   std::string fence_key = std::move(exchange_.fence_key);
   exchange_ = Exchange{};
+  idempotency_.Reset();
   exchange_.request_id = std::move(request_id);
   exchange_.fence_key = std::move(fence_key);
   header_scanned_ = 0;
@@ -140,22 +141,12 @@ void Session::ContinueHeaderRead() {
   if (header_scanned_ == 0 && !data.empty() && !stream_.is_tls() &&
       static_cast<unsigned char>(data[0]) == tls::kTlsHandshakeRecord) {
     if (context_.traffic_tls != nullptr) context_.traffic_tls->CountTlsOnPlainPort();
-    Refuse({.status = 400,
-            .slug = "tls-on-plain-port",
-            .title = "TLS sent to a plain HTTP port",
-            .detail = "this listener speaks plain HTTP, not TLS",
-            .outcome = "bad_request",
-            .close = true});
+    Refuse({.refusal = Refusal::kTlsOnPlainPort, .outcome = "bad_request", .close = true});
     return;
   }
   if (const auto end = FindHeaderBlockEnd(data, header_scanned_)) {
     if (*end > max_header) {
-      Refuse({.status = 431,
-              .slug = "request-header-too-large",
-              .title = "Request header fields too large",
-              .detail = "the request header block exceeds limits.max_header_bytes",
-              .outcome = "bad_request",
-              .close = true});
+      Refuse({.refusal = Refusal::kHeaderTooLarge, .outcome = "bad_request", .close = true});
       return;
     }
     OnHeaderBlock(*end);
@@ -163,12 +154,7 @@ void Session::ContinueHeaderRead() {
   }
   header_scanned_ = data.size();
   if (data.size() >= max_header) {
-    Refuse({.status = 431,
-            .slug = "request-header-too-large",
-            .title = "Request header fields too large",
-            .detail = "the request header block exceeds limits.max_header_bytes",
-            .outcome = "bad_request",
-            .close = true});
+    Refuse({.refusal = Refusal::kHeaderTooLarge, .outcome = "bad_request", .close = true});
     return;
   }
   std::chrono::steady_clock::time_point deadline;
@@ -227,37 +213,26 @@ void Session::OnHeaderBlock(std::size_t length) {
   buffer_.consume(used);
 
   if (ec == http::error::body_limit) {
-    Refuse({.status = 413,
-            .slug = "request-body-too-large",
-            .title = "Content too large",
+    Refuse({.refusal = Refusal::kBodyTooLarge,
             .detail = "the announced Content-Length exceeds limits.max_body_bytes",
             .outcome = "bad_request",
             .close = true});
     return;
   }
   if (ec == http::error::header_limit) {
-    Refuse({.status = 431,
-            .slug = "request-header-too-large",
-            .title = "Request header fields too large",
-            .detail = "the request header block exceeds limits.max_header_bytes",
-            .outcome = "bad_request",
-            .close = true});
+    Refuse({.refusal = Refusal::kHeaderTooLarge, .outcome = "bad_request", .close = true});
     return;
   }
   if (ec || !parser_->is_header_done()) {
     scratch_ = ec ? ec.message() : "incomplete request header";
-    Refuse({.status = 400,
-            .slug = "bad-request",
-            .title = "Malformed request",
+    Refuse({.refusal = Refusal::kBadRequest,
             .detail = scratch_,
             .outcome = "bad_request",
             .close = true});
     return;
   }
   if (ContainsObsFold(block)) {
-    Refuse({.status = 400,
-            .slug = "bad-request",
-            .title = "Malformed request",
+    Refuse({.refusal = Refusal::kBadRequest,
             .detail = "obsolete line folding (obs-fold) is not accepted",
             .outcome = "bad_request",
             .close = true});
@@ -265,9 +240,7 @@ void Session::OnHeaderBlock(std::size_t length) {
   }
   const FramingViolation violation = CheckRequestFraming(parser_->get());
   if (violation != FramingViolation::kNone) {
-    Refuse({.status = 400,
-            .slug = "bad-request",
-            .title = "Ambiguous request framing",
+    Refuse({.refusal = Refusal::kBadRequest,
             .detail = FramingViolationDetail(violation),
             .outcome = "bad_request",
             .close = true});
@@ -307,11 +280,7 @@ void Session::HandleRequest() {
     host_problem = "the Host field is not a host name or IP literal with an optional port";
   }
   if (host_problem != nullptr) {
-    Refuse({.status = 400,
-            .slug = "bad-host",
-            .title = "Bad Host",
-            .detail = host_problem,
-            .outcome = "bad_request"});
+    Refuse({.refusal = Refusal::kBadHost, .detail = host_problem, .outcome = "bad_request"});
     return;
   }
   // From here on the request has its canonical target: routing, fence keys, the lock API and
@@ -320,9 +289,7 @@ void Session::HandleRequest() {
   const PathViolation path_violation =
       CanonicaliseTarget(request.target(), &canonical_target_, &canonical_target);
   if (path_violation != PathViolation::kNone) {
-    Refuse({.status = 400,
-            .slug = "bad-path",
-            .title = "Bad request path",
+    Refuse({.refusal = Refusal::kBadPath,
             .detail = PathViolationDetail(path_violation),
             .outcome = "bad_request"});
     return;
@@ -336,11 +303,7 @@ void Session::HandleRequest() {
   }
   const auto route_index = context_.router->Match(host, path);
   if (!route_index) {
-    Refuse({.status = 404,
-            .slug = "no-route",
-            .title = "No route",
-            .detail = "no route matches the request's host and path",
-            .outcome = "no_route"});
+    Refuse({.refusal = Refusal::kNoRoute, .outcome = "no_route"});
     return;
   }
   exchange_.route = &context_.routes[*route_index];
@@ -356,18 +319,13 @@ void Session::HandleRequest() {
 
   const std::size_t token_fields = fields.fencing_token_count;
   if (token_fields == 0) {
-    Refuse({.status = 428,
-            .slug = "missing-token",
-            .title = "Fencing token required",
-            .detail = "a fenced write needs a Fencing-Token header",
+    Refuse({.refusal = Refusal::kMissingToken,
             .outcome = "missing_token",
             .rejection = RejectionReason::kMissingToken});
     return;
   }
   if (token_fields > 1) {
-    Refuse({.status = 400,
-            .slug = "invalid-token",
-            .title = "Invalid fencing token",
+    Refuse({.refusal = Refusal::kInvalidToken,
             .detail = "the Fencing-Token header must appear exactly once",
             .outcome = "invalid_token",
             .rejection = RejectionReason::kInvalidToken});
@@ -375,10 +333,7 @@ void Session::HandleRequest() {
   }
   exchange_.token = lockstore::ParseToken(fields.fencing_token);
   if (!exchange_.token) {
-    Refuse({.status = 400,
-            .slug = "invalid-token",
-            .title = "Invalid fencing token",
-            .detail = "Fencing-Token must be a decimal integer between 0 and 2^63-1",
+    Refuse({.refusal = Refusal::kInvalidToken,
             .outcome = "invalid_token",
             .rejection = RejectionReason::kInvalidToken});
     return;
@@ -387,10 +342,7 @@ void Session::HandleRequest() {
   const lockstore::RequestFacts facts{path, host_lower_, route.config->name};
   if (!route.config->fence_key.Render(facts, &exchange_.fence_key)) {
     exchange_.fence_key.clear();
-    Refuse({.status = 400,
-            .slug = "no-fence-key",
-            .title = "No fence key",
-            .detail = "the route's fence_key template does not resolve for this request",
+    Refuse({.refusal = Refusal::kNoFenceKey,
             .outcome = "bad_request",
             .audit_reason = "no_fence_key"});
     return;
@@ -459,10 +411,7 @@ void Session::OnBarrierTimeout() {
   exchange_.barrier_wait = context_.config->timeouts.barrier_wait;
   exchange_.route->metrics->barrier_wait->Observe(
       thread_.index(), std::chrono::duration<double>(exchange_.barrier_wait).count());
-  Refuse({.status = 503,
-          .slug = "barrier-timeout",
-          .title = "Fence busy",
-          .detail = "older writes on this fence did not finish within timeouts.barrier_wait",
+  Refuse({.refusal = Refusal::kBarrierTimeout,
           .outcome = "barrier_timeout",
           .rejection = RejectionReason::kBarrierTimeout,
           .close = true,
@@ -493,10 +442,7 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
       Proceed();
       return;
     case lockstore::AdmissionDecision::Kind::kStale:
-      Refuse({.status = 409,
-              .slug = "stale-token",
-              .title = "Stale fencing token",
-              .detail = "a higher fencing token has already been seen for this fence key",
+      Refuse({.refusal = Refusal::kStaleToken,
               .outcome = "stale_token",
               .rejection = RejectionReason::kStaleToken,
               .fence_fields = true});
@@ -513,10 +459,7 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
       RefuseToken(TokenRefusal::kTooFarAhead);
       return;
     case lockstore::AdmissionDecision::Kind::kRepairing:
-      Refuse({.status = 503,
-              .slug = "fence-repair-in-progress",
-              .title = "Fence being repaired",
-              .detail = "an operator is lowering this fence (POST /admin/fences/{key}/repair)",
+      Refuse({.refusal = Refusal::kFenceRepairInProgress,
               .outcome = "fence_repair",
               .rejection = RejectionReason::kFenceRepair,
               .retry_after = true,
@@ -524,9 +467,7 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
       return;
     case lockstore::AdmissionDecision::Kind::kStoreError:
       scratch_ = decision.status.ToString();
-      Refuse({.status = 503,
-              .slug = "store-error",
-              .title = "Fence store unavailable",
+      Refuse({.refusal = Refusal::kStoreError,
               .detail = scratch_,
               .outcome = "store_error",
               .rejection = RejectionReason::kStoreError,
@@ -542,9 +483,7 @@ void Session::HandleLockRequest() {
   exchange_.outcome = "lock";
   const auto length = parser_->content_length();
   if (length && *length > kMaxLockBody) {
-    Refuse({.status = 413,
-            .slug = "request-body-too-large",
-            .title = "Content too large",
+    Refuse({.refusal = Refusal::kBodyTooLarge,
             .detail = "a lock request body is at most 4096 bytes",
             .outcome = "bad_request",
             .close = true});
@@ -561,9 +500,7 @@ void Session::ReadLockBody() {
   }
   const std::size_t offset = lock_body_.size();
   if (offset > kMaxLockBody) {
-    Refuse({.status = 413,
-            .slug = "request-body-too-large",
-            .title = "Content too large",
+    Refuse({.refusal = Refusal::kBodyTooLarge,
             .detail = "a lock request body is at most 4096 bytes",
             .outcome = "bad_request",
             .close = true});
@@ -672,7 +609,7 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   const auto self = std::move(self_hold_);
   // The backend exchange is over, whatever the client side still needs: release the fence.
   CompleteAdmission();
-  if (exchange_.idem && exchange_.idem->claimed) {
+  if (idempotency_.claimed()) {
     // A retry sent after this answer must find the key settled: answer once it is durable.
     SettleIdempotency(std::move(outcome));
     return;
@@ -689,22 +626,13 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   if (exchange_.write_cut && !outcome.response_started &&
       outcome.failure == adapters::ForwardOutcome::Failure::kClient) {
     exchange_.outcome = "write_deadline";
-    RespondWithProblem({.status = 408,
-                        .slug = "write-deadline-exceeded",
-                        .title = "Write took too long",
-                        .detail = "the write did not finish within timeouts.write_deadline of its "
-                                  "admission; it was abandoned and its fence released",
-                        .instance = RequestPath(),
-                        .request_id = exchange_.request_id},
-                       true, false);
+    RespondWithRefusal(Refusal::kWriteDeadlineExceeded, {}, /*close=*/true);
     return;
   }
   if (exchange_.peer_adapter && !outcome.response_started &&
       outcome.failure == adapters::ForwardOutcome::Failure::kUpstreamConnect) {
     // The owner is gone (crashed, stopping): its shards move after its lease and a quarantine.
-    Refuse({.status = 503,
-            .slug = "shard-unavailable",
-            .title = "No replica admits this fence right now",
+    Refuse({.refusal = Refusal::kShardUnavailable,
             .detail = "the replica that owns this fence key's shard cannot be reached; retry",
             .outcome = "shard_unavailable",
             .audit_reason = "shard_unavailable",
@@ -766,13 +694,7 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   switch (outcome.failure) {
     case Failure::kClient:
       if (outcome.error == http::error::body_limit) {
-        RespondWithProblem({.status = 413,
-                            .slug = "request-body-too-large",
-                            .title = "Content too large",
-                            .detail = "the request body exceeds limits.max_body_bytes",
-                            .instance = RequestPath(),
-                            .request_id = exchange_.request_id},
-                           true, false);
+        RespondWithRefusal(Refusal::kBodyTooLarge, {}, /*close=*/true);
         return;
       }
       // The client is gone or broke framing: there is nobody to answer.
@@ -780,53 +702,34 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
       FinishRequest();
       return;
     case Failure::kUpstreamTimeout:
-      RespondWithProblem({.status = 504,
-                          .slug = "upstream-timeout",
-                          .title = "Backend timed out",
-                          .detail = "the backend did not answer in time",
-                          .instance = RequestPath(),
-                          .request_id = exchange_.request_id},
-                         false, false);
+      RespondWithRefusal(Refusal::kUpstreamTimeout, {}, /*close=*/false);
       return;
     case Failure::kBackendIO:
-      RespondWithProblem({.status = 500,
-                          .slug = "backend-io-error",
-                          .title = "Backend I/O error",
-                          .detail = outcome.error.message(),
-                          .instance = RequestPath(),
-                          .request_id = exchange_.request_id},
-                         false, false);
+      RespondWithRefusal(Refusal::kBackendIoError, outcome.error.message(), /*close=*/false);
       return;
     case Failure::kUpstreamConnect:
     case Failure::kUpstreamProtocol:
     case Failure::kNone:
-      RespondWithProblem({.status = 502,
-                          .slug = "bad-gateway",
-                          .title = "Bad gateway",
-                          .detail = outcome.failure == Failure::kUpstreamConnect
-                                        ? "could not connect to the backend"
-                                        : "the backend did not send a valid HTTP response",
-                          .instance = RequestPath(),
-                          .request_id = exchange_.request_id},
-                         false, false);
+      RespondWithRefusal(Refusal::kBadGateway,
+                         outcome.failure == Failure::kUpstreamConnect
+                             ? "could not connect to the backend"
+                             : "the backend did not send a valid HTTP response",
+                         /*close=*/false);
       return;
   }
 }
 
 // ---- Refusals and the gateway's own responses ----
 
-void Session::Refuse(const Refusal& refusal) {
+void Session::Refuse(const RefusalReply& refusal) {
   BeginExchange();
   phase_ = Phase::kResponding;
   exchange_.outcome = refusal.outcome;
   if (exchange_.request_id.empty()) thread_.request_ids().Generate(&exchange_.request_id);
   if (refusal.rejection || !refusal.audit_reason.empty()) RecordRejection(refusal);
-  ProblemDetails problem{.status = refusal.status,
-                         .slug = refusal.slug,
-                         .title = refusal.title,
-                         .detail = refusal.detail,
-                         .instance = RequestPath(),
-                         .request_id = exchange_.request_id};
+  ProblemDetails problem = RefusalProblem(refusal.refusal, refusal.detail);
+  problem.instance = RequestPath();
+  problem.request_id = exchange_.request_id;
   problem.reason = refusal.rejection ? RejectionReasonName(*refusal.rejection) : refusal.reason;
   if (refusal.fence_fields) {
     problem.fence_key = exchange_.fence_key;
@@ -836,7 +739,7 @@ void Session::Refuse(const Refusal& refusal) {
   RespondWithProblem(problem, refusal.close, refusal.retry_after, refusal.www_authenticate);
 }
 
-void Session::RecordRejection(const Refusal& refusal) {
+void Session::RecordRejection(const RefusalReply& refusal) {
   if (refusal.rejection) exchange_.route->metrics->CountRejection(*refusal.rejection);
   lockstore::RejectionRecord record;
   record.at_ms = NowUnixMs();
@@ -851,6 +754,13 @@ void Session::RecordRejection(const Refusal& refusal) {
   record.presented = exchange_.token.value_or(0);
   record.highest = exchange_.highest.value_or(0);
   context_.store->RecordRejection(std::move(record));
+}
+
+void Session::RespondWithRefusal(Refusal refusal, std::string_view detail, bool close) {
+  ProblemDetails problem = RefusalProblem(refusal, detail);
+  problem.instance = RequestPath();
+  problem.request_id = exchange_.request_id;
+  RespondWithProblem(problem, close, /*retry_after=*/false);
 }
 
 void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
@@ -1094,9 +1004,7 @@ adapters::BodyRead Session::TakeBodyRead(error_code ec) {
   const bool done = parser_->is_done();
   if (ec || done) body_read_timeout_.Stop();
   exchange_.bytes_in += bytes;
-  if (exchange_.idem && exchange_.idem->hashing) {
-    exchange_.idem->body_hash->Update(body_read_target_.data(), bytes);
-  }
+  idempotency_.OnRequestBody(body_read_target_.data(), bytes);
   return {.ec = ec, .bytes = bytes, .done = done};
 }
 
@@ -1120,22 +1028,15 @@ void Session::BeginResponse(adapters::ResponseHeader&& header) {
   exchange_.response_has_body = !exchange_.head && !StatusHasNoBody(exchange_.status);
   // A response sent before the whole request body was read leaves the connection unusable.
   if (!parser_->is_done()) exchange_.close_after = true;
-  if (exchange_.idem && exchange_.idem->claimed) {
-    for (const auto& field : response_) {
-      if (IsStoredResponseField(field.name_string())) {
-        exchange_.idem->captured.fields.insert(field.name_string(), field.value());
-      }
-    }
-    response_.set(kIdempotencyExpiresField, HttpDate(exchange_.idem->expires_ms));
-  }
+  if (idempotency_.claimed()) idempotency_.OnResponseHeader(response_.base());
   PrepareResponseHeader();
   message_writer_.Start(response_, exchange_.response_has_body);
 }
 
 void Session::AsyncWriteBody(net::const_buffer body, bool last, WriteHandler handler) {
   write_handler_ = std::move(handler);
-  if (exchange_.idem && exchange_.idem->claimed) {
-    CaptureResponse(body);
+  if (idempotency_.claimed()) {
+    idempotency_.OnResponseBody(body);
     if (last) {
       WriteLastPieceDurably(body);
       return;
@@ -1169,7 +1070,7 @@ void Session::PrepareResponseHeader() {
 
 bool Session::WriteBodyNowOrLater(net::const_buffer body, bool last, WriteHandler handler) {
   // A response kept for idempotent replay ends with a store write: always the long way.
-  if (exchange_.idem && exchange_.idem->claimed) {
+  if (idempotency_.claimed()) {
     AsyncWriteBody(body, last, std::move(handler));
     return false;
   }

@@ -13,44 +13,28 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "base/net/gathered_write.h"
+#include "base/net/idle_timeout.h"
+#include "base/net/message_parser.h"
 #include "gateway/auth/authorizer.h"
+#include "gateway/http/problem.h"
+#include "gateway/http/refusal.h"
+#include "gateway/http/request_fields.h"
+#include "gateway/locks/lock_api.h"
+#include "gateway/server/gateway_context.h"
 #include "gateway/session/client_deadline.h"
 #include "gateway/session/client_stream.h"
-#include "gateway/server/gateway_context.h"
-#include "gateway/session/idempotency.h"
-#include "gateway/locks/lock_api.h"
-#include "gateway/http/problem.h"
+#include "gateway/session/idempotency_hook.h"
 #include "gateway/session/relay_body.h"
-#include "gateway/http/request_fields.h"
 #include "gateway/tls/client_transport.h"
 #include "gateway/tls/peer_identity.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/idempotency/idempotency_store.h"
 #include "resource_adapters/adapter.h"
-#include "base/net/gathered_write.h"
-#include "base/net/idle_timeout.h"
-#include "base/net/message_parser.h"
 
 namespace fencegate::gateway {
 
 class NetworkThread;
-
-// Idempotency-Key handling of a Session's request in progress (session_idempotency.cc). At
-// namespace scope: nested in Session, clang could not emplace it into Session::Exchange's
-// std::optional (its member initializers are not parsed before Session is complete).
-struct IdempotencyExchange {
-  const IdempotencyConfig* config = nullptr;
-  std::string key;
-  std::string scope_key;
-  std::string request_digest;
-  std::int64_t expires_ms = 0;
-  bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
-  bool hashing = false;  // request body bytes feed body_hash
-  bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
-  std::optional<Sha256> body_hash;
-  std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
-  StoredResponse captured;
-};
 
 // One client connection: reads requests one after another (pipelined bytes wait in the
 // buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
@@ -122,9 +106,6 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool continue_sent = false;
     bool head = false;
     bool response_has_body = true;
-    // Engaged for a method the route's idempotency lists, carrying a valid key; empty (and so
-    // free to reset) for every other request.
-    std::optional<IdempotencyExchange> idem;
     auth::Decision auth;             // who is asking, on a route with a policy
     bool advance_forbidden = false;  // the policy grants no advance of this fence key
     // Several replicas (session_cluster.cc): the owned shard this write is admitted under
@@ -134,12 +115,11 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool self_fenced = false;  // the shard stopped being ours while the write was under way
   };
 
-  // What a refusal looks like to the client and to operators.
-  struct Refusal {
-    unsigned status = 400;
-    std::string_view slug{};
-    std::string_view title{};
-    std::string_view detail{};
+  // What a refusal looks like to the client and to operators: the row of the refusal table
+  // (gateway/http/refusal.h) and what this session adds to it.
+  struct RefusalReply {
+    Refusal refusal = Refusal::kBadRequest;
+    std::string_view detail{};  // the table's when empty
     std::string_view outcome{};
     // Set for refused fenced writes: counted, logged and kept in the audit trail.
     std::optional<RejectionReason> rejection{};
@@ -222,11 +202,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void ReadBodyForFingerprint();
   void MatchStoredRecord();
   void ReplayStoredResponse(const lockstore::IdempotencyRecord& record);
-  void RefuseAfterAdmission(const Refusal& refusal);
-  void CaptureResponse(boost::asio::const_buffer body);
+  void RefuseAfterAdmission(const RefusalReply& refusal);
   void WriteLastPieceDurably(boost::asio::const_buffer body);
   void SettleIdempotency(adapters::ForwardOutcome outcome);
-  lockstore::IdempotencyRecord OutcomeRecord(lockstore::IdempotencyRecord::State state) const;
 
   // The built-in lock API (gateway/locks/lock_api.h): read the small JSON body, hand it over, write
   // the answer, which a long-poll acquire gives later.
@@ -236,8 +214,11 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void WatchLockClient();
   void RespondLock(LockHttpResponse response);
 
-  void Refuse(const Refusal& refusal);
-  void RecordRejection(const Refusal& refusal);
+  void Refuse(const RefusalReply& refusal);
+  void RecordRejection(const RefusalReply& refusal);
+  // The gateway's own answer with `refusal`'s problem (its table detail when `detail` is empty),
+  // after the request was admitted or forwarded: nothing recorded, the outcome left as is.
+  void RespondWithRefusal(Refusal refusal, std::string_view detail, bool close);
   void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
                           std::string_view www_authenticate = {});
   void DrainBodyThenWrite();
@@ -303,6 +284,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   std::string scratch_;
   std::string problem_body_;
   Exchange exchange_;
+  IdempotencyHook idempotency_;  // the Idempotency-Key side of the request in progress
   std::string lock_body_;
   LockApi::Wait lock_wait_;  // a long-poll acquire in progress
   bool lock_waiting_ = false;

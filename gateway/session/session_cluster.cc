@@ -27,11 +27,7 @@ bool Session::RouteByShard() {
     case ShardRoute::Kind::kRefuse:
       break;
   }
-  scratch_ = route.detail;
-  Refuse({.status = 503,
-          .slug = "shard-unavailable",
-          .title = "No replica admits this fence right now",
-          .detail = scratch_,
+  Refuse({.refusal = Refusal::kShardUnavailable,
           .outcome = "shard_unavailable",
           .audit_reason = "shard_unavailable",
           .retry_after = true});
@@ -49,11 +45,7 @@ bool Session::SelfFenced() {
 }
 
 void Session::RefuseSelfFenced() {
-  Refuse({.status = 503,
-          .slug = "shard-unavailable",
-          .title = "No replica admits this fence right now",
-          .detail = "this replica's hold on the fence key's shard ended (its etcd lease was not "
-                    "renewed in time); retry",
+  Refuse({.refusal = Refusal::kShardUnavailable,
           .outcome = "self_fenced",
           .audit_reason = "self_fenced",
           .close = !parser_->is_done(),
