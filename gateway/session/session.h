@@ -14,7 +14,6 @@
 #include <boost/beast/http/parser.hpp>
 
 #include "base/net/gathered_write.h"
-#include "base/net/idle_timeout.h"
 #include "base/net/message_parser.h"
 #include "gateway/auth/authorizer.h"
 #include "gateway/http/problem.h"
@@ -56,7 +55,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // Who the client proved to be with its certificate; empty on plain connections.
   const PeerIdentity& peer_identity() const { return peer_identity_; }
 
-  // Downstream.
+  // Downstream (session_downstream.cc).
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
   std::optional<adapters::BodyRead> ReadBodyNowOrLater(boost::asio::mutable_buffer buffer,
@@ -74,6 +73,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   friend class DecisionMailbox;  // hands late admission decisions to OnLateAdmissionDecision
 
   enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
+
+  // One socket read of header bytes; body reads through buffer_ take at least this much.
+  static constexpr std::size_t kHeaderReadChunk = 4096;
 
   // The state of the request in progress; reset for each request, strings keep capacity.
   struct Exchange {
@@ -166,9 +168,14 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // it is held right now, off this thread; admit it without the bound if so.
   void VerifyTokenLive();
   void OnTokenCheck(const lockstore::TokenCheck& check);
-  // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): true when this replica admits
-  // the write; otherwise it was forwarded to the shard's owner or refused.
-  bool RouteByShard();
+  // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): where a fenced write goes
+  // next. It decides only; HandleRequest() takes the step, so the flow runs one way.
+  enum class ShardStep {
+    kAdmitHere,       // this replica owns the shard (or there is no cluster)
+    kForwardToOwner,  // prepared for the owner's peer adapter: Forward() without admission
+    kRefused,         // answered 503 shard-unavailable
+  };
+  ShardStep RouteByShard();
   // True (and remembered) once the shard of a write admitted here is no longer this replica's.
   bool SelfFenced();
   void RefuseSelfFenced();
@@ -183,6 +190,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // "Tokens").
   std::optional<lockstore::Token> AdmitBound();
   void RefuseAdvance();
+
+  // The fenced-write pipeline (session_admission.cc): admit at the fence, Proceed() (the
+  // idempotency step) and Forward() through the route's adapter, and CompleteAdmission() once
+  // the backend exchange is over.
   void Admit();
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
@@ -206,15 +217,19 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void WriteLastPieceDurably(boost::asio::const_buffer body);
   void SettleIdempotency(adapters::ForwardOutcome outcome);
 
-  // The built-in lock API (gateway/locks/lock_api.h): read the small JSON body, hand it over, write
-  // the answer, which a long-poll acquire gives later.
+  // The built-in lock API (session_lock_api.cc; gateway/locks/lock_api.h): read the small JSON
+  // body, hand it over, write the answer, which a long-poll acquire gives later.
   void HandleLockRequest();
   void ReadLockBody();
   void OnLockBody();
   void WatchLockClient();
   void RespondLock(LockHttpResponse response);
 
+  // Refusals and the gateway's own responses (session.cc).
   void Refuse(const RefusalReply& refusal);
+  // A request refused before it could be served, its framing or size unreliable and its body
+  // unread: answered (outcome bad_request), then the connection closes.
+  void RefuseUnreadable(Refusal refusal, std::string_view detail = {});
   void RecordRejection(const RefusalReply& refusal);
   // The gateway's own answer with `refusal`'s problem (its table detail when `detail` is empty),
   // after the request was admitted or forwarded: nothing recorded, the outcome left as is.
@@ -223,6 +238,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
                           std::string_view www_authenticate = {});
   void DrainBodyThenWrite();
   void WriteOwnResponse();
+
+  // The client I/O behind Downstream (session_downstream.cc).
   void ReadBodySome(boost::asio::mutable_buffer buffer);
   // Points the parser's body at the adapter's buffer.
   void TargetBodyRead(boost::asio::mutable_buffer buffer);
@@ -249,7 +266,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void CloseSocket();
 
   std::string_view RequestPath() const;
-  // client_deadline_'s expiry: the header read or response write in progress ends with an error.
+  // client_deadline_'s and body_read_deadline_'s expiry: the socket operations in progress end
+  // with an error.
   void CancelClientIo();
 
   NetworkThread& thread_;
@@ -271,8 +289,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // are decided within a group commit, and on a keep-alive connection the timer is armed about
   // once per write_deadline, however many writes pass.
   ClientDeadline<Session> barrier_deadline_;
-  // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
-  adapters::IdleTimeout body_read_timeout_;
+  // timeouts.body_read of each read of the request body while the adapter reads it (see
+  // ContinueBodyRead): its own instance, as a body read may overlap a response write.
+  ClientDeadline<Session> body_read_deadline_;
   boost::asio::mutable_buffer body_read_target_;  // the adapter's buffer of the read in progress
   std::chrono::steady_clock::time_point header_deadline_;
   std::size_t header_scanned_ = 0;
