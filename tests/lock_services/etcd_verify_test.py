@@ -1,5 +1,5 @@
 """A route's live check of inflated tokens against a real etcd (Debian etcd-server) on loopback
-(README "Tokens", verify_tokens): an unsigned token more than max_token_advance above the fence
+(docs/LOCKS_AND_TOKENS.md "Token inflation", verify_tokens): an unsigned token more than max_token_advance above the fence
 is admitted only while etcd's lock API shows a holder whose lock key was created at exactly that
 revision. A forged token, a released holder's token and an unreachable etcd leave the fence as
 it was."""

@@ -15,7 +15,7 @@ Layouts (how writes reach replicas):
                Needs shard ownership (docs/ARCHITECTURE.md "Several replicas") to be safe;
                without it this is the control that must find violations.
   partitioned  each resource through one replica only (resource index % N), what "one active
-               gateway per prefix" (README "Running several replicas") does today.
+               gateway per prefix" (docs/REPLICAS.md) does today.
 With --cluster each replica's config gets a `cluster:` block (shard ownership, forwarding,
 self-fencing, quarantine), under which the shared layout must be safe.
 
