@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "gateway/cli/lock_command.h"
+#include "gateway/cli/store_command.h"
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
-#include "gateway/cli/lock_command.h"
 #include "gateway/server/server.h"
-#include "gateway/cli/store_command.h"
 
 namespace {
 
@@ -63,8 +63,8 @@ int Run(int argc, char** argv) {
   ApplyOverrides(command_line, &config);
 
   Server server(std::move(config));
-  if (!server.Start(&error)) {
-    std::cerr << "fencegate: start-up failed: " << error << std::endl;
+  if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
+    std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
     return kExitStartupFailure;
   }
   std::cout << "fencegate listening traffic=" << server.traffic_address()

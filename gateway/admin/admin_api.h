@@ -24,7 +24,7 @@ class AdminApi {
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
   using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
-  explicit AdminApi(GatewayContext& context) : context_(context) {}
+  explicit AdminApi(const GatewayContext& context) : context_(context) {}
 
   // Fills `response` (status, Content-Type, body) for `request`; `peer` is the client
   // certificate of a TLS connection (empty on plain ones), an admin credential like a key.
@@ -36,7 +36,7 @@ class AdminApi {
   void Fence(std::string_view encoded_key, std::string_view path, Response* response);
   void Rejections(std::string_view query, std::string_view path, Response* response);
 
-  GatewayContext& context_;
+  const GatewayContext& context_;
 };
 
 // Decodes %XX escapes; false on a malformed escape. '+' stays '+' (paths, not forms).

@@ -62,8 +62,8 @@ bool TextField(const json::object& body, std::string_view key, bool required, st
   return true;
 }
 
-void Repair(GatewayContext& context, std::string key, std::string_view body, std::string_view path,
-            std::string_view principal, AdminApi::Response* response) {
+void Repair(const GatewayContext& context, std::string key, std::string_view body,
+            std::string_view path, std::string_view principal, AdminApi::Response* response) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(body, ec);
   lockstore::FenceRepairRecord record;
@@ -128,7 +128,7 @@ bool IsFenceRepairRequest(const AdminApi::Request& request, std::string_view pat
          path.ends_with(kRepairSuffix) && path.size() > kFencesPrefix.size() + kRepairSuffix.size();
 }
 
-void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request,
+void HandleFenceRepair(const GatewayContext& context, const AdminApi::Request& request,
                        std::string_view path, std::string_view query, std::string_view principal,
                        AdminApi::Response* response) {
   if (path == kRepairs) {

@@ -17,7 +17,7 @@ namespace fencegate::gateway {
 // admin thread, which may block on the store.
 bool IsFenceRepairRequest(const AdminApi::Request& request, std::string_view path);
 // `principal`: the authenticated admin principal ("" when the admin API is open).
-void HandleFenceRepair(GatewayContext& context, const AdminApi::Request& request,
+void HandleFenceRepair(const GatewayContext& context, const AdminApi::Request& request,
                        std::string_view path, std::string_view query, std::string_view principal,
                        AdminApi::Response* response);
 

@@ -81,7 +81,7 @@ bool RequiredString(const json::object& body, std::string_view key, std::string*
   return true;
 }
 
-void ForceRelease(GatewayContext& context, const std::string& name, std::string_view body,
+void ForceRelease(const GatewayContext& context, const std::string& name, std::string_view body,
                   std::string_view path, std::string_view principal, AdminApi::Response* response) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(body, ec);
@@ -136,7 +136,7 @@ std::string_view AdminLockAllow(std::string_view path) {
   return path.starts_with(kLocksPrefix) && path.ends_with(kForceRelease) ? "POST" : "GET, HEAD";
 }
 
-void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
+void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& request,
                      std::string_view path, std::string_view query, std::string_view principal,
                      AdminApi::Response* response) {
   if (path == kLocks) {

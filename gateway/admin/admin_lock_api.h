@@ -22,7 +22,7 @@ bool IsAdminLockPath(std::string_view path);
 // Allowed methods for `path` ("GET, HEAD" or "POST").
 std::string_view AdminLockAllow(std::string_view path);
 // `principal`: the authenticated admin principal ("" when the admin API is open).
-void HandleAdminLock(GatewayContext& context, const AdminApi::Request& request,
+void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& request,
                      std::string_view path, std::string_view query, std::string_view principal,
                      AdminApi::Response* response);
 

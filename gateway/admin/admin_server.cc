@@ -162,16 +162,16 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
 
 }  // namespace
 
-AdminServer::AdminServer(GatewayContext& context, const tls::ListenerTls& tls)
+AdminServer::AdminServer(const GatewayContext& context, const tls::ListenerTls& tls)
     : api_(context), tls_(tls), acceptor_(ioc_) {}
 
 AdminServer::~AdminServer() {
   Stop();
-  if (thread_.joinable()) thread_.join();
+  Join();
 }
 
-bool AdminServer::Listen(const tcp::endpoint& endpoint, std::string* error) {
-  return OpenListenSocket(acceptor_, endpoint, "admin", error);
+lockstore::Status AdminServer::Listen(const tcp::endpoint& endpoint) {
+  return OpenListenSocket(acceptor_, endpoint, "admin");
 }
 
 tcp::endpoint AdminServer::local_endpoint() const {
@@ -185,6 +185,10 @@ void AdminServer::Start() {
 }
 
 void AdminServer::Stop() { ioc_.stop(); }
+
+void AdminServer::Join() {
+  if (thread_.joinable()) thread_.join();
+}
 
 void AdminServer::Accept() {
   acceptor_.async_accept([this](error_code ec, tcp::socket socket) {

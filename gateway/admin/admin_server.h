@@ -17,16 +17,17 @@ namespace fencegate::gateway {
 // /admin/... never stalls traffic. TLS when `tls` is enabled (config `tls.admin`).
 class AdminServer {
  public:
-  AdminServer(GatewayContext& context, const tls::ListenerTls& tls);
+  AdminServer(const GatewayContext& context, const tls::ListenerTls& tls);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
 
-  // Binds and listens; on failure returns false with a message naming the cause.
-  bool Listen(const boost::asio::ip::tcp::endpoint& endpoint, std::string* error);
+  // Binds and listens; on failure a status naming the cause.
+  lockstore::Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
   boost::asio::ip::tcp::endpoint local_endpoint() const;
   void Start();
   void Stop();  // thread-safe
+  void Join();  // after Stop(): waits for the request being handled, if any
 
  private:
   void Accept();

@@ -27,10 +27,10 @@ const char* StateName(ShardView::State state) {
 
 }  // namespace
 
-std::unique_ptr<ReplicaCluster> ReplicaCluster::Start(const Config& config,
-                                                      lockstore::AdmissionController& admission,
-                                                      prometheus::Registry& registry,
-                                                      std::string* error) {
+lockstore::Status ReplicaCluster::Start(const Config& config,
+                                        lockstore::AdmissionController& admission,
+                                        prometheus::Registry& registry,
+                                        std::unique_ptr<ReplicaCluster>* out) {
   const ClusterConfig& cluster_config = config.cluster;
   std::unique_ptr<ReplicaCluster> cluster(new ReplicaCluster());
   cluster->self_ = cluster_config.name;
@@ -49,8 +49,7 @@ std::unique_ptr<ReplicaCluster> ReplicaCluster::Start(const Config& config,
     Peer peer{name, {}};
     std::string parse_error;
     if (!ParseListenAddress(address, &peer.address, &parse_error)) {
-      *error = "cluster.peers." + name + ": " + parse_error;
-      return nullptr;
+      return lockstore::Status::InvalidArgument("cluster.peers." + name + ": " + parse_error);
     }
     cluster->peers_.push_back(std::move(peer));
   }
@@ -112,10 +111,10 @@ std::unique_ptr<ReplicaCluster> ReplicaCluster::Start(const Config& config,
   const lockstore::Status status =
       lockstore::etcd::ShardOwnership::Start(std::move(options), &cluster->ownership_);
   if (!status.ok()) {
-    *error = "cannot start the cluster: " + status.ToString();
-    return nullptr;
+    return lockstore::Status::Unavailable("cannot start the cluster: " + status.ToString());
   }
-  return cluster;
+  *out = std::move(cluster);
+  return lockstore::Status::Ok();
 }
 
 ShardRoute ReplicaCluster::Route(std::string_view fence_key, bool forwarded) const {

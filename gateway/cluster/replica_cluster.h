@@ -47,9 +47,10 @@ class ReplicaCluster {
 
   // `admission` is told to forget cached fences of a shard before this replica admits writes
   // to it again.
-  static std::unique_ptr<ReplicaCluster> Start(const Config& config,
-                                               lockstore::AdmissionController& admission,
-                                               prometheus::Registry& registry, std::string* error);
+  // On failure a status naming the cause, and `out` stays empty.
+  static lockstore::Status Start(const Config& config, lockstore::AdmissionController& admission,
+                                 prometheus::Registry& registry,
+                                 std::unique_ptr<ReplicaCluster>* out);
 
   ShardRoute Route(std::string_view fence_key, bool forwarded) const;
   // Self-fencing for a write admitted here: false once `shard` is no longer this replica's

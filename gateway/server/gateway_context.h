@@ -11,11 +11,11 @@
 
 #include <boost/beast/http/verb.hpp>
 
-#include "gateway/observability/access_log.h"
 #include "gateway/config/config.h"
+#include "gateway/http/router.h"
+#include "gateway/observability/access_log.h"
 #include "gateway/observability/metrics.h"
 #include "gateway/observability/relay_budget_metrics.h"
-#include "gateway/http/router.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/fence_store.h"
 #include "lockstore/idempotency/idempotency_store.h"
@@ -49,8 +49,9 @@ struct RouteRuntime {
   bool IsFenced(boost::beast::http::verb verb, std::string_view method) const;
 };
 
-// Everything the network threads share. Built once before they start; afterwards only the
-// atomics change.
+// Everything the network threads share. Server::Start builds it completely before any thread
+// starts and hands it out as const&: afterwards only the atomics below change (hence mutable).
+// The pointees are owned by the Server, which stops every thread before it lets them go.
 struct GatewayContext {
   const Config* config = nullptr;
   const Router* router = nullptr;
@@ -78,10 +79,10 @@ struct GatewayContext {
   const auth::Authorizer* auth = nullptr;         // route policies (gateway/auth/)
   const auth::AdminGuard* admin_guard = nullptr;  // the admin listener's credentials
 
-  std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
-  std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive
-  std::atomic<std::int64_t> open_connections{0};
-  std::atomic<std::int64_t> requests_in_flight{0};
+  mutable std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
+  mutable std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive
+  mutable std::atomic<std::int64_t> open_connections{0};
+  mutable std::atomic<std::int64_t> requests_in_flight{0};
 };
 
 // Builds the RouteRuntime of each configured route. `backend_names` lists the backends in

@@ -9,8 +9,8 @@
 namespace fencegate::gateway {
 namespace net = boost::asio;
 
-bool OpenListenSocket(net::ip::tcp::acceptor& acceptor, const net::ip::tcp::endpoint& endpoint,
-                      std::string_view what, std::string* error) {
+lockstore::Status OpenListenSocket(net::ip::tcp::acceptor& acceptor,
+                                   const net::ip::tcp::endpoint& endpoint, std::string_view what) {
   boost::system::error_code ec;
   const char* step = "open a socket for";
   acceptor.open(endpoint.protocol(), ec);
@@ -26,33 +26,31 @@ bool OpenListenSocket(net::ip::tcp::acceptor& acceptor, const net::ip::tcp::endp
     step = "listen on";
     acceptor.listen(net::socket_base::max_listen_connections, ec);
   }
-  if (!ec) return true;
+  if (!ec) return lockstore::Status::Ok();
   const std::string host = endpoint.address().to_string();
-  *error = "cannot " + std::string(step) + " the " + std::string(what) + " address " +
-           (endpoint.address().is_v6() ? "[" + host + "]" : host) + ":" +
-           std::to_string(endpoint.port()) + ": " + ec.message();
   boost::system::error_code ignored;
   acceptor.close(ignored);
-  return false;
+  return lockstore::Status::IOError("cannot " + std::string(step) + " the " + std::string(what) +
+                                    " address " +
+                                    (endpoint.address().is_v6() ? "[" + host + "]" : host) + ":" +
+                                    std::to_string(endpoint.port()) + ": " + ec.message());
 }
 
-bool ShareListenSocket(net::ip::tcp::acceptor& listener, net::ip::tcp::acceptor& acceptor,
-                       std::string* error) {
+lockstore::Status ShareListenSocket(net::ip::tcp::acceptor& listener,
+                                    net::ip::tcp::acceptor& acceptor) {
   boost::system::error_code ec;
   const net::ip::tcp::endpoint local = listener.local_endpoint(ec);
   const int fd = ec ? -1 : ::fcntl(listener.native_handle(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) {
-    *error = "cannot duplicate the listening socket: " +
-             (ec ? ec.message() : std::string(std::strerror(errno)));
-    return false;
+    return lockstore::Status::IOError("cannot duplicate the listening socket: " +
+                                      (ec ? ec.message() : std::string(std::strerror(errno))));
   }
   acceptor.assign(local.protocol(), fd, ec);
   if (ec) {
     ::close(fd);
-    *error = "cannot share the listening socket: " + ec.message();
-    return false;
+    return lockstore::Status::IOError("cannot share the listening socket: " + ec.message());
   }
-  return true;
+  return lockstore::Status::Ok();
 }
 
 }  // namespace fencegate::gateway

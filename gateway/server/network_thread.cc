@@ -19,7 +19,7 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(20);
 
 }  // namespace
 
-NetworkThread::NetworkThread(GatewayContext& context,
+NetworkThread::NetworkThread(const GatewayContext& context,
                              const std::vector<adapters::AdapterFactory*>& factories,
                              std::size_t index)
     : context_(context),
@@ -38,10 +38,11 @@ NetworkThread::NetworkThread(GatewayContext& context,
 NetworkThread::~NetworkThread() {
   Stop();
   Join();
+  ReleaseSessions();
 }
 
-bool NetworkThread::ShareListener(tcp::acceptor& listener, std::string* error) {
-  return ShareListenSocket(listener, acceptor_, error);
+lockstore::Status NetworkThread::ShareListener(tcp::acceptor& listener) {
+  return ShareListenSocket(listener, acceptor_);
 }
 
 tcp::endpoint NetworkThread::local_endpoint() const {
@@ -78,6 +79,16 @@ void NetworkThread::Stop() {
 
 void NetworkThread::Join() {
   if (thread_.joinable()) thread_.join();
+}
+
+void NetworkThread::ReleaseSessions() {
+  // The adapters first: an exchange they still hold refers to its session as its Downstream.
+  adapters_.clear();
+  // A released session may end at once and unregister itself: iterate over a copy.
+  const std::vector<Session*> sessions(sessions_.begin(), sessions_.end());
+  for (Session* session : sessions) {
+    if (sessions_.count(session) != 0) session->ReleaseAtShutdown();
+  }
 }
 
 void NetworkThread::Accept() {

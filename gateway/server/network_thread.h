@@ -12,13 +12,13 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "gateway/session/client_stream.h"
-#include "gateway/session/decision_mailbox.h"
+#include "base/net/thread_inbox.h"
+#include "gateway/http/request_id.h"
 #include "gateway/observability/error_log_cap.h"
 #include "gateway/server/gateway_context.h"
-#include "gateway/http/request_id.h"
+#include "gateway/session/client_stream.h"
+#include "gateway/session/decision_mailbox.h"
 #include "resource_adapters/adapter.h"
-#include "base/net/thread_inbox.h"
 
 namespace fencegate::gateway {
 
@@ -31,23 +31,27 @@ class NetworkThread {
  public:
   // `factories` in backend order (RouteRuntime::backend_index). `index`: this thread's place
   // among the network threads, 0 to threads - 1 (its shard of ShardedHistogram metrics).
-  NetworkThread(GatewayContext& context, const std::vector<adapters::AdapterFactory*>& factories,
-                std::size_t index);
+  NetworkThread(const GatewayContext& context,
+                const std::vector<adapters::AdapterFactory*>& factories, std::size_t index);
   ~NetworkThread();
   NetworkThread(const NetworkThread&) = delete;
   NetworkThread& operator=(const NetworkThread&) = delete;
 
-  // Accepts from `listener` (see ShareListenSocket); on failure returns false with the cause.
-  bool ShareListener(boost::asio::ip::tcp::acceptor& listener, std::string* error);
+  // Accepts from `listener` (see ShareListenSocket); on failure a status naming the cause.
+  lockstore::Status ShareListener(boost::asio::ip::tcp::acceptor& listener);
   boost::asio::ip::tcp::endpoint local_endpoint() const;
 
   void Start();       // starts accepting and the thread
   void BeginDrain();  // thread-safe: stop accepting, close idle connections
   void Stop();        // thread-safe: stop the io_context (cuts what is left)
   void Join();
+  // After Join(), once nothing outside this thread can call back into its sessions (see
+  // Server::Shutdown): destroys the adapters and lets go of every session still holding itself.
+  // What else keeps a session (its pending handlers) goes with the io_context.
+  void ReleaseSessions();
 
   // For sessions, on this thread only.
-  GatewayContext& context() { return context_; }
+  const GatewayContext& context() const { return context_; }
   adapters::ResourceAdapter& adapter(std::size_t backend_index) {
     return *adapters_[backend_index];
   }
@@ -65,7 +69,7 @@ class NetworkThread {
   void Accept();
   void OnAccept(boost::system::error_code ec, ClientSocket socket);
 
-  GatewayContext& context_;
+  const GatewayContext& context_;
   const std::size_t index_;
   // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared
   // before ioc_ so it outlives it.

@@ -12,10 +12,11 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "gateway/server/listen_socket.h"
-#include "gateway/http/request_fields.h"
+#include "base/tls_client/client_tls.h"
 #include "gateway/cli/store_command.h"
+#include "gateway/http/request_fields.h"
 #include "gateway/http/time_format.h"
+#include "gateway/server/listen_socket.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
 #include "lockstore/etcd/etcd_token_verifier.h"
@@ -24,7 +25,6 @@
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
-#include "base/tls_client/client_tls.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -35,16 +35,16 @@ namespace {
 // How often the drain checks whether everything in flight has finished.
 constexpr auto kDrainPoll = std::chrono::milliseconds(10);
 
-bool ResolveListenAddress(const ListenAddress& address, tcp::endpoint* out, std::string* error) {
+lockstore::Status ResolveListenAddress(const ListenAddress& address, tcp::endpoint* out) {
   const std::string host = address.host == "localhost" ? "127.0.0.1" : address.host;
   boost::system::error_code ec;
   const auto ip = net::ip::make_address(host, ec);
   if (ec) {
-    *error = "invalid listen host '" + address.host + "': " + ec.message();
-    return false;
+    return lockstore::Status::InvalidArgument("invalid listen host '" + address.host +
+                                              "': " + ec.message());
   }
   *out = tcp::endpoint(ip, address.port);
-  return true;
+  return lockstore::Status::Ok();
 }
 
 std::string FormatEndpoint(const tcp::endpoint& endpoint) {
@@ -74,31 +74,73 @@ void ReopenSignalMask(int how) {
 
 Server::Server(Config config) : config_(std::move(config)) {}
 
-Server::~Server() {
-  StopThreads();
+Server::~Server() { Shutdown(); }
+
+void Server::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // 1. Listeners.
+  if (context_) {
+    context_->accepting = false;
+    context_->draining = true;
+  }
+  // 2. Lock waiters: no expiry or wait deadline fires from here on; long polls are answered.
+  if (lock_clock_) lock_clock_->Stop();
+  if (lock_service_) lock_service_->CancelAllWaiters();
+  // 3. Network threads and the admin listener: no session runs after this.
+  for (auto& thread : threads_) thread->Stop();
+  if (admin_) admin_->Stop();
+  for (auto& thread : threads_) thread->Join();
+  if (admin_) admin_->Join();
+  // 4. Adapters: blocking work they run for the network threads (filesystem I/O) ends.
+  for (auto& factory : factories_) factory->WaitForWorkBoundForNetworkThreads();
+  // 5. What calls back into sessions. Callbacks still pending post to the stopped threads'
+  // inboxes and are destroyed with them, never run. The verifiers answer what is queued and
+  // join their threads; the idempotency store drains; lock grants in flight finish (they may
+  // still raise fences through admission_) once the store has made them durable.
+  token_verifiers_.clear();
+  idempotency_.reset();
+  lock_api_.reset();
   if (lock_service_) {
-    if (lock_clock_) lock_clock_->Stop();  // no expiry or wait deadline fires from here on
-    lock_service_->CancelAllWaiters();
-    // Let grants in flight finish (they may still raise fences through admission_).
-    if (store_) store_->Flush();
+    FlushStore();
     lock_service_.reset();
   }
+  lock_fencer_.reset();
   cluster_.reset();  // revokes the lease: the shards move without waiting for the TTL
   admission_.reset();
+  // 6. Sessions: each thread's adapters, then the sessions still holding themselves (a request
+  // cut at the drain deadline), then the io_contexts with what they still held.
+  for (auto& thread : threads_) thread->ReleaseSessions();
+  threads_.clear();
+  admin_.reset();
+  context_.reset();
+  // 7. The store.
+  if (store_) {
+    FlushStore();
+    store_.reset();
+  }
 }
 
-bool Server::Start(std::string* error) {
+void Server::FlushStore() {
+  const lockstore::Status flushed = store_->Flush();
+  if (!flushed.ok()) {
+    std::fprintf(stderr, "fencegate: flushing the fence store failed: %s\n",
+                 flushed.ToString().c_str());
+  }
+}
+
+lockstore::Status Server::Start() {
   // Signals an operator's tools send that must never end the process (README "Signals"): a
   // closed pipe (SIGPIPE) and haproxy-style reloads (SIGUSR2) are ignored. Logrotate's SIGUSR1
   // stays pending (blocked here, in every thread started from here on) until RunUntilSignal
   // takes it up, so one sent right after start-up still reopens the access log.
   for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
   ReopenSignalMask(SIG_BLOCK);
-  if (!OpenStore(error)) return false;
+  if (lockstore::Status opened = OpenStore(); !opened.ok()) return opened;
   const lockstore::Status log_status = AccessLog::Open(config_.access_log.path, &access_log_);
   if (!log_status.ok()) {
-    *error = log_status.ToString();
-    return false;
+    // The message alone named the cause before start-up spoke Status; keep it that way.
+    return lockstore::Status::IOError(log_status.ToString());
   }
   std::vector<std::string> route_names;
   for (const RouteConfig& route : config_.routes) route_names.push_back(route.name);
@@ -116,56 +158,83 @@ bool Server::Start(std::string* error) {
   admission_options.max_cached_keys = config_.store.cached_keys;
   admission_options.now_ms = [] { return NowUnixMs(); };
   admission_ = std::make_unique<lockstore::AdmissionController>(*store_, admission_options);
-
-  context_.config = &config_;
-  context_.router = router_.get();
-  context_.store = store_.get();
-  context_.admission = admission_.get();
-  context_.metrics = metrics_.get();
-  context_.access_log = access_log_.get();
-  context_.auth = authorizer_.get();
-  context_.admin_guard = admin_guard_.get();
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
   if (etcd_store_ != nullptr) {
     etcd_metrics_ = std::make_unique<EtcdStoreMetrics>(metrics_->registry(), *etcd_store_);
-    context_.refresh_store_metrics = [metrics = etcd_metrics_.get()] { metrics->Refresh(); };
   } else if (const auto* rocksdb =
                  dynamic_cast<const lockstore::RocksDbFenceStore*>(store_.get())) {
     rocksdb_metrics_ = std::make_unique<RocksDbStoreMetrics>(metrics_->registry(), *rocksdb);
-    context_.refresh_store_metrics = [metrics = rocksdb_metrics_.get()] { metrics->Refresh(); };
   }
-  if (!StartCluster(error)) return false;
-  if (!StartLocks(error)) return false;
-  if (!OpenIdempotencyStore(error)) return false;
+  for (lockstore::Status (Server::*step)() :
+       {&Server::StartCluster, &Server::StartLocks, &Server::OpenIdempotencyStore, &Server::LoadTls,
+        &Server::BuildAdapters, &Server::StartTokenVerifiers}) {
+    if (lockstore::Status status = (this->*step)(); !status.ok()) return status;
+  }
 
-  if (!LoadTls(error)) return false;
-  if (!BuildAdapters(error)) return false;
-  if (!StartTokenVerifiers(error)) return false;
-  if (!Listen(error)) return false;
+  // Everything the threads share exists: the context is complete before any thread starts.
+  context_ = BuildContext();
+  for (std::size_t i = 0; i < metrics_->thread_count(); ++i) {
+    threads_.push_back(std::make_unique<NetworkThread>(*context_, adapter_order_, i));
+  }
+  admin_ = std::make_unique<AdminServer>(*context_, *admin_tls_);
+  if (lockstore::Status listening = Listen(); !listening.ok()) return listening;
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
-  context_.accepting = true;
-  return true;
+  context_->accepting = true;
+  return lockstore::Status::Ok();
 }
 
-bool Server::OpenStore(std::string* error) {
+std::unique_ptr<const GatewayContext> Server::BuildContext() {
+  auto context = std::make_unique<GatewayContext>();
+  context->config = &config_;
+  context->router = router_.get();
+  context->routes = ResolveRoutes(config_, backend_names_, *metrics_);
+  for (std::size_t i = 0; i < context->routes.size(); ++i) {
+    context->routes[i].token_verifier = verifier_of_route_[i];
+  }
+  context->store = store_.get();
+  context->admission = admission_.get();
+  context->metrics = metrics_.get();
+  context->access_log = access_log_.get();
+  context->locks = lock_api_.get();
+  context->lock_table = lock_service_.get();
+  context->idempotency = idempotency_.get();
+  context->token_signer = token_signer_.get();
+  context->traffic_tls = traffic_tls_.get();
+  // Store-specific metrics (the etcd store's counters, RocksDB's properties) and the
+  // cluster's, brought up to date before /metrics renders.
+  context->refresh_store_metrics = [etcd = etcd_metrics_.get(), rocksdb = rocksdb_metrics_.get(),
+                                    cluster = cluster_.get()] {
+    if (etcd != nullptr) etcd->Refresh();
+    if (rocksdb != nullptr) rocksdb->Refresh();
+    if (cluster != nullptr) cluster->RefreshMetrics();
+  };
+  context->relay_budget_metrics = relay_budget_metrics_.get();
+  context->cluster = cluster_.get();
+  context->peer_adapter_base = peer_adapter_base_;
+  context->auth = authorizer_.get();
+  context->admin_guard = admin_guard_.get();
+  return context;
+}
+
+lockstore::Status Server::OpenStore() {
   if (config_.store.kind == "rocksdb") {
     // Before the data dir is created: whether it was brand new decides whether the store may be.
-    if (!OpenRocksDbStore(error)) return false;
+    if (lockstore::Status opened = OpenRocksDbStore(); !opened.ok()) return opened;
   } else if (config_.store.kind != "etcd") {
-    *error = "unsupported store kind '" + config_.store.kind + "'";
-    return false;
+    return lockstore::Status::InvalidArgument("unsupported store kind '" + config_.store.kind +
+                                              "'");
   }
   std::error_code fs_error;
   std::filesystem::create_directories(config_.data_dir, fs_error);
   if (fs_error) {
-    *error = "cannot create data_dir " + config_.data_dir + ": " + fs_error.message();
-    return false;
+    return lockstore::Status::IOError("cannot create data_dir " + config_.data_dir + ": " +
+                                      fs_error.message());
   }
-  return config_.store.kind == "etcd" ? OpenEtcdStore(error) : true;
+  return config_.store.kind == "etcd" ? OpenEtcdStore() : lockstore::Status::Ok();
 }
 
-bool Server::OpenRocksDbStore(std::string* error) {
+lockstore::Status Server::OpenRocksDbStore() {
   lockstore::RocksDbFenceStoreOptions options;
   options.path = FenceStorePath(config_);
   // Made by the first start in a brand-new, empty data dir, or by `fencegate store init`; never
@@ -181,13 +250,13 @@ bool Server::OpenRocksDbStore(std::string* error) {
   };
   const lockstore::Status status = lockstore::OpenRocksDbFenceStore(options, &store_);
   if (!status.ok()) {
-    *error = "cannot open the fence store at " + options.path + ": " + status.ToString();
-    return false;
+    return lockstore::Status::IOError("cannot open the fence store at " + options.path + ": " +
+                                      status.ToString());
   }
-  return true;
+  return lockstore::Status::Ok();
 }
 
-bool Server::OpenEtcdStore(std::string* error) {
+lockstore::Status Server::OpenEtcdStore() {
   lockstore::etcd::EtcdClientOptions& client = etcd_client_options_;
   client.endpoints = config_.store.endpoints;
   client.request_timeout = config_.store.request_timeout;
@@ -195,11 +264,9 @@ bool Server::OpenEtcdStore(std::string* error) {
   client.tls = config_.store.tls;
   if (client.tls) {
     // One context for the fence store and the etcd locks alike.
-    client.tls_context = tls_client::BuildClientContext(*client.tls, error);
-    if (!client.tls_context) {
-      *error = "store.tls: " + *error;
-      return false;
-    }
+    std::string error;
+    client.tls_context = tls_client::BuildClientContext(*client.tls, &error);
+    if (!client.tls_context) return lockstore::Status::InvalidArgument("store.tls: " + error);
     if (!client.tls->verify_hostname) {
       std::fprintf(stderr,
                    "fencegate: WARNING: store: tls.verify_hostname is off: any certificate from "
@@ -216,37 +283,28 @@ bool Server::OpenEtcdStore(std::string* error) {
   std::unique_ptr<lockstore::etcd::EtcdFenceStore> store;
   const lockstore::Status status = lockstore::etcd::EtcdFenceStore::Open(options, &store);
   if (!status.ok()) {
-    *error = "cannot open the etcd fence store: " + status.ToString();
-    return false;
+    return lockstore::Status::Unavailable("cannot open the etcd fence store: " + status.ToString());
   }
   etcd_store_ = store.get();
   store_ = std::move(store);
-  return true;
+  return lockstore::Status::Ok();
 }
 
 // Several replicas: shard ownership in etcd and the metrics that come with it.
-bool Server::StartCluster(std::string* error) {
-  if (!config_.cluster.enabled) return true;
-  cluster_ = ReplicaCluster::Start(config_, *admission_, metrics_->registry(), error);
-  if (!cluster_) return false;
-  context_.cluster = cluster_.get();
-  context_.refresh_store_metrics = [store = std::move(context_.refresh_store_metrics),
-                                    cluster = cluster_.get()] {
-    if (store) store();
-    cluster->RefreshMetrics();
-  };
-  return true;
+lockstore::Status Server::StartCluster() {
+  if (!config_.cluster.enabled) return lockstore::Status::Ok();
+  return ReplicaCluster::Start(config_, *admission_, metrics_->registry(), &cluster_);
 }
 
 // Only when a route keeps idempotency records (mode store); its own database under data_dir.
-bool Server::OpenIdempotencyStore(std::string* error) {
+lockstore::Status Server::OpenIdempotencyStore() {
   bool needed = false;
   for (const RouteConfig& route : config_.routes) {
     if (route.idempotency && route.idempotency->mode == IdempotencyConfig::Mode::kStore) {
       needed = true;
     }
   }
-  if (!needed) return true;
+  if (!needed) return lockstore::Status::Ok();
   lockstore::IdempotencyStoreOptions options;
   options.path = config_.data_dir + "/idempotency";
   options.log = [](std::string_view line) {
@@ -255,31 +313,27 @@ bool Server::OpenIdempotencyStore(std::string* error) {
   options.now_ms = [] { return NowUnixMs(); };
   const lockstore::Status status = lockstore::IdempotencyStore::Open(options, &idempotency_);
   if (!status.ok()) {
-    *error = "cannot open the idempotency store at " + options.path + ": " + status.ToString();
-    return false;
+    return lockstore::Status::IOError("cannot open the idempotency store at " + options.path +
+                                      ": " + status.ToString());
   }
-  context_.idempotency = idempotency_.get();
-  return true;
+  return lockstore::Status::Ok();
 }
 
-bool Server::StartLocks(std::string* error) {
-  if (!config_.locks.enabled) return true;
+lockstore::Status Server::StartLocks() {
+  if (!config_.locks.enabled) return lockstore::Status::Ok();
   lock_metrics_ = std::make_unique<LockMetrics>(metrics_->registry());
   lock_fencer_ = std::make_unique<lockstore::AdmissionLockFencer>(*admission_);
   if (etcd_store_ != nullptr) {
     StartEtcdLocks();
-  } else if (!StartLockTable(error)) {
-    return false;
+  } else if (lockstore::Status started = StartLockTable(); !started.ok()) {
+    return started;
   }
   if (!config_.locks.signing.empty()) {
     token_signer_ = std::make_unique<lockstore::TokenSigner>(
         config_.locks.signing, lockstore::LockRules(config_.locks.rules));
-    context_.token_signer = token_signer_.get();
   }
   lock_api_ = std::make_unique<LockApi>(*lock_service_, config_.locks, token_signer_.get());
-  context_.locks = lock_api_.get();
-  context_.lock_table = lock_service_.get();
-  return true;
+  return lockstore::Status::Ok();
 }
 
 // With etcd the locks live there too, shared by every replica on the prefix (README "Running
@@ -298,11 +352,10 @@ void Server::StartEtcdLocks() {
       std::move(options), lock_fencer_.get(), lock_metrics_.get());
 }
 
-bool Server::StartLockTable(std::string* error) {
+lockstore::Status Server::StartLockTable() {
   auto* persistence = dynamic_cast<lockstore::LockPersistence*>(store_.get());
   if (persistence == nullptr) {
-    *error = "the fence store cannot keep lock state";
-    return false;
+    return lockstore::Status::InvalidArgument("the fence store cannot keep lock state");
   }
   lock_clock_ = std::make_unique<lockstore::SteadyLockClock>();
   lockstore::LockTableOptions options;
@@ -317,28 +370,27 @@ bool Server::StartLockTable(std::string* error) {
       *persistence, *lock_clock_, lock_fencer_.get(), lock_metrics_.get(), std::move(options));
   const lockstore::Status loaded = table->Load();
   if (!loaded.ok()) {
-    *error = "cannot load the lock table: " + loaded.ToString();
-    return false;
+    return lockstore::Status::IOError("cannot load the lock table: " + loaded.ToString());
   }
   lock_service_ = std::move(table);
-  return true;
+  return lockstore::Status::Ok();
 }
 
-bool Server::LoadTls(std::string* error) {
+lockstore::Status Server::LoadTls() {
   traffic_tls_ =
       std::make_unique<tls::ListenerTls>("traffic", config_.tls.traffic, metrics_->registry());
   admin_tls_ = std::make_unique<tls::ListenerTls>("admin", config_.tls.admin, metrics_->registry());
-  context_.traffic_tls = traffic_tls_.get();
-  return traffic_tls_->Load(error) && admin_tls_->Load(error);
+  if (lockstore::Status loaded = traffic_tls_->Load(); !loaded.ok()) return loaded;
+  return admin_tls_->Load();
 }
 
-bool Server::BuildAdapters(std::string* error) {
-  std::vector<std::string> backend_names;
-  std::vector<adapters::AdapterFactory*> factories;
+lockstore::Status Server::BuildAdapters() {
+  std::string error_text;
+  std::string* error = &error_text;
+  std::vector<adapters::AdapterFactory*>& factories = adapter_order_;
   relay_budget_ = std::make_shared<adapters::RelayBudget>(config_.limits.relay_buffer_memory);
   relay_budget_metrics_ =
       std::make_unique<RelayBudgetMetrics>(metrics_->registry(), *relay_budget_);
-  context_.relay_budget_metrics = relay_budget_metrics_.get();
   for (const auto& [name, configured] : config_.backends) {
     BackendConfig backend = configured;
     backend.http.relay_budget = relay_budget_;
@@ -347,13 +399,13 @@ bool Server::BuildAdapters(std::string* error) {
       auto factory = adapters::MakeHttpAdapterFactory(backend.http, error);
       if (!factory) {
         *error = "backend '" + name + "': " + *error;
-        return false;
+        return lockstore::Status::InvalidArgument(*error);
       }
       WarnIfUnverified(name, backend.http.tls, backend.http.tls_options, backend.http.host);
       factories_.push_back(std::move(factory));
     } else if (backend.kind == "filesystem") {
       auto factory = adapters::MakeFilesystemAdapterFactory(backend.filesystem, error);
-      if (!factory) return false;
+      if (!factory) return lockstore::Status::InvalidArgument(*error);
       factories_.push_back(std::move(factory));
     } else if (backend.kind == "webdav") {
       auto passthrough = adapters::MakeHttpAdapterFactory(backend.http, error);
@@ -362,7 +414,7 @@ bool Server::BuildAdapters(std::string* error) {
                                  : nullptr;
       if (!factory) {
         *error = "backend '" + name + "': " + *error;
-        return false;
+        return lockstore::Status::InvalidArgument(*error);
       }
       WarnIfUnverified(name, backend.http.tls, backend.http.tls_options, backend.http.host);
       factories_.push_back(std::move(factory));
@@ -370,21 +422,20 @@ bool Server::BuildAdapters(std::string* error) {
       auto factory = adapters::MakeS3AdapterFactory(backend.s3, error);
       if (!factory) {
         *error = "backend '" + name + "': " + *error;
-        return false;
+        return lockstore::Status::InvalidArgument(*error);
       }
       WarnIfUnverified(name, backend.s3.tls, backend.s3.tls_options, backend.s3.host);
       factories_.push_back(std::move(factory));
     } else {
       *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
-      return false;
+      return lockstore::Status::InvalidArgument(*error);
     }
-    backend_names.push_back(name);
+    backend_names_.push_back(name);
     factories.push_back(factories_.back().get());
   }
-  context_.routes = ResolveRoutes(config_, backend_names, *metrics_);
   // Several replicas: one plain http adapter per peer, after the backends' adapters. The peer
   // gets the token in Fencing-Token, as the client sent it, and admits or refuses it itself.
-  context_.peer_adapter_base = factories.size();
+  peer_adapter_base_ = factories.size();
   if (cluster_) {
     // The owner answers within its barrier wait plus its own upstream timeout, or with 503/504.
     const auto owner_answers_within =
@@ -399,16 +450,12 @@ bool Server::BuildAdapters(std::string* error) {
       factories.push_back(factories_.back().get());
     }
   }
-
-  for (std::size_t i = 0; i < metrics_->thread_count(); ++i) {
-    threads_.push_back(std::make_unique<NetworkThread>(context_, factories, i));
-  }
-  admin_ = std::make_unique<AdminServer>(context_, *admin_tls_);
-  return true;
+  return lockstore::Status::Ok();
 }
 
 // One etcd client set per route with verify_tokens: routes may ask different lock services.
-bool Server::StartTokenVerifiers(std::string* error) {
+lockstore::Status Server::StartTokenVerifiers() {
+  verifier_of_route_.assign(config_.routes.size(), nullptr);
   for (std::size_t i = 0; i < config_.routes.size(); ++i) {
     const RouteConfig& route = config_.routes[i];
     if (!route.verify_tokens) continue;
@@ -422,10 +469,11 @@ bool Server::StartTokenVerifiers(std::string* error) {
     options.client.operation_timeout = verify.timeout;
     options.client.tls = verify.tls;
     if (verify.tls) {
-      options.client.tls_context = tls_client::BuildClientContext(*verify.tls, error);
+      std::string error;
+      options.client.tls_context = tls_client::BuildClientContext(*verify.tls, &error);
       if (!options.client.tls_context) {
-        *error = "route '" + route.name + "': verify_tokens.etcd.tls: " + *error;
-        return false;
+        return lockstore::Status::InvalidArgument("route '" + route.name +
+                                                  "': verify_tokens.etcd.tls: " + error);
       }
       if (!verify.tls->verify_hostname) {
         std::fprintf(stderr,
@@ -437,27 +485,32 @@ bool Server::StartTokenVerifiers(std::string* error) {
     }
     token_verifiers_.push_back(
         std::make_unique<lockstore::etcd::EtcdTokenVerifier>(std::move(options)));
-    context_.routes[i].token_verifier = token_verifiers_.back().get();
+    verifier_of_route_[i] = token_verifiers_.back().get();
   }
-  return true;
+  return lockstore::Status::Ok();
 }
 
-bool Server::Listen(std::string* error) {
+lockstore::Status Server::Listen() {
   tcp::endpoint traffic;
   tcp::endpoint admin;
-  if (!ResolveListenAddress(config_.listen, &traffic, error) ||
-      !ResolveListenAddress(config_.admin_listen, &admin, error)) {
-    return false;
+  if (lockstore::Status resolved = ResolveListenAddress(config_.listen, &traffic); !resolved.ok()) {
+    return resolved;
+  }
+  if (lockstore::Status resolved = ResolveListenAddress(config_.admin_listen, &admin);
+      !resolved.ok()) {
+    return resolved;
   }
   // One listening socket for the process, one descriptor of it per network thread. The
   // original is closed on return; the threads' duplicates keep the socket open.
   net::io_context setup;
   tcp::acceptor listener(setup);
-  if (!OpenListenSocket(listener, traffic, "traffic", error)) return false;
-  for (auto& thread : threads_) {
-    if (!thread->ShareListener(listener, error)) return false;
+  if (lockstore::Status opened = OpenListenSocket(listener, traffic, "traffic"); !opened.ok()) {
+    return opened;
   }
-  return admin_->Listen(admin, error);
+  for (auto& thread : threads_) {
+    if (lockstore::Status shared = thread->ShareListener(listener); !shared.ok()) return shared;
+  }
+  return admin_->Listen(admin);
 }
 
 std::string Server::traffic_address() const {
@@ -478,10 +531,10 @@ int Server::RunUntilSignal() {
 
   std::function<void()> check_drained = [&] {
     const bool idle =
-        context_.requests_in_flight.load() == 0 && context_.open_connections.load() == 0;
+        context_->requests_in_flight.load() == 0 && context_->open_connections.load() == 0;
     if (idle) return;  // nothing left: ioc runs out of work and returns
     if (std::chrono::steady_clock::now() >= deadline) {
-      if (context_.requests_in_flight.load() > 0) exit_code = kExitDrainCut;
+      if (context_->requests_in_flight.load() > 0) exit_code = kExitDrainCut;
       return;
     }
     poll.expires_after(kDrainPoll);
@@ -515,8 +568,8 @@ int Server::RunUntilSignal() {
     if (ec) return;
     reload_signal.cancel();  // lets ioc run out of work once drained
     reopen_signal.cancel();
-    context_.accepting = false;
-    context_.draining = true;
+    context_->accepting = false;
+    context_->draining = true;
     // Long-poll acquires answer 503 at once instead of holding the drain up.
     if (lock_service_) lock_service_->CancelAllWaiters();
     for (auto& thread : threads_) thread->BeginDrain();
@@ -526,20 +579,8 @@ int Server::RunUntilSignal() {
   ioc.run();
   ReopenSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
 
-  StopThreads();
-  const lockstore::Status flushed = store_->Flush();
-  if (!flushed.ok()) {
-    std::fprintf(stderr, "fencegate: flushing the fence store failed: %s\n",
-                 flushed.ToString().c_str());
-  }
+  Shutdown();
   return exit_code;
-}
-
-void Server::StopThreads() {
-  for (auto& thread : threads_) thread->Stop();
-  for (auto& thread : threads_) thread->Join();
-  for (auto& factory : factories_) factory->WaitForWorkBoundForNetworkThreads();
-  if (admin_) admin_->Stop();
 }
 
 }  // namespace fencegate::gateway

@@ -4,20 +4,20 @@
 #include <string>
 #include <vector>
 
-#include "gateway/observability/access_log.h"
 #include "gateway/admin/admin_server.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/auth/authorizer.h"
 #include "gateway/cluster/replica_cluster.h"
 #include "gateway/config/config.h"
-#include "gateway/observability/etcd_metrics.h"
-#include "gateway/server/gateway_context.h"
+#include "gateway/http/router.h"
 #include "gateway/locks/lock_api.h"
+#include "gateway/observability/access_log.h"
+#include "gateway/observability/etcd_metrics.h"
 #include "gateway/observability/lock_metrics.h"
 #include "gateway/observability/metrics.h"
-#include "gateway/server/network_thread.h"
 #include "gateway/observability/rocksdb_store_metrics.h"
-#include "gateway/http/router.h"
+#include "gateway/server/gateway_context.h"
+#include "gateway/server/network_thread.h"
 #include "gateway/tls/listener_tls.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/fence_store.h"
@@ -39,6 +39,10 @@ enum ExitCode : int {
 };
 
 // The whole gateway: fence store, admission, adapters, network threads and the admin listener.
+//
+// Start() builds every component, then the GatewayContext from them (complete, and const from
+// then on), then the threads that share it. Shutdown() takes it all down in one written order
+// (see there); the destructor runs it too, so no member relies on its declaration order.
 class Server {
  public:
   explicit Server(Config config);
@@ -47,37 +51,54 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Opens the store, builds adapters, binds every listener and starts the threads. On failure
-  // returns false with a message naming the cause (exit code 3).
-  bool Start(std::string* error);
+  // the status's message names the cause (exit code 3).
+  lockstore::Status Start();
 
   // "HOST:PORT" of the bound listeners ([V6]:PORT for IPv6), after Start().
   std::string traffic_address() const;
   std::string admin_address() const;
 
   // Blocks until SIGTERM or SIGINT, then drains: stops accepting, closes idle connections, lets
-  // requests in flight finish for up to timeouts.shutdown_drain, flushes the store. Returns
+  // requests in flight finish for up to timeouts.shutdown_drain, then Shutdown(). Returns
   // kExitOk, or kExitDrainCut if requests were still in flight at the deadline. SIGHUP reloads
   // the TLS certificates.
   int RunUntilSignal();
 
+  // Stops everything, in this order (each step relies on the ones before it):
+  //  1. listeners: readiness off, no new connections;
+  //  2. lock waiters: the lock clock stops, long-poll acquires are answered;
+  //  3. network threads and the admin listener: their io_contexts stop, the threads are joined
+  //     (from here on no session runs);
+  //  4. adapters: the blocking work they run for the network threads ends;
+  //  5. everything that calls back into sessions: token verifiers, the idempotency store, the
+  //     lock service (after the store has made the grants in flight durable), the replica
+  //     cluster (its lease is revoked) and the admission controller;
+  //  6. sessions: each thread lets go of its sessions, including those that still held
+  //     themselves for a request cut at the drain deadline; then the threads, the admin
+  //     listener and the context go;
+  //  7. the store: flushed (a failure is logged) and closed.
+  // Idempotent; also for a Start() that failed half-way.
+  void Shutdown();
+
  private:
-  bool OpenStore(std::string* error);
-  bool OpenRocksDbStore(std::string* error);
-  bool OpenEtcdStore(std::string* error);
-  bool StartCluster(std::string* error);
-  bool StartLocks(std::string* error);
-  bool StartLockTable(std::string* error);
+  lockstore::Status OpenStore();
+  lockstore::Status OpenRocksDbStore();
+  lockstore::Status OpenEtcdStore();
+  lockstore::Status StartCluster();
+  lockstore::Status StartLocks();
+  lockstore::Status StartLockTable();
   void StartEtcdLocks();
-  bool OpenIdempotencyStore(std::string* error);
-  bool BuildAdapters(std::string* error);
-  bool StartTokenVerifiers(std::string* error);
-  bool LoadTls(std::string* error);
-  bool Listen(std::string* error);
-  void StopThreads();
+  lockstore::Status OpenIdempotencyStore();
+  lockstore::Status BuildAdapters();
+  lockstore::Status StartTokenVerifiers();
+  lockstore::Status LoadTls();
+  // The context of what the steps above built; nothing changes it afterwards but its atomics.
+  std::unique_ptr<const GatewayContext> BuildContext();
+  lockstore::Status Listen();
+  // Flushes the fence store, logging a failure: at shutdown nobody is left to answer.
+  void FlushStore();
 
   Config config_;
-  // Outlives the store: lock writes still draining when the store closes call back into the
-  // lock table, which reads the clock.
   std::unique_ptr<lockstore::SteadyLockClock> lock_clock_;
   std::unique_ptr<lockstore::FenceStore> store_;
   lockstore::etcd::EtcdFenceStore* etcd_store_ = nullptr;   // store_ when store.kind is etcd
@@ -91,27 +112,31 @@ class Server {
   std::unique_ptr<tls::ListenerTls> admin_tls_;
   std::unique_ptr<auth::Authorizer> authorizer_;
   std::unique_ptr<auth::AdminGuard> admin_guard_;
-  GatewayContext context_;
   std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
+  // The adapter factories in the network threads' adapter order: the backends' (named in
+  // backend_names_), then one per peer replica from peer_adapter_base_ on.
+  std::vector<adapters::AdapterFactory*> adapter_order_;
+  std::vector<std::string> backend_names_;
+  std::size_t peer_adapter_base_ = 0;
   // limits.relay_buffer_memory, shared by the adapters of every backend and thread.
   std::shared_ptr<adapters::RelayBudget> relay_budget_;
   std::unique_ptr<RelayBudgetMetrics> relay_budget_metrics_;
-  std::vector<std::unique_ptr<NetworkThread>> threads_;
-  std::unique_ptr<AdminServer> admin_;
   std::unique_ptr<LockMetrics> lock_metrics_;
   std::unique_ptr<lockstore::AdmissionLockFencer> lock_fencer_;
   // The lock API's state: a LockTable on the embedded store, or EtcdLockService with etcd.
   std::unique_ptr<lockstore::LockService> lock_service_;
   std::unique_ptr<lockstore::TokenSigner> token_signer_;  // locks.signing (README "Tokens")
   std::unique_ptr<LockApi> lock_api_;
-  // Destroyed before the threads: its drained callbacks post to their (stopped) io_contexts.
   std::unique_ptr<lockstore::IdempotencyStore> idempotency_;
-  // The routes' verify_tokens checks. Destroyed before the threads, like idempotency_.
+  // The routes' verify_tokens checks; verifier_of_route_[i] is route i's, or null.
   std::vector<std::unique_ptr<lockstore::TokenVerifier>> token_verifiers_;
-  // Destroyed first: callbacks it still holds point into sessions owned by the threads.
+  std::vector<lockstore::TokenVerifier*> verifier_of_route_;
   std::unique_ptr<lockstore::AdmissionController> admission_;
-  // Refers to admission_ (it makes it forget a shard's keys): destroyed before it.
   std::unique_ptr<ReplicaCluster> cluster_;
+  std::unique_ptr<const GatewayContext> context_;
+  std::vector<std::unique_ptr<NetworkThread>> threads_;
+  std::unique_ptr<AdminServer> admin_;
+  bool shut_down_ = false;
 };
 
 }  // namespace fencegate::gateway

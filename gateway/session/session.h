@@ -51,6 +51,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void Start();
   // Shutdown drain: closes the connection if no request is in progress on it.
   void CloseIfIdle();
+  // Server shutdown, once this session's thread is joined and nothing that held a callback into
+  // it (admission, adapters, stores, lock service) is left: lets go of the hold a request cut at
+  // the drain deadline still keeps on its session, which may end it here.
+  void ReleaseAtShutdown() { const auto self = std::move(self_hold_); }
 
   // Who the client proved to be with its certificate; empty on plain connections.
   const PeerIdentity& peer_identity() const { return peer_identity_; }
@@ -271,7 +275,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void CancelClientIo();
 
   NetworkThread& thread_;
-  GatewayContext& context_;
+  const GatewayContext& context_;
   tls::ClientTransport stream_;
   // timeouts.idle / header_read / response_write of the header reads and response writes that
   // go to the socket directly (not through stream_'s per-operation timer).

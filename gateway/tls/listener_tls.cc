@@ -34,16 +34,14 @@ ListenerTls::ListenerTls(std::string listener, ServerTlsSettings settings,
   reloads_failed_ = &reloads.Add({{"listener", listener_}, {"result", "error"}});
 }
 
-bool ListenerTls::Load(std::string* error) {
-  if (!settings_.enabled) return true;
-  auto context = BuildServerContext(settings_, error);
-  if (!context) {
-    *error = "tls." + listener_ + ": " + *error;
-    return false;
-  }
+lockstore::Status ListenerTls::Load() {
+  if (!settings_.enabled) return lockstore::Status::Ok();
+  std::string error;
+  auto context = BuildServerContext(settings_, &error);
+  if (!context) return lockstore::Status::InvalidArgument("tls." + listener_ + ": " + error);
   std::lock_guard lock(mutex_);
   current_ = std::move(context);
-  return true;
+  return lockstore::Status::Ok();
 }
 
 bool ListenerTls::Reload() {

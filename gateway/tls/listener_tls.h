@@ -11,6 +11,7 @@
 
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/tls_settings.h"
+#include "lockstore/status.h"
 
 namespace fencegate::gateway::tls {
 
@@ -28,8 +29,8 @@ class ListenerTls {
   bool enabled() const { return settings_.enabled; }
   const ServerTlsSettings& settings() const { return settings_; }
 
-  // The first load, at start-up. False with `error` naming the file and reason.
-  bool Load(std::string* error);
+  // The first load, at start-up. On failure a status naming the file and reason.
+  lockstore::Status Load();
   // Re-reads the files (SIGHUP). Logs the outcome to stderr and counts it; false on failure.
   bool Reload();
 

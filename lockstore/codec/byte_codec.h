@@ -19,6 +19,6 @@ void PutLengthPrefixed(std::string* out, std::string_view text);
 // Consumes a length-prefixed string from the front of `in`. False on a truncated string or a
 // length that is not in its one shortest form (overlong varints would let two encodings stand
 // for one record).
-bool GetLengthPrefixed(std::string_view* in, std::string* text);
+[[nodiscard]] bool GetLengthPrefixed(std::string_view* in, std::string* text);
 
 }  // namespace fencegate::lockstore

@@ -525,6 +525,10 @@ Status EtcdClient::LeaseRevoke(std::int64_t id) {
   return impl_->Call("/v3/lease/revoke", {{"ID", std::to_string(id)}}, true, &answer);
 }
 
+void EtcdClient::RevokeOrLetExpire(std::int64_t id) {
+  LeaseRevoke(id).IgnoreError();  // the TTL ends it (see the header)
+}
+
 Status EtcdClient::LeaseTimeToLive(std::int64_t id, std::int64_t* ttl_seconds) {
   json::object answer;
   const Status status =

@@ -11,8 +11,8 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-#include "lockstore/status.h"
 #include "base/tls_client/client_tls.h"
+#include "lockstore/status.h"
 
 namespace fencegate::lockstore::etcd {
 
@@ -102,6 +102,10 @@ class EtcdClient {
   // Renews the lease once; `ttl_seconds` receives what is left (0 or less: it has expired).
   Status LeaseKeepAlive(std::int64_t id, std::int64_t* ttl_seconds);
   Status LeaseRevoke(std::int64_t id);
+  // Revokes a lease its owner no longer wants, when nothing waits on the outcome: if etcd cannot
+  // be asked, the lease ends by itself within its TTL and takes its keys with it, so a failure
+  // only delays by at most that TTL what the revoke would have freed at once.
+  void RevokeOrLetExpire(std::int64_t id);
   // What is left of the lease, in seconds (-1: it has expired or never existed).
   Status LeaseTimeToLive(std::int64_t id, std::int64_t* ttl_seconds);
 

@@ -77,6 +77,6 @@ class EtcdFenceStore final : public FenceStore {
 // The fence value format (exposed for tests).
 std::string EncodeEtcdFence(Token token, std::int64_t advanced_at_ms);
 std::string EncodeEtcdTokenPrefix(Token token);
-bool DecodeEtcdFence(std::string_view value, FenceRecord* out);
+[[nodiscard]] bool DecodeEtcdFence(std::string_view value, FenceRecord* out);
 
 }  // namespace fencegate::lockstore::etcd

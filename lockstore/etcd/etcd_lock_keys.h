@@ -36,10 +36,10 @@ struct EtcdLockEntry {
   Token token = 0;
 };
 std::string EncodeEtcdLockEntry(const EtcdLockEntry& entry);
-bool DecodeEtcdLockEntry(std::string_view value, EtcdLockEntry* out);
+[[nodiscard]] bool DecodeEtcdLockEntry(std::string_view value, EtcdLockEntry* out);
 
 std::string EncodeEtcdLockAudit(const LockAuditRecord& record);
-bool DecodeEtcdLockAudit(std::string_view value, LockAuditRecord* out);
+[[nodiscard]] bool DecodeEtcdLockAudit(std::string_view value, LockAuditRecord* out);
 
 // One lock as read from etcd.
 struct EtcdLockState {

@@ -58,7 +58,7 @@ class ShardOwnership::Impl {
     }
     cv_.notify_all();
     thread_.join();
-    if (lease_ != 0) client_.LeaseRevoke(lease_);
+    if (lease_ != 0) client_.RevokeOrLetExpire(lease_);
   }
 
   std::size_t ShardOf(std::string_view key) const { return ShardOfKey(key, options_.shards); }
@@ -163,14 +163,14 @@ class ShardOwnership::Impl {
     // A lease this replica gave up on (self-fenced) may still be alive at etcd, holding its
     // shards: end it, so they move as soon as possible (the new owner still quarantines).
     if (stale_lease_ != 0) {
-      client_.LeaseRevoke(stale_lease_);
+      client_.RevokeOrLetExpire(stale_lease_);
       stale_lease_ = 0;
     }
     const Clock::time_point sent = Clock::now();
     std::int64_t id = 0;
     if (!client_.LeaseGrant(options_.lease_ttl.count(), &id).ok()) return;
     if (!client_.Put(members_prefix_ + options_.name, options_.name, id).ok()) {
-      client_.LeaseRevoke(id);
+      client_.RevokeOrLetExpire(id);
       return;
     }
     lease_ = id;

@@ -58,7 +58,7 @@ struct FenceView {
 };
 
 // The outcome of an operator repair (AdmissionController::Repair).
-struct RepairOutcome {
+struct [[nodiscard]] RepairOutcome {
   enum class Kind {
     kRepaired,    // durable; `record` has previous_highest and sequence
     kBusy,        // writes in flight or waiting on the key (or a repair already running)

@@ -33,7 +33,7 @@ class FenceKeyTemplate {
 
   // Appends the key for `facts` to `out` (cleared first). Returns false when a placeholder
   // resolves to nothing (e.g. {segment:3} of "/a"): such a request has no fence key.
-  bool Render(const RequestFacts& facts, std::string* out) const;
+  [[nodiscard]] bool Render(const RequestFacts& facts, std::string* out) const;
 
   const std::string& source() const { return source_; }
 

@@ -31,7 +31,7 @@ class FenceStore {
   virtual void Get(std::string_view key, GetCallback callback) = 0;
 
   // The result of Get(), returned by ReadLocal().
-  struct LocalRead {
+  struct [[nodiscard]] LocalRead {
     Status status;
     std::optional<FenceRecord> record;
   };

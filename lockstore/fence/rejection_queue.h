@@ -22,7 +22,7 @@ class RejectionQueue {
   RejectionQueue(std::size_t capacity, std::size_t batch);
 
   // Moves `record` in, or leaves it and returns false when the queue is full.
-  bool Push(RejectionRecord& record);
+  [[nodiscard]] bool Push(RejectionRecord& record);
   std::size_t size() const { return pending_.size() + (taken_.size() - next_); }
   bool empty() const { return size() == 0; }
 

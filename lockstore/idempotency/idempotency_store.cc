@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "lockstore/rocksdb/rocksdb_logger.h"
+#include "lockstore/rocksdb/rocksdb_status.h"
 #include "lockstore/rocksdb/store_identity.h"
 
 namespace fencegate::lockstore {
@@ -18,13 +19,6 @@ constexpr char kRecordsFamily[] = "idempotency";
 constexpr char kFormatKey[] = "fencegate.format";
 constexpr char kFormatValue[] = "idempotency-v1";
 constexpr char kEpochKey[] = "epoch";
-
-Status FromRocksDb(const rocksdb::Status& s) {
-  if (s.ok()) return Status::Ok();
-  if (s.IsCorruption()) return Status::Corruption(s.ToString());
-  if (s.IsShutdownInProgress()) return Status::Unavailable(s.ToString());
-  return Status::IOError(s.ToString());
-}
 
 // Losing the records costs retries their replay (a retry of a write recorded in the lost store
 // is applied again), not fences; the store is checked like the fence store so that the loss is

@@ -100,7 +100,7 @@ class IdempotencyStore {
 
   IdempotencyStore(const IdempotencyStoreOptions& options, rocksdb::DB* db,
                    std::vector<rocksdb::ColumnFamilyHandle*> handles, std::uint64_t epoch);
-  bool Enqueue(Op& op);
+  [[nodiscard]] bool Enqueue(Op& op);
   void WriterLoop();
   void CommitRound(std::vector<Op>& round);
   std::size_t DeleteExpired(std::int64_t now_ms);

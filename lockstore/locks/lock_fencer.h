@@ -18,7 +18,7 @@ struct FenceRaise {
   Token highest = 0;    // the fence's highest token afterwards (> token when not raised)
 };
 
-struct FenceOutcome {
+struct [[nodiscard]] FenceOutcome {
   Status status;  // a store error: the fences may not all be durable
   std::vector<FenceRaise> fences;
 };

@@ -31,7 +31,7 @@ class LockObserver {
   virtual void Holders(std::size_t holders, std::size_t waiters) = 0;
 };
 
-struct AcquireResult {
+struct [[nodiscard]] AcquireResult {
   enum class Kind {
     kGranted,
     kHeld,         // held by someone else (at once, or still at the end of the wait)
@@ -53,19 +53,19 @@ struct AcquireResult {
   std::chrono::milliseconds retry_after{0};
 };
 
-struct RenewResult {
+struct [[nodiscard]] RenewResult {
   bool renewed = false;  // false: the lease is lost (expired, released, or someone else's)
   Token token = 0;
   std::chrono::milliseconds ttl{0};
   Status status;  // the store could not be asked (renewed is false then)
 };
 
-struct ReleaseResult {
+struct [[nodiscard]] ReleaseResult {
   bool released = false;  // false: the caller did not hold it (already released or lost)
   Status status;          // the durable write failed (the lock is free in memory regardless)
 };
 
-struct ForceReleaseResult {
+struct [[nodiscard]] ForceReleaseResult {
   Status status;  // NotFound: the lock is not held; IOError: the store failed
   LockAuditRecord audit;
   std::vector<FenceRaise> fences;

@@ -9,19 +9,9 @@
 #include "lockstore/codec/lock_record_codec.h"
 #include "lockstore/codec/record_codec.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
+#include "lockstore/rocksdb/rocksdb_status.h"
 
 namespace fencegate::lockstore {
-namespace {
-
-Status FromRocksDbStatus(const rocksdb::Status& s) {
-  if (s.ok()) return Status::Ok();
-  if (s.IsCorruption()) return Status::Corruption(s.ToString());
-  if (s.IsShutdownInProgress()) return Status::Unavailable(s.ToString());
-  return Status::IOError(s.ToString());
-}
-
-}  // namespace
-
 Status RocksDbFenceStore::LoadLocks(std::vector<LockRecord>* out) {
   out->clear();
   std::shared_lock lock(db_mu_);
@@ -38,7 +28,7 @@ Status RocksDbFenceStore::LoadLocks(std::vector<LockRecord>* out) {
     record.last_token = std::max(record.last_token, LockTokenFloor());
     out->push_back(std::move(record));
   }
-  return FromRocksDbStatus(it->status());
+  return FromRocksDb(it->status());
 }
 
 Status RocksDbFenceStore::ReadLock(std::string_view name, std::optional<LockRecord>* out) {
@@ -53,7 +43,7 @@ Status RocksDbFenceStore::ReadLock(std::string_view name, std::optional<LockReco
     // A lock never taken starts above the floor, like a fence never written.
     if (LockTokenFloor() == 0) return Status::Ok();
   } else if (!s.ok()) {
-    return FromRocksDbStatus(s);
+    return FromRocksDb(s);
   } else if (Status decoded = DecodeLockValue(value.ToStringView(), &record); !decoded.ok()) {
     return decoded;
   }
@@ -104,7 +94,7 @@ void RocksDbFenceStore::CommitLocks(std::vector<LockOp*>& locks) {
     ++stats_.sync_writes;
     if (!s.ok()) ++stats_.failed_writes;
   }
-  const Status status = FromRocksDbStatus(s);
+  const Status status = FromRocksDb(s);
   for (std::size_t i = 0; i < locks.size(); ++i) {
     if (locks[i]->callback) locks[i]->callback(status, status.ok() ? sequences[i] : 0);
   }

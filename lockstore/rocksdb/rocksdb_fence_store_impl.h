@@ -126,7 +126,7 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
                     std::uint64_t next_repair_sequence);
 
   // Moves `op` into the queue; leaves it untouched and returns false once closing.
-  bool Enqueue(WriteOp& op);
+  [[nodiscard]] bool Enqueue(WriteOp& op);
   void WriterLoop();
   // Called by the writer with mu_ held and operations in queue_: gathers a group commit and
   // moves the round's operations (at most max_batch advances) into `round`.

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "lockstore/rocksdb/rocksdb_status.h"
+
 namespace fencegate::lockstore {
 namespace {
 
@@ -241,7 +243,7 @@ Status OpenError(const StoreCheckOptions& check, const rocksdb::Status& status) 
     return Status::NotFound("no " + check.what + " at " + check.path + " (" + detail + "). " +
                             check.if_lost);
   }
-  return status.IsInvalidArgument() ? Status::InvalidArgument(detail) : Status::IOError(detail);
+  return FromRocksDb(status);
 }
 
 }  // namespace fencegate::lockstore

@@ -9,7 +9,7 @@
 namespace fencegate::lockstore {
 
 // What the lock service says about a presented token (README "Tokens", verify_tokens).
-struct TokenCheck {
+struct [[nodiscard]] TokenCheck {
   enum class Verdict {
     kHeld,         // the lock's current holder holds exactly this token: it is genuine
     kNotHeld,      // nobody holds the lock with this token right now

@@ -1,12 +1,12 @@
 #include "tests/etcd/etcd_cluster.h"
 
 #include <chrono>
-#include <thread>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "tests/integration/http_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::etcdtest {
 namespace {
@@ -109,16 +109,17 @@ std::unique_ptr<EtcdCluster> EtcdCluster::StartOnce(int members, std::string* er
     member.process = integration::Process::Start(argv, error);
     if (!member.process) return nullptr;
   }
-  const auto end = std::chrono::steady_clock::now() + kStartDeadline;
   for (Member& member : cluster->members_) {
-    while (!Healthy(member.client_port, tls)) {
-      const bool port_taken =
-          member.process->Stderr().find("address already in use") != std::string::npos;
-      if (port_taken || std::chrono::steady_clock::now() > end) {
-        *error = "etcd member " + member.name + " not healthy: " + member.process->Stderr();
-        return nullptr;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    bool port_taken = false;
+    const bool healthy = integration::Eventually(
+        [&] {
+          port_taken = member.process->Stderr().find("address already in use") != std::string::npos;
+          return port_taken || Healthy(member.client_port, tls);
+        },
+        kStartDeadline);
+    if (port_taken || !healthy) {
+      *error = "etcd member " + member.name + " not healthy: " + member.process->Stderr();
+      return nullptr;
     }
   }
   return cluster;

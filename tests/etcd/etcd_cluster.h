@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/process.h"
-#include "tests/integration/temp_dir.h"
-#include "tests/integration/tls_client.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/tls_client.h"
 
 namespace fencegate::etcdtest {
 

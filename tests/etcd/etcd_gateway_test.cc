@@ -4,14 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::etcdtest {
 namespace {
@@ -23,16 +24,15 @@ using integration::http::verb;
 
 std::string EtcdConfig(const EtcdCluster& cluster, std::uint16_t backend_port,
                        const std::string& log_path) {
-  integration::HttpBackendConfigOptions options;
-  options.backend_port = backend_port;
-  options.access_log_path = log_path;
-  std::string config = integration::HttpBackendConfig(options);
-  config +=
-      "store:\n  kind: etcd\n  prefix: /gw/\n  request_timeout: 300ms\n"
-      "  operation_timeout: 1500ms\n  endpoints:\n";
-  for (const std::string& endpoint : cluster.endpoints()) config += "    - " + endpoint + "\n";
-  config += "locks:\n  enabled: false\n";
-  return config;
+  auto config = integration::GatewayConfig::HttpBackend(backend_port, log_path);
+  YAML::Node store = config["store"];
+  store["kind"] = "etcd";
+  store["prefix"] = "/gw/";
+  store["request_timeout"] = "300ms";
+  store["operation_timeout"] = "1500ms";
+  for (const std::string& endpoint : cluster.endpoints()) store["endpoints"].push_back(endpoint);
+  config["locks"]["enabled"] = false;
+  return config.Yaml();
 }
 
 unsigned Put(std::uint16_t port, const std::string& path, const std::string& token,
@@ -110,11 +110,12 @@ TEST_F(EtcdGatewayTest, NoQuorumRefusesAdvancesWith503AndReadyzSaysSo) {
 
   std::string error;
   std::optional<integration::Response> ready;
-  for (int i = 0; i < 100; ++i) {  // the probe notices within its interval
-    ready = Fetch(gateway->admin_port(), MakeRequest(verb::get, "/readyz"), &error);
-    if (ready && ready->result_int() == 503) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  integration::Eventually(  // the probe notices within its interval
+      [&] {
+        ready = Fetch(gateway->admin_port(), MakeRequest(verb::get, "/readyz"), &error);
+        return ready && ready->result_int() == 503;
+      },
+      std::chrono::seconds(10));
   ASSERT_TRUE(ready.has_value()) << error;
   EXPECT_EQ(ready->result_int(), 503u);
   EXPECT_NE(ready->body().find("\"store_ready\":false"), std::string::npos) << ready->body();

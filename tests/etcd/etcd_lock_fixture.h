@@ -4,16 +4,18 @@
 #include <string>
 
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/lock_test_support.h"
 
 namespace fencegate::etcdtest {
 
 // The `store:` section for `cluster` (short timeouts: the cluster is on loopback).
-inline std::string EtcdStoreSection(const EtcdCluster& cluster) {
-  std::string store =
-      "store:\n  kind: etcd\n  prefix: /gw/\n  request_timeout: 1s\n  operation_timeout: 5s\n"
-      "  endpoints:\n";
-  for (const std::string& endpoint : cluster.endpoints()) store += "    - " + endpoint + "\n";
+inline YAML::Node EtcdStoreSection(const EtcdCluster& cluster) {
+  YAML::Node store;
+  store["kind"] = "etcd";
+  store["prefix"] = "/gw/";
+  store["request_timeout"] = "1s";
+  store["operation_timeout"] = "5s";
+  for (const std::string& endpoint : cluster.endpoints()) store["endpoints"].push_back(endpoint);
   return store;
 }
 
@@ -29,7 +31,7 @@ class EtcdLockGatewayTest : public integration::LockGatewayTest {
   }
   // The gateway stops while etcd still answers.
   void TearDown() override { gateway_.reset(); }
-  std::string StoreConfig() override { return EtcdStoreSection(*cluster_); }
+  YAML::Node StoreConfig() override { return EtcdStoreSection(*cluster_); }
 
   std::unique_ptr<EtcdCluster> cluster_;
 };

@@ -11,12 +11,12 @@
 #include <boost/json.hpp>
 
 #include "tests/etcd/etcd_lock_fixture.h"
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::etcdtest {
 namespace {
@@ -37,7 +37,8 @@ class EtcdLockReplicasTest : public ::testing::Test {
     ASSERT_NE(cluster_, nullptr) << error;
     const std::string config = dir_.WriteFile(
         "fencegate.yaml", integration::LockGatewayConfig(backend_.port(), dir_.Join("access.log"),
-                                                         EtcdStoreSection(*cluster_)));
+                                                         EtcdStoreSection(*cluster_))
+                              .Yaml());
     for (const char* name : {"a", "b"}) {
       replicas_.push_back(GatewayInstance::Start(config, dir_.Join(name), &error));
       ASSERT_NE(replicas_.back(), nullptr) << error;

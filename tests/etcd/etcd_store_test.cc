@@ -5,11 +5,11 @@
 #include <chrono>
 #include <future>
 #include <random>
-#include <thread>
 
 #include "lockstore/etcd/etcd_client.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "tests/etcd/etcd_cluster.h"
+#include "tests/support/eventually.h"
 
 namespace fencegate::lockstore::etcd {
 namespace {
@@ -260,10 +260,7 @@ TEST(EtcdCluster3, NoQuorumFailsClosed) {
   ASSERT_NE(cluster, nullptr) << error;
   auto store = OpenStore(cluster->endpoints(), "/t/quorum/");
   ASSERT_TRUE(AdvanceSync(*store, "k", 7).first.ok());
-  for (int i = 0; i < 100 && !store->Ready(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(store->Ready());
+  EXPECT_TRUE(integration::Eventually([&] { return store->Ready(); }, std::chrono::seconds(5)));
   cluster->Kill(0);
   // One member down: still a quorum, through failover.
   ASSERT_TRUE(AdvanceSync(*store, "k", 8).first.ok());

@@ -9,11 +9,12 @@
 
 #include "lockstore/etcd/etcd_client.h"
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::etcdtest {
 namespace {
@@ -45,27 +46,37 @@ class EtcdTlsTest : public ::testing::Test {
 
   std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
 
-  // A gateway whose store section carries `tls_keys` (4-space indented lines under tls:).
-  std::unique_ptr<GatewayInstance> StartGateway(const std::string& name,
-                                                const std::string& tls_keys) {
-    integration::HttpBackendConfigOptions options;
-    options.backend_port = backend_.port();
-    options.access_log_path = dir_.Join(name + ".access.log");
-    const std::string config = integration::HttpBackendConfig(options) +
-                               "store:\n  kind: etcd\n  prefix: /gw/\n  request_timeout: 1s\n"
-                               "  operation_timeout: 2s\n  endpoints:\n    - " +
-                               cluster_->endpoints()[0] + "\n  tls:\n" + tls_keys +
-                               "locks:\n  enabled: false\n";
+  // The configuration of a gateway on the etcd store, its store section's tls: `tls`.
+  integration::GatewayConfig EtcdStoreConfig(const std::string& name, const YAML::Node& tls) {
+    auto config =
+        integration::GatewayConfig::HttpBackend(backend_.port(), dir_.Join(name + ".access.log"));
+    YAML::Node store = config["store"];
+    store["kind"] = "etcd";
+    store["prefix"] = "/gw/";
+    store["request_timeout"] = "1s";
+    store["operation_timeout"] = "2s";
+    store["endpoints"].push_back(cluster_->endpoints()[0]);
+    store["tls"] = tls;
+    config["locks"]["enabled"] = false;
+    return config;
+  }
+
+  std::unique_ptr<GatewayInstance> StartGateway(const std::string& name, const YAML::Node& tls) {
     std::string error;
-    auto gateway =
-        GatewayInstance::Start(dir_.WriteFile(name + ".yaml", config), dir_.Join(name), &error);
+    auto gateway = GatewayInstance::Start(
+        dir_.WriteFile(name + ".yaml", EtcdStoreConfig(name, tls).Yaml()), dir_.Join(name), &error);
     EXPECT_NE(gateway, nullptr) << error;
     return gateway;
   }
 
-  std::string TrustedKeys() const {
-    return "    ca_file: " + Cert("ca.pem") + "\n    client_cert_file: " + Cert("client.pem") +
-           "\n    client_key_file: " + Cert("client.key") + "\n";
+  // The CA that signed etcd's certificate, and a client certificate it accepts.
+  YAML::Node TrustedTls() const { return ClientTls(Cert("ca.pem")); }
+  YAML::Node ClientTls(const std::string& ca_file) const {
+    YAML::Node tls;
+    tls["ca_file"] = ca_file;
+    tls["client_cert_file"] = Cert("client.pem");
+    tls["client_key_file"] = Cert("client.key");
+    return tls;
   }
 
   static integration::Response Put(std::uint16_t port, const std::string& path,
@@ -102,7 +113,7 @@ class EtcdTlsTest : public ::testing::Test {
 };
 
 TEST_F(EtcdTlsTest, TrustedMemberTakesTheFencesOverMutualTls) {
-  auto gateway = StartGateway("good", TrustedKeys());
+  auto gateway = StartGateway("good", TrustedTls());
   ASSERT_NE(gateway, nullptr);
   EXPECT_EQ(Put(gateway->traffic_port(), "/kv/doc/x", "5").result_int(), 200u);
   EXPECT_EQ(Put(gateway->traffic_port(), "/kv/doc/x", "4").result_int(), 409u);
@@ -130,29 +141,32 @@ TEST_F(EtcdTlsTest, TrustedMemberTakesTheFencesOverMutualTls) {
 
 TEST_F(EtcdTlsTest, WrongCaWrongNameAndNoClientCertificateAreRefused) {
   // A CA that did not sign etcd's certificate.
-  auto wrong_ca =
-      StartGateway("wrongca", "    ca_file: " + Cert("other_ca.pem") +
-                                  "\n    client_cert_file: " + Cert("client.pem") +
-                                  "\n    client_key_file: " + Cert("client.key") + "\n");
+  auto wrong_ca = StartGateway("wrongca", ClientTls(Cert("other_ca.pem")));
   ASSERT_NE(wrong_ca, nullptr);
   ExpectRefused(*wrong_ca, "wrong CA");
   EXPECT_GT(TlsFailures(*wrong_ca), 0);
 
   // The certificate names localhost and 127.0.0.1, not the name the gateway expects.
-  auto mismatch = StartGateway("mismatch", TrustedKeys() + "    server_name: etcd.example\n");
+  YAML::Node other_name = TrustedTls();
+  other_name["server_name"] = "etcd.example";
+  auto mismatch = StartGateway("mismatch", other_name);
   ASSERT_NE(mismatch, nullptr);
   ExpectRefused(*mismatch, "hostname mismatch");
   EXPECT_GT(TlsFailures(*mismatch), 0);
 
   // etcd requires a client certificate (--client-cert-auth).
-  auto anonymous = StartGateway("anonymous", "    ca_file: " + Cert("ca.pem") + "\n");
+  YAML::Node no_client_certificate;
+  no_client_certificate["ca_file"] = Cert("ca.pem");
+  auto anonymous = StartGateway("anonymous", no_client_certificate);
   ASSERT_NE(anonymous, nullptr);
   ExpectRefused(*anonymous, "no client certificate");
 }
 
 TEST_F(EtcdTlsTest, NameVerificationOffIsExplicitAndLogged) {
-  auto gateway = StartGateway(
-      "unverified", TrustedKeys() + "    server_name: etcd.example\n    verify_hostname: false\n");
+  YAML::Node unverified = TrustedTls();
+  unverified["server_name"] = "etcd.example";
+  unverified["verify_hostname"] = false;
+  auto gateway = StartGateway("unverified", unverified);
   ASSERT_NE(gateway, nullptr);
   EXPECT_EQ(Put(gateway->traffic_port(), "/kv/doc/x", "5").result_int(), 200u);
   EXPECT_NE(gateway->process().Stderr().find("WARNING: store: tls.verify_hostname is off"),
@@ -161,13 +175,12 @@ TEST_F(EtcdTlsTest, NameVerificationOffIsExplicitAndLogged) {
 }
 
 TEST_F(EtcdTlsTest, MissingCaFileStopsTheStart) {
-  integration::HttpBackendConfigOptions options;
-  options.backend_port = backend_.port();
-  const std::string config = dir_.WriteFile(
-      "missing.yaml", integration::HttpBackendConfig(options) +
-                          "store:\n  kind: etcd\n  endpoints:\n    - " + cluster_->endpoints()[0] +
-                          "\n  tls:\n    ca_file: " + Cert("absent.pem") +
-                          "\nlocks:\n  enabled: false\n");
+  auto missing = integration::GatewayConfig::HttpBackend(backend_.port());
+  missing["store"]["kind"] = "etcd";
+  missing["store"]["endpoints"].push_back(cluster_->endpoints()[0]);
+  missing["store"]["tls"]["ca_file"] = Cert("absent.pem");
+  missing["locks"]["enabled"] = false;
+  const std::string config = dir_.WriteFile("missing.yaml", missing.Yaml());
   std::string error;
   auto start = integration::Process::Start(
       {integration::FencegateBinary(), "--config", config, "--listen", "127.0.0.1:0",

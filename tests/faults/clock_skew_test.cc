@@ -13,11 +13,13 @@
 #include <boost/json/parse.hpp>
 
 #include "tests/faults/faketime_gateway.h"
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::faults {
 namespace {
@@ -30,17 +32,19 @@ constexpr char kCenturyAhead[] = "+36500d";
 
 class ClockSkewTest : public ::testing::Test {
  protected:
-  // `timeout_keys` go under `timeouts:`, `backend_keys` under the backend.
-  void Start(const std::string& offset, const std::string& timeout_keys = "",
-             const std::string& backend_keys = "") {
-    HttpBackendConfigOptions options;
-    options.backend_port = backend_.port();
-    options.access_log_path = dir_.Join("access.log");
-    options.extra_timeout_keys = timeout_keys;
-    options.extra_backend_keys = "    forward_token_header: Fencing-Token\n" + backend_keys;
+  // What every test starts from; a test may add keys before Start.
+  GatewayConfig BaseConfig() const {
+    GatewayConfig config = GatewayConfig::HttpBackend(backend_.port(), dir_.Join("access.log"));
+    config.Backend("api")["forward_token_header"] = "Fencing-Token";
     // One network thread: the requests a test sends while a write waits wake the same event
     // loop, so a deadline kept in wall-clock time would be re-checked against the jumped clock.
-    config_ = dir_.WriteFile("fencegate.yaml", "threads: 1\n" + HttpBackendConfig(options));
+    config["threads"] = 1;
+    return config;
+  }
+
+  void Start(const std::string& offset) { Start(offset, BaseConfig()); }
+  void Start(const std::string& offset, const GatewayConfig& config) {
+    config_ = dir_.WriteFile("fencegate.yaml", config.Yaml());
     Restart(offset);
   }
 
@@ -98,20 +102,20 @@ class ClockSkewTest : public ::testing::Test {
     return nullptr;
   }
 
-  // Polls the admin API until a write waits at the barrier of `key` (bounded: ~10 s).
+  // Polls the admin API until a write waits at the barrier of `key` (bounded: 10 s).
   bool WaitForBarrierWaiter(const std::string& key) {
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-      const boost::json::object fence = Fence(key);
-      if (fence.contains("writes_waiting") && fence.at("writes_waiting").to_number<int>() > 0) {
-        return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
+    return Eventually(
+        [&] {
+          const boost::json::object fence = Fence(key);
+          return fence.contains("writes_waiting") &&
+                 fence.at("writes_waiting").to_number<int>() > 0;
+        },
+        std::chrono::seconds(10));
   }
 
   // Sends `count` reads of another resource, 100 ms apart, so the gateway's event loop runs
-  // (and looks at its timers) while a write waits.
+  // (and looks at its timers) while a write waits. The spacing is the subject: time passes on
+  // the real clock while the wall clock is jumped.
   void KeepBusy(int count) {
     for (int i = 0; i < count; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -154,7 +158,9 @@ TEST_F(ClockSkewTest, AdmissionIgnoresWallClockJumpsWithinAndAcrossRuns) {
 // The advance barrier holds a newer write until the older one completed, however far the
 // clock jumps while it waits: a century forward must not look like barrier_wait expiring.
 TEST_F(ClockSkewTest, BarrierHoldsTheNewerWriteWhileTheClockJumps) {
-  Start("+0d", "  barrier_wait: 30s\n");
+  GatewayConfig config = BaseConfig();
+  config["timeouts"]["barrier_wait"] = "30s";
+  Start("+0d", config);
   ASSERT_EQ(Put("/kv/a/x", 1).result_int(), 200);
 
   std::thread older([&] {
@@ -181,7 +187,11 @@ TEST_F(ClockSkewTest, BarrierHoldsTheNewerWriteWhileTheClockJumps) {
 // Every timeout still fires when the clock jumps ten years back while it runs: barrier_wait
 // (503), the backend's response_timeout (504) and header_read (connection cut).
 TEST_F(ClockSkewTest, TimeoutsFireWhenTheClockJumpsBack) {
-  Start("+0d", "  barrier_wait: 1s\n  header_read: 1s\n", "    response_timeout: 3s\n");
+  GatewayConfig config = BaseConfig();
+  config["timeouts"]["barrier_wait"] = "1s";
+  config["timeouts"]["header_read"] = "1s";
+  config.Backend("api")["response_timeout"] = "3s";
+  Start("+0d", config);
   ASSERT_EQ(Put("/kv/a/x", 1).result_int(), 200);
 
   // barrier_wait: the newer write gives up while the older one (2 s at the backend) runs. The
@@ -214,10 +224,15 @@ TEST_F(ClockSkewTest, TimeoutsFireWhenTheClockJumpsBack) {
 
   // header_read: a header that never ends is cut off.
   SetFakeOffset(clock_file_, "+0d");
+  ASSERT_TRUE(GatewayIdle(gateway_->admin_port));  // so the next connection is the only one
   HttpConnection trickle(std::chrono::seconds(10));
   ASSERT_TRUE(trickle.Connect(gateway_->traffic_port)) << trickle.error();
   ASSERT_TRUE(trickle.WriteRaw("PUT /kv/c/x HTTP/1.1\r\nHost: t\r\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the gateway armed its deadline
+  // The gateway armed its header deadline once it holds the connection (its metrics say so).
+  ASSERT_TRUE(Eventually([&] {
+    return MetricValue(FetchMetricsText(gateway_->admin_port), "fencegate_connections_open", "") ==
+           1.0;
+  }));
   SetFakeOffset(clock_file_, kTenYearsBack);
   trickle.ReadUntilClose();
   EXPECT_EQ(trickle.error().find("timeout"), std::string::npos)

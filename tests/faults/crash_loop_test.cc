@@ -23,11 +23,12 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::faults {
 namespace {
@@ -71,6 +72,7 @@ void Write(std::uint16_t port, std::uint64_t seed, std::atomic<std::uint64_t>& n
       connection = std::make_unique<HttpConnection>(std::chrono::seconds(5));
       if (!connection->Connect(port)) {
         connection.reset();
+        // A pause between reconnects, not a wait on state: the gateway is being killed.
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
         continue;
       }
@@ -122,11 +124,9 @@ TEST(CrashLoopTest, AcknowledgedAdvancesSurviveRepeatedKillNine) {
 
   TempDir dir;
   RecordingBackend backend;
-  HttpBackendConfigOptions options;
-  options.backend_port = backend.port();
-  options.access_log_path = "/dev/null";
-  options.extra_backend_keys = "    forward_token_header: Fencing-Token\n";
-  const std::string config = dir.WriteFile("fencegate.yaml", HttpBackendConfig(options));
+  GatewayConfig gateway_config = GatewayConfig::HttpBackend(backend.port(), "/dev/null");
+  gateway_config.Backend("api")["forward_token_header"] = "Fencing-Token";
+  const std::string config = dir.WriteFile("fencegate.yaml", gateway_config.Yaml());
   const std::string data_dir = dir.Join("data");
 
   Ledger ledger;
@@ -173,6 +173,7 @@ TEST(CrashLoopTest, AcknowledgedAdvancesSurviveRepeatedKillNine) {
       writers.emplace_back(Write, gateway->traffic_port(), random(), std::ref(next_token),
                            std::cref(stop), std::ref(ledger));
     }
+    // The subject: load for a random time, then kill -9 wherever the writes happen to be.
     std::this_thread::sleep_for(std::chrono::milliseconds(
         kMinLoadMs + static_cast<int>(random() % (kMaxLoadMs - kMinLoadMs + 1))));
     gateway->process().Signal(SIGKILL);

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/integration/gateway_instance.h"
+#include "tests/support/gateway_instance.h"
 
 namespace fencegate::faults {
 namespace {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace fencegate::faults {
 

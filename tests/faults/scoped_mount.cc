@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace fencegate::faults {
 namespace {

@@ -21,11 +21,13 @@
 #include <boost/json/parse.hpp>
 
 #include "tests/faults/scoped_mount.h"
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::faults {
 namespace {
@@ -42,11 +44,9 @@ class StoreFailureTest : public ::testing::Test {
   void SetUp() override { std::filesystem::create_directory(disk_); }
 
   void StartGateway() {
-    HttpBackendConfigOptions options;
-    options.backend_port = backend_.port();
-    options.access_log_path = dir_.Join("access.log");
-    options.extra_backend_keys = "    forward_token_header: Fencing-Token\n";
-    config_ = dir_.WriteFile("fencegate.yaml", HttpBackendConfig(options));
+    GatewayConfig config = GatewayConfig::HttpBackend(backend_.port(), dir_.Join("access.log"));
+    config.Backend("api")["forward_token_header"] = "Fencing-Token";
+    config_ = dir_.WriteFile("fencegate.yaml", config.Yaml());
     std::string error;
     gateway_ = GatewayInstance::Start(config_, disk_ + "/data", &error);
     ASSERT_NE(gateway_, nullptr) << error;
@@ -127,14 +127,11 @@ class StoreFailureTest : public ::testing::Test {
   // Polls /readyz until the gateway reports the store ready again; the time it took.
   std::optional<std::chrono::milliseconds> WaitUntilReady() {
     const auto start = std::chrono::steady_clock::now();
-    for (int attempt = 0; attempt < 3000; ++attempt) {  // up to ~30 s
-      if (ReadyStatus() == 200) {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::steady_clock::now() - start);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!Eventually([&] { return ReadyStatus() == 200; }, std::chrono::seconds(30))) {
+      return std::nullopt;
     }
-    return std::nullopt;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
   }
 
   // After recovery: advances work again, are logged as recovered, and survive kill -9.
@@ -223,7 +220,9 @@ TEST_F(StoreFailureTest, ReadOnlyDiskFailsAdvancesClosed) {
     std::cout << "read-only: the kernel keeps the file system read-only after remount rw ("
               << (remounted ? "remount accepted, writes still fail" : error)
               << "); checking that the gateway keeps failing closed" << std::endl;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // several resume attempts
+    // The clock is the subject: the store keeps failing over several resume attempts (each
+    // resume_retry apart), which nothing reports one by one.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
     EXPECT_EQ(ReadyStatus(), 503);
     ExpectStoreErrorProblem(Put("/kv/a/x", 4), 4);
     EXPECT_EQ(Put("/kv/a/x", 2).result_int(), 200);

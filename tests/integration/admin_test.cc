@@ -1,12 +1,11 @@
-#include <chrono>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/held_put.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/held_put.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -47,27 +46,19 @@ TEST_F(AdminTest, MetricsShowRequestsInFlightAndOpenConnections) {
   // The held PUT is in flight on its own connection until the backend answers.
   double in_flight = 0;
   double connections = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (in_flight <= 0 && std::chrono::steady_clock::now() < deadline) {
+  Eventually([&] {
     const std::string metrics = FetchMetricsText(gateway_->admin_port());
     in_flight = MetricValue(metrics, "fencegate_requests_in_flight", "").value_or(-1);
     connections = MetricValue(metrics, "fencegate_connections_open", "").value_or(-1);
-    if (in_flight <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+    return in_flight > 0;
+  });
   EXPECT_EQ(in_flight, 1.0);
   EXPECT_EQ(connections, 1.0);
   auto answer = held.get();
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(answer->result_int(), 200);
   // Answered and closed (Fetch does not keep the connection).
-  bool settled = false;
-  for (int i = 0; i < 50 && !settled; ++i) {
-    const std::string metrics = FetchMetricsText(gateway_->admin_port());
-    settled = MetricValue(metrics, "fencegate_requests_in_flight", "") == 0.0 &&
-              MetricValue(metrics, "fencegate_connections_open", "") == 0.0;
-    if (!settled) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_TRUE(settled);
+  EXPECT_TRUE(GatewayIdle(gateway_->admin_port()));
 }
 
 TEST_F(AdminTest, FenceStateAndRejectionTrail) {

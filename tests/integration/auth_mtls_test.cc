@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/temp_dir.h"
-#include "tests/integration/test_certs.h"
-#include "tests/integration/tls_client.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
+#include "tests/support/tls_client.h"
 
 namespace fencegate::integration {
 namespace {

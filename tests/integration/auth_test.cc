@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/process.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 namespace {
@@ -48,42 +48,35 @@ boost::json::object Problem(const Response& response) {
 // owner may raise any kv:a* fence, writer any kv:w* fence. Route "open" has no policy.
 class AuthTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
+  void CustomizeConfig(GatewayConfig* config) const override {
     const std::string keys_file =
         dir_.WriteFile("api-keys", "# principal sha256\nowner " + Sha256Hex(kOwnerKey) + "\n");
-    options->extra_route_keys =
-        "    max_token_advance: 100\n"
-        "    policy:\n"
-        "      read: [reader, writer, owner]\n"
-        "      write: [writer, owner]\n"
-        "      advance:\n"
-        "        owner: [\"kv:a\"]\n"
-        "        writer: [\"kv:w\"]\n"
-        "  - name: open\n"
-        "    prefix: /open/\n"
-        "    backend: api\n"
-        "    fence_key: \"open:{segment:2}\"\n"
-        "auth:\n"
-        "  principals:\n"
-        "    - name: reader\n"
-        "      api_key_sha256: [" +
-        Sha256Hex(kReaderKey) +
-        "]\n"
-        "    - name: writer\n"
-        "      api_key_sha256: [" +
-        Sha256Hex(kWriterKey) +
-        "]\n"
-        "  api_keys_file: " +
-        keys_file +
-        "\n"
-        "admin:\n"
-        "  principals:\n"
-        "    - name: alice\n"
-        "      api_key_sha256: [" +
-        Sha256Hex(kAdminKey) + "]\n" + AdminExtra() + ExtraSections();
+    YAML::Node kv = config->Route("kv");
+    kv["max_token_advance"] = 100;
+    kv["policy"]["read"] = Sequence({"reader", "writer", "owner"});
+    kv["policy"]["write"] = Sequence({"writer", "owner"});
+    kv["policy"]["advance"]["owner"] = Sequence({"kv:a"});
+    kv["policy"]["advance"]["writer"] = Sequence({"kv:w"});
+    YAML::Node open = config->Route("open");
+    open["prefix"] = "/open/";
+    open["backend"] = "api";
+    open["fence_key"] = "open:{segment:2}";
+    (*config)["auth"]["principals"].push_back(Principal("reader", kReaderKey));
+    (*config)["auth"]["principals"].push_back(Principal("writer", kWriterKey));
+    (*config)["auth"]["api_keys_file"] = keys_file;
+    (*config)["admin"]["principals"].push_back(Principal("alice", kAdminKey));
+    CustomizeAuth(config);
   }
-  virtual std::string AdminExtra() const { return ""; }
-  virtual std::string ExtraSections() const { return ""; }
+  // Lets a suite add to the auth configuration above.
+  virtual void CustomizeAuth(GatewayConfig*) const {}
+
+  // A principal known by the SHA-256 of its API key.
+  static YAML::Node Principal(const std::string& name, const std::string& api_key) {
+    YAML::Node principal;
+    principal["name"] = name;
+    principal["api_key_sha256"] = Sequence({Sha256Hex(api_key)});
+    return principal;
+  }
 
   Response Call(http::verb method, const std::string& target, const char* key,
                 std::optional<int> token = std::nullopt) {
@@ -341,7 +334,9 @@ TEST_F(AuthTest, KeysNeverReachTheLogs) {
 
 class PublicMetricsTest : public AuthTest {
  protected:
-  std::string AdminExtra() const override { return "  metrics_public: true\n"; }
+  void CustomizeAuth(GatewayConfig* config) const override {
+    (*config)["admin"]["metrics_public"] = true;
+  }
 };
 
 TEST_F(PublicMetricsTest, MetricsOpenOnlyWhenConfigured) {
@@ -353,13 +348,11 @@ TEST_F(PublicMetricsTest, MetricsOpenOnlyWhenConfigured) {
 // shared-* locks; reader and writer may read lock state.
 class LockPolicyTest : public AuthTest {
  protected:
-  std::string ExtraSections() const override {
-    return "locks:\n"
-           "  policy:\n"
-           "    read: [reader, writer]\n"
-           "    acquire:\n"
-           "      writer: [\"orders-*\"]\n"
-           "      \"*\": [\"shared-*\"]\n";
+  void CustomizeAuth(GatewayConfig* config) const override {
+    YAML::Node policy = (*config)["locks"]["policy"];
+    policy["read"] = Sequence({"reader", "writer"});
+    policy["acquire"]["writer"] = Sequence({"orders-*"});
+    policy["acquire"]["*"] = Sequence({"shared-*"});
   }
 
   Response Lock(http::verb method, const std::string& target, const char* key,

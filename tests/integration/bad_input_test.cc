@@ -12,10 +12,12 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {
@@ -90,8 +92,17 @@ TEST_F(PathEscapeTest, TraversalIsRefusedAndNothingIsWrittenOutsideTheRoot) {
 
 class SlowClientTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_timeout_keys = "  header_read: 1s\n  body_read: 1s\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["timeouts"]["header_read"] = "1s";
+    (*config)["timeouts"]["body_read"] = "1s";
+  }
+
+  // Waits until the gateway reports the request over (no connection, nothing in flight) and
+  // every connection it opened to the backend is closed: by then whatever it sent the backend
+  // is in backend_.Requests().
+  void WaitUntilTheBackendSawEverything() {
+    ASSERT_TRUE(GatewayIdle(gateway_->admin_port()));
+    ASSERT_TRUE(backend_.WaitForConnectionsClosed(std::chrono::seconds(10)));
   }
 };
 
@@ -105,6 +116,7 @@ TEST_F(SlowClientTest, TrickledHeaderIsCutOffAtTheHeaderDeadline) {
   bool cut_off = false;
   for (int i = 0; i < 40 && !cut_off; ++i) {  // at most ~4 s of trickling
     cut_off = !slow.WriteRaw(i < static_cast<int>(header.size()) ? header.substr(i, 1) : "x");
+    // The trickle is the subject: one byte per 100 ms, slower than header_read allows.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (i == 3) {
       EXPECT_EQ(Send(MakeRequest(http::verb::get, "/kv/b/x")).result_int(), 200);
@@ -129,7 +141,7 @@ TEST_F(SlowClientTest, StalledBodyIsCutOffAfterTheBodyReadTimeout) {
   const auto elapsed = std::chrono::steady_clock::now() - started;
   EXPECT_GE(elapsed, std::chrono::milliseconds(900));
   EXPECT_LT(elapsed, std::chrono::seconds(4)) << "the stalled body was never cut off";
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  WaitUntilTheBackendSawEverything();
   for (const RecordedRequest& seen : backend_.Requests()) {
     EXPECT_EQ(seen.completion, 0u) << "a request with a stalled body completed at the backend";
   }
@@ -145,6 +157,7 @@ TEST_F(SlowClientTest, TrickledBodyWithShortPausesGoesThrough) {
       slow.WriteRaw("PUT /kv/e/x HTTP/1.1\r\nHost: t\r\nFencing-Token: 1\r\n"
                     "Content-Length: " +
                     std::to_string(body.size()) + "\r\n\r\n"));
+  // The pauses are the subject: each shorter than body_read, all of them longer.
   for (const char byte : body) {  // ~2.4 s in all, 300 ms pauses
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     ASSERT_TRUE(slow.WriteRaw(std::string(1, byte))) << slow.error();
@@ -167,7 +180,7 @@ TEST_F(SlowClientTest, OverflowingChunkSizeIsNeverApplied) {
   if (response) {
     EXPECT_EQ(response->result_int(), 400) << response->body();
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  WaitUntilTheBackendSawEverything();
   for (const RecordedRequest& seen : backend_.Requests()) {
     EXPECT_EQ(seen.completion, 0u) << "a request with a broken body completed at the backend";
   }
@@ -212,11 +225,10 @@ class GarbageBackend {
 TEST(BrokenBackendTest, MalformedBackendResponseIs502Problem) {
   GarbageBackend backend;
   TempDir dir;
-  HttpBackendConfigOptions options;
-  options.backend_port = backend.port();
   std::string error;
-  auto gateway = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", HttpBackendConfig(options)),
-                                        dir.Join("data"), &error);
+  auto gateway = GatewayInstance::Start(
+      dir.WriteFile("fencegate.yaml", GatewayConfig::HttpBackend(backend.port()).Yaml()),
+      dir.Join("data"), &error);
   ASSERT_NE(gateway, nullptr) << error;
   std::optional<Response> response =
       Fetch(gateway->traffic_port(), MakeRequest(http::verb::get, "/kv/a/x"), &error);
@@ -227,8 +239,8 @@ TEST(BrokenBackendTest, MalformedBackendResponseIs502Problem) {
 
 class SilentBackendTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_backend_keys = "    response_timeout: 300ms\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    config->Backend("api")["response_timeout"] = "300ms";
   }
 };
 

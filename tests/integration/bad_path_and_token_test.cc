@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -44,8 +44,8 @@ TEST_F(BadPathTest, TraversalNulAndEncodedSlashesAre400AndNeverForwarded) {
   }
   EXPECT_TRUE(backend_.Requests().empty()) << "a refused path reached the backend";
 
-  // What the http adapter forwards: the canonical target (gateway/http/path_canonical.h), the query as
-  // sent. An encoded '?' stays encoded (the fence key is "kv:a%3Fb"), "%61" is "a", and dots
+  // What the http adapter forwards: the canonical target (gateway/http/path_canonical.h), the query
+  // as sent. An encoded '?' stays encoded (the fence key is "kv:a%3Fb"), "%61" is "a", and dots
   // inside a name are just a name.
   EXPECT_EQ(Put("/kv/a%3fb/x?q=%2e%2e", "1").result_int(), 200);
   EXPECT_EQ(Put("/kv/...x/a.b", "1").result_int(), 200);

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/held_put.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/held_put.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <boost/beast/http/rfc7230.hpp>
 
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

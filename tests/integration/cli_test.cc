@@ -5,11 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/process.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/process.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {

@@ -1,8 +1,8 @@
 // The client connection's idle timeout through the real binary. Header reads and response
-// writes share one lazily re-armed deadline timer per connection (gateway/session/client_deadline.h):
-// these cases check that a keep-alive connection is still closed after timeouts.idle whether
-// the pending wait was set by a longer or a shorter timeout, and that the deadline moves on
-// with each request rather than staying at the first one's.
+// writes share one lazily re-armed deadline timer per connection
+// (gateway/session/client_deadline.h): these cases check that a keep-alive connection is still
+// closed after timeouts.idle whether the pending wait was set by a longer or a shorter timeout, and
+// that the deadline moves on with each request rather than staying at the first one's.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -11,8 +11,8 @@
 #include <boost/asio/error.hpp>
 #include <boost/system/error_code.hpp>
 
-#include "tests/integration/http_client.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_client.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -29,8 +29,9 @@ constexpr auto kClientPatience = std::chrono::seconds(60);
 // beyond the client's patience: a close that waited for it would not come in time.
 class ShortIdleTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_timeout_keys = "  idle: 1s\n  response_write: 10m\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["timeouts"]["idle"] = "1s";
+    (*config)["timeouts"]["response_write"] = "10m";
   }
 };
 
@@ -59,8 +60,9 @@ TEST_F(ShortIdleTest, KeepAliveConnectionIsClosedAfterTheIdleTimeoutFollowingARe
 // idle read's deadline and must wait on until that deadline, then close the connection.
 class LongIdleTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_timeout_keys = "  idle: 3s\n  response_write: 1s\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["timeouts"]["idle"] = "3s";
+    (*config)["timeouts"]["response_write"] = "1s";
   }
 };
 
@@ -84,6 +86,7 @@ TEST_F(LongIdleTest, EachRequestMovesTheIdleDeadline) {
     const auto response = connection.RoundTrip(MakeRequest(http::verb::get, "/kv/a/x"));
     ASSERT_TRUE(response) << "request " << i << ": " << connection.error();
     EXPECT_EQ(response->result_int(), 200u);
+    // The spacing is the subject: each pause well inside the idle timeout, all of them past it.
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   EXPECT_EQ(backend_.Requests().size(), static_cast<std::size_t>(kRequests));

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/lock_test_support.h"
 
 namespace fencegate::integration {
 namespace {

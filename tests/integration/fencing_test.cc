@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -68,8 +68,9 @@ TEST_F(FencingTest, MalformedTokensAre400AndNeverForwarded) {
 
 class FencedReadsTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_route_keys = "    fence_reads: true\n    fenced_methods: [PUT]\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    config->Route("kv")["fence_reads"] = true;
+    config->Route("kv")["fenced_methods"].push_back("PUT");
   }
 };
 

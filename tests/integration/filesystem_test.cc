@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {

@@ -6,8 +6,9 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/held_put.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/eventually.h"
+#include "tests/support/held_put.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -27,8 +28,8 @@ TEST_F(LifecycleTest, SigtermDrainsInFlightRequestThenExitsZero) {
 
 class ShortDrainTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->shutdown_drain = "200ms";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["timeouts"]["shutdown_drain"] = "200ms";
   }
 };
 
@@ -48,18 +49,13 @@ TEST_F(LifecycleTest, AccessLogLineDescribesTheRequest) {
   const std::string request_id(response["X-Request-Id"]);
   ASSERT_FALSE(request_id.empty());
 
-  // The line is written as the exchange ends; give it a moment to reach the file.
-  boost::json::object line;
-  for (int attempt = 0; attempt < 100 && line.empty(); ++attempt) {
-    std::string log = ReadWholeFile(dir_.Join("access.log"));
-    std::size_t newline = log.find('\n');
-    if (newline != std::string::npos) {
-      line = boost::json::parse(log.substr(0, newline)).as_object();
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  ASSERT_FALSE(line.empty()) << "no access log line";
+  // The line is written as the exchange ends: wait for it to reach the file.
+  std::string log;
+  ASSERT_TRUE(Eventually([&] {
+    log = ReadWholeFile(dir_.Join("access.log"));
+    return log.find('\n') != std::string::npos;
+  })) << "no access log line";
+  const boost::json::object line = boost::json::parse(log.substr(0, log.find('\n'))).as_object();
   EXPECT_EQ(line.at("request_id").as_string(), request_id);
   EXPECT_EQ(line.at("route").as_string(), "kv");
   EXPECT_EQ(line.at("method").as_string(), "PUT");

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/held_put.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/held_put.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -23,8 +23,8 @@ std::string ProblemReason(const Response& response) {
 
 class BarrierTimeoutTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_timeout_keys = "  barrier_wait: 300ms\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["timeouts"]["barrier_wait"] = "300ms";
   }
 };
 
@@ -92,8 +92,9 @@ TEST_F(BarrierTimeoutTest, EachRequestOnAKeptAliveConnectionWaitsItsOwnBarrierWa
 
 class LimitsTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->limits_keys = "  max_header_bytes: 2KiB\n  max_body_bytes: 1KiB\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["limits"]["max_header_bytes"] = "2KiB";
+    (*config)["limits"]["max_body_bytes"] = "1KiB";
   }
 };
 

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <boost/json/serialize.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/lock_test_support.h"
 #ifdef FENCEGATE_LOCKS_IN_ETCD
 #include "tests/etcd/etcd_lock_fixture.h"
 #endif

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/process.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 namespace {

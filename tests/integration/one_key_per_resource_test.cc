@@ -11,11 +11,11 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {
@@ -276,12 +276,11 @@ TEST_F(TombstoneTest, ADeletedFileRefusesAnOlderWriterAfterTheFenceStoreLostItsK
 
 class HttpSpellingTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_route_keys =
-        "  - name: byhost\n"
-        "    prefix: /byhost/\n"
-        "    backend: api\n"
-        "    fence_key: \"{host}:{path}\"\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    YAML::Node byhost = config->Route("byhost");
+    byhost["prefix"] = "/byhost/";
+    byhost["backend"] = "api";
+    byhost["fence_key"] = "{host}:{path}";
   }
 
   Response PutAs(const std::string& target, int token, std::optional<std::string> host) {

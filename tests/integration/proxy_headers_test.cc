@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -81,8 +81,8 @@ TEST_F(ProxyHeadersTest, TheBackendsRequestIdIsReplacedByTheRequests) {
 
 class ForwardTokenTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_backend_keys = "    forward_token_header: Fencing-Token\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    config->Backend("api")["forward_token_header"] = "Fencing-Token";
   }
 };
 

@@ -6,16 +6,16 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
 
 class RefusalStateTest : public HttpGatewayTest {
  protected:
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->extra_route_keys = "    max_token_advance: 10\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    config->Route("kv")["max_token_advance"] = 10;
   }
 
   unsigned AdminStatus(const std::string& target) {

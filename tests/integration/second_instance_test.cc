@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

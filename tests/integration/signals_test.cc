@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/held_put.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/held_put.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/lock_test_support.h"
 
 namespace fencegate::integration {
 namespace {

@@ -11,9 +11,9 @@
 #include <gtest/gtest.h>
 #include <boost/json/serialize.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/lock_test_support.h"
-#include "tests/integration/process.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/lock_test_support.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 namespace {
@@ -21,22 +21,23 @@ namespace {
 // Route "kv" (/kv/<item>/...) requires signed tokens; route "open" (/open/<item>/...) shares its
 // fence keys, takes unsigned tokens but at most 100 above the highest. Locks "orders-*" raise
 // and scope fence key "kv:{name}".
-std::string SignedConfig(std::uint16_t backend_port, const std::string& access_log,
-                         const std::string& signing) {
-  return KvRouteConfig(backend_port, access_log) +
-         "    require_signed_tokens: true\n"
-         "  - name: open\n"
-         "    prefix: /open/\n"
-         "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n"
-         "    max_token_advance: 100\n"
-         "locks:\n"
-         "  min_ttl: 50ms\n"
-         "  rules:\n"
-         "    - match: \"orders-*\"\n"
-         "      fence_keys: [\"kv:{name}\"]\n"
-         "  signing:\n" +
-         signing;
+GatewayConfig SignedConfig(std::uint16_t backend_port, const std::string& access_log,
+                           const YAML::Node& signing) {
+  GatewayConfig config = GatewayConfig::HttpBackend(backend_port, access_log);
+  config.Route("kv")["require_signed_tokens"] = true;
+  YAML::Node open = config.Route("open");
+  open["prefix"] = "/open/";
+  open["backend"] = "api";
+  open["fence_key"] = "kv:{segment:2}";
+  open["max_token_advance"] = 100;
+  YAML::Node locks = config["locks"];
+  locks["min_ttl"] = "50ms";
+  YAML::Node orders;
+  orders["match"] = "orders-*";
+  orders["fence_keys"] = Sequence({"kv:{name}"});
+  locks["rules"].push_back(orders);
+  locks["signing"] = signing;
+  return config;
 }
 
 struct Grant {
@@ -57,12 +58,17 @@ class SignedTokenTest : public LockGatewayTest {
   // Rewrites the config with `keys` (files k1.key, k2.key) signing with `signing`, and
   // (re)starts the gateway on the same data directory.
   void UseKeys(const std::string& signing, const std::vector<std::string>& keys) {
-    std::string text = "    key_id: " + signing + "\n    keys:\n";
+    YAML::Node signing_keys;
+    signing_keys["key_id"] = signing;
     for (const std::string& key : keys) {
-      text += "      - id: " + key + "\n        secret_file: " + dir_.Join(key + ".key") + "\n";
+      YAML::Node entry;
+      entry["id"] = key;
+      entry["secret_file"] = dir_.Join(key + ".key");
+      signing_keys["keys"].push_back(entry);
     }
-    config_path_ = dir_.WriteFile("fencegate.yaml",
-                                  SignedConfig(backend_.port(), dir_.Join("access.log"), text));
+    config_path_ =
+        dir_.WriteFile("fencegate.yaml",
+                       SignedConfig(backend_.port(), dir_.Join("access.log"), signing_keys).Yaml());
     StartGateway();
   }
 

@@ -21,11 +21,13 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {
@@ -74,20 +76,6 @@ class StalledReader {
   bool closed_by_peer_ = false;
 };
 
-// Polls the admin metrics until the gateway has no client connection and no request left, at
-// most ~30 s (bounded: a gateway that never cuts the client fails the test, it does not hang).
-bool WaitUntilIdle(std::uint16_t admin_port) {
-  for (int attempt = 0; attempt < 300; ++attempt) {
-    const std::string metrics = FetchMetricsText(admin_port);
-    if (MetricValue(metrics, "fencegate_connections_open", "") == 0.0 &&
-        MetricValue(metrics, "fencegate_requests_in_flight", "") == 0.0) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
 std::optional<double> ConnectionsOpen(std::uint16_t admin_port) {
   return MetricValue(FetchMetricsText(admin_port), "fencegate_connections_open", "");
 }
@@ -125,7 +113,7 @@ TEST(SlowReaderTest, FilesystemClientThatStopsReadingIsCutAndOthersAreServed) {
   }
   EXPECT_GE(ConnectionsOpen(gateway->admin_port()).value_or(0), 1.0);
 
-  ASSERT_TRUE(WaitUntilIdle(gateway->admin_port()))
+  ASSERT_TRUE(GatewayIdle(gateway->admin_port()))
       << "the client that stopped reading was never cut off";
   // What the client can still read is what sat in socket buffers: the response was cut short.
   EXPECT_LT(stalled.DrainUntilClosed(), kBigBodyBytes);
@@ -216,12 +204,10 @@ class BigBodyBackend {
 TEST(SlowReaderTest, HttpClientThatStopsReadingIsCutAndTheUpstreamIsClosed) {
   BigBodyBackend backend;
   TempDir dir;
-  HttpBackendConfigOptions options;
-  options.backend_port = backend.port();
-  options.access_log_path = dir.Join("access.log");
-  options.extra_timeout_keys = std::string("  response_write: ") + kResponseWrite + "\n";
+  GatewayConfig config = GatewayConfig::HttpBackend(backend.port(), dir.Join("access.log"));
+  config["timeouts"]["response_write"] = kResponseWrite;
   std::string error;
-  auto gateway = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", HttpBackendConfig(options)),
+  auto gateway = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config.Yaml()),
                                         dir.Join("data"), &error);
   ASSERT_NE(gateway, nullptr) << error;
 
@@ -236,15 +222,12 @@ TEST(SlowReaderTest, HttpClientThatStopsReadingIsCutAndTheUpstreamIsClosed) {
   }
   EXPECT_GE(ConnectionsOpen(gateway->admin_port()).value_or(0), 1.0);
 
-  ASSERT_TRUE(WaitUntilIdle(gateway->admin_port()))
+  ASSERT_TRUE(GatewayIdle(gateway->admin_port()))
       << "the client that stopped reading was never cut off";
   EXPECT_LT(stalled.DrainUntilClosed(), kBigBodyBytes);
   EXPECT_TRUE(stalled.closed_by_peer());
   // The upstream connection the big body came from was closed, not left hanging or reused.
-  for (int attempt = 0; attempt < 100 && !backend.big_body_cut_by_peer(); ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(backend.big_body_cut_by_peer());
+  EXPECT_TRUE(Eventually([&] { return backend.big_body_cut_by_peer(); }));
   std::optional<Response> after =
       Fetch(gateway->traffic_port(), MakeRequest(http::verb::get, "/kv/small/y"), &error);
   ASSERT_TRUE(after.has_value()) << error;

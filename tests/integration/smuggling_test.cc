@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {

@@ -15,10 +15,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/http_gateway_fixture.h"
-#include "tests/integration/lock_test_support.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/http_gateway_fixture.h"
+#include "tests/support/lock_test_support.h"
 
 namespace fencegate::integration {
 namespace {

@@ -2,16 +2,16 @@
 // with certificates made by the openssl CLI at test time.
 #include <csignal>
 #include <filesystem>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/temp_dir.h"
-#include "tests/integration/test_certs.h"
+#include "tests/support/eventually.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
 
 namespace fencegate::integration {
 namespace {
@@ -67,13 +67,12 @@ class TlsBackendTest : public ::testing::Test {
     nginx_ = Process::Start({"/usr/sbin/nginx", "-p", dir, "-c", conf}, &error);
     ASSERT_NE(nginx_, nullptr) << error;
     // Up once both ports accept (bounded).
-    for (int attempt = 0; attempt < 200; ++attempt) {
+    ASSERT_TRUE(Eventually([&] {
       HttpConnection probe;
       HttpConnection probe2;
-      if (probe.Connect(good_port_) && probe2.Connect(wronghost_port_)) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    FAIL() << "nginx did not start: " << nginx_->Stderr();
+      return probe.Connect(good_port_) && probe2.Connect(wronghost_port_);
+    })) << "nginx did not start: "
+        << nginx_->Stderr();
   }
 
   // A route per backend: /<name>/ -> backend <name>.

@@ -8,14 +8,15 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/fencegate_run.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
-#include "tests/integration/test_certs.h"
-#include "tests/integration/tls_client.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_certs.h"
+#include "tests/support/tls_client.h"
 
 namespace fencegate::integration {
 namespace {
@@ -81,11 +82,12 @@ class TlsTest : public ::testing::Test {
   std::optional<double> AwaitMetric(const std::string& name, const std::string& labels,
                                     double expected) {
     std::optional<double> value;
-    for (int attempt = 0; attempt < 200; ++attempt) {
-      value = MetricValue(FetchMetricsText(gateway_->admin_port()), name, labels);
-      if (value == expected) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    Eventually(
+        [&] {
+          value = MetricValue(FetchMetricsText(gateway_->admin_port()), name, labels);
+          return value == expected;
+        },
+        std::chrono::seconds(2));
     return value;
   }
 

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/http_gateway_fixture.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
 namespace {
@@ -93,8 +93,8 @@ TEST_F(UnderscoreDropTest, LookalikesAreRefusedOtherUnderscoreFieldsDropped) {
 }
 
 class UnderscoreRejectTest : public UnderscoreHeaderTest {
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->limits_keys = "  headers_with_underscores: reject\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["limits"]["headers_with_underscores"] = "reject";
   }
 };
 
@@ -109,8 +109,8 @@ TEST_F(UnderscoreRejectTest, EveryUnderscoreFieldIsRefused) {
 }
 
 class UnderscoreAllowTest : public UnderscoreHeaderTest {
-  void CustomizeConfig(HttpBackendConfigOptions* options) const override {
-    options->limits_keys = "  headers_with_underscores: allow\n";
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["limits"]["headers_with_underscores"] = "allow";
   }
 };
 

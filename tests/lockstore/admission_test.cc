@@ -130,6 +130,7 @@ TEST_F(AdmissionTest, HigherTokenWaitsForLowerWritesToComplete) {
   // 5 is stale now, even though 5s are still running.
   EXPECT_EQ(controller.Admit("k", 5, "d", Unexpected())->kind, Kind::kStale);
 
+  // The clock is the subject: the decision reports how long it waited at the barrier.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   controller.Complete("k", 5);
   EXPECT_EQ(decisions.size(), 0u);

@@ -8,7 +8,7 @@
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/memory_fence_store.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
-#include "tests/lockstore/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::lockstore {
 namespace {
@@ -142,9 +142,9 @@ TEST(FenceRepairTest, OnlyLowersAndOnlyKnownKeys) {
 }
 
 TEST(FenceRepairTest, RocksDbRepairIsDurableAndAuditedAcrossReopen) {
-  testing::TempDir dir;
+  integration::TempDir dir;
   RocksDbFenceStoreOptions options;
-  options.path = dir.Sub("db");
+  options.path = dir.Join("db");
   options.block_cache_bytes = 1 << 20;
   for (int run = 0; run < 2; ++run) {
     std::unique_ptr<RocksDbFenceStore> store;

@@ -8,7 +8,7 @@
 
 #include "lockstore/idempotency/idempotency_record.h"
 #include "lockstore/idempotency/idempotency_store.h"
-#include "tests/lockstore/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::lockstore {
 namespace {
@@ -98,8 +98,8 @@ TEST(IdempotencyRecordTest, RejectsTruncatedAndUnknownValues) {
 }
 
 TEST(IdempotencyStoreTest, FirstBeginClaimsSecondSeesTheMarker) {
-  testing::TempDir dir;
-  auto store = OpenStore(dir.Sub("db"));
+  integration::TempDir dir;
+  auto store = OpenStore(dir.Join("db"));
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(BeginSync(*store, "k", Marker(1000)).kind, Kind::kStarted);
   const auto second = BeginSync(*store, "k", Marker(1001));
@@ -112,8 +112,8 @@ TEST(IdempotencyStoreTest, FirstBeginClaimsSecondSeesTheMarker) {
 }
 
 TEST(IdempotencyStoreTest, FinishedOutcomeIsReturnedToLaterClaims) {
-  testing::TempDir dir;
-  auto store = OpenStore(dir.Sub("db"));
+  integration::TempDir dir;
+  auto store = OpenStore(dir.Join("db"));
   ASSERT_EQ(BeginSync(*store, "k", Marker(1000)).kind, Kind::kStarted);
   IdempotencyRecord done = Marker(1000);
   done.state = State::kCompleted;
@@ -129,16 +129,16 @@ TEST(IdempotencyStoreTest, FinishedOutcomeIsReturnedToLaterClaims) {
 }
 
 TEST(IdempotencyStoreTest, AbandonedKeyCanBeClaimedAgain) {
-  testing::TempDir dir;
-  auto store = OpenStore(dir.Sub("db"));
+  integration::TempDir dir;
+  auto store = OpenStore(dir.Join("db"));
   ASSERT_EQ(BeginSync(*store, "k", Marker(1000)).kind, Kind::kStarted);
   ASSERT_TRUE(AbandonSync(*store, "k").ok());
   EXPECT_EQ(BeginSync(*store, "k", Marker(1001)).kind, Kind::kStarted);
 }
 
 TEST(IdempotencyStoreTest, ExpiredRecordIsReplacedAndSwept) {
-  testing::TempDir dir;
-  auto store = OpenStore(dir.Sub("db"));
+  integration::TempDir dir;
+  auto store = OpenStore(dir.Join("db"));
   ASSERT_EQ(BeginSync(*store, "k", Marker(1000, 500)).kind, Kind::kStarted);
   ASSERT_EQ(BeginSync(*store, "gone", Marker(1000, 500)).kind, Kind::kStarted);
   EXPECT_EQ(BeginSync(*store, "k", Marker(1499)).kind, Kind::kExisting);
@@ -151,14 +151,14 @@ TEST(IdempotencyStoreTest, ExpiredRecordIsReplacedAndSwept) {
 // kill -9 cannot be told from a clean stop by the store: either way, a marker of an earlier
 // open has nobody to finish it and is reported as an unknown outcome, never as claimable.
 TEST(IdempotencyStoreTest, MarkerOfAnEarlierOpenIsAnUnknownOutcome) {
-  testing::TempDir dir;
+  integration::TempDir dir;
   std::uint64_t first_epoch = 0;
   {
-    auto store = OpenStore(dir.Sub("db"));
+    auto store = OpenStore(dir.Join("db"));
     first_epoch = store->epoch();
     ASSERT_EQ(BeginSync(*store, "k", Marker(1000)).kind, Kind::kStarted);
   }
-  auto store = OpenStore(dir.Sub("db"));
+  auto store = OpenStore(dir.Join("db"));
   EXPECT_EQ(store->epoch(), first_epoch + 1);
   const auto retry = BeginSync(*store, "k", Marker(1001));
   ASSERT_EQ(retry.kind, Kind::kExisting);
@@ -166,8 +166,8 @@ TEST(IdempotencyStoreTest, MarkerOfAnEarlierOpenIsAnUnknownOutcome) {
 }
 
 TEST(IdempotencyStoreTest, ConcurrentClaimsOfOneKeyHaveOneWinner) {
-  testing::TempDir dir;
-  auto store = OpenStore(dir.Sub("db"));
+  integration::TempDir dir;
+  auto store = OpenStore(dir.Join("db"));
   constexpr int kThreads = 8;
   constexpr int kKeys = 50;
   std::atomic<int> started{0};
@@ -188,8 +188,8 @@ TEST(IdempotencyStoreTest, ConcurrentClaimsOfOneKeyHaveOneWinner) {
 }
 
 TEST(IdempotencyStoreTest, ClosedStoreAnswersUnavailable) {
-  testing::TempDir dir;
-  auto store = OpenStore(dir.Sub("db"));
+  integration::TempDir dir;
+  auto store = OpenStore(dir.Join("db"));
   store->Close();
   const auto result = BeginSync(*store, "k", Marker(1000));
   EXPECT_EQ(result.kind, Kind::kError);

@@ -5,7 +5,7 @@
 #include "lockstore/locks/lock_table.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "tests/lockstore/lock_test_support.h"
-#include "tests/lockstore/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::lockstore {
 namespace {
@@ -19,7 +19,7 @@ class LockRocksDbTest : public ::testing::Test {
  protected:
   void Open(std::size_t max_cached_locks = 100000) {
     RocksDbFenceStoreOptions options;
-    options.path = dir_.Sub("db");
+    options.path = dir_.Join("db");
     ASSERT_TRUE(RocksDbFenceStore::Open(options, &store_).ok());
     LockTableOptions table_options;
     table_options.now_unix_ms = [] { return std::int64_t{1'700'000'000'000}; };
@@ -45,7 +45,7 @@ class LockRocksDbTest : public ::testing::Test {
     EXPECT_TRUE(result.status.ok());
   }
 
-  testing::TempDir dir_;
+  integration::TempDir dir_;
   ManualLockClock clock_;
   std::unique_ptr<RocksDbFenceStore> store_;
   std::unique_ptr<LockTable> table_;

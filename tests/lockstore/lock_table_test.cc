@@ -39,6 +39,10 @@ class LockTableTest : public ::testing::Test {
     EXPECT_TRUE(probe.result.has_value());
     return probe.result.value_or(AcquireResult{});
   }
+  // Takes `name` for a test's setup, where only that it is held matters.
+  void HoldNow(LockTable& table, std::string_view name, milliseconds ttl = kTtl) {
+    EXPECT_EQ(AcquireNow(table, name, ttl).kind, AcquireResult::Kind::kGranted);
+  }
   bool Release(LockTable& table, std::string_view name, const std::string& owner) {
     std::optional<ReleaseResult> released;
     table.Release(name, owner, [&](ReleaseResult r) { released = r; });
@@ -117,7 +121,7 @@ TEST_F(LockTableTest, NewcomerDoesNotOvertakeWaiters) {
 
 TEST_F(LockTableTest, TooManyWaitersIsBusy) {
   auto table = NewTable();
-  AcquireNow(*table, "job");
+  HoldNow(*table, "job");
   AcquireProbe w[4];
   for (auto& probe : w) table->Acquire("job", kTtl, milliseconds(5000), probe.callback());
   ASSERT_TRUE(w[3].result.has_value());
@@ -144,7 +148,7 @@ TEST_F(LockTableTest, ExpiryHandsTheLockToTheNextWaiter) {
 
 TEST_F(LockTableTest, WaitEndsWithHeldWhenTheDeadlinePasses) {
   auto table = NewTable();
-  AcquireNow(*table, "job", milliseconds(10000));
+  HoldNow(*table, "job", milliseconds(10000));
   AcquireProbe waiter;
   table->Acquire("job", kTtl, milliseconds(500), waiter.callback());
   clock_.Advance(milliseconds(499));
@@ -172,7 +176,7 @@ TEST_F(LockTableTest, RenewExtendsALiveLeaseAndALateRenewalFails) {
 
 TEST_F(LockTableTest, RenewWithAnotherOwnerTokenFails) {
   auto table = NewTable();
-  AcquireNow(*table, "job");
+  HoldNow(*table, "job");
   std::string stranger;
   ASSERT_TRUE(NewOwnerToken(&stranger).ok());
   EXPECT_FALSE(table->Renew("job", stranger).renewed);
@@ -253,7 +257,7 @@ TEST_F(LockTableTest, EagerFencingRaisesBoundKeysBeforeTheAnswer) {
   EXPECT_TRUE(probe.result->fences[0].raised);
   // Unbound locks raise nothing.
   fencer_.hold = false;
-  AcquireNow(*table, "job");
+  HoldNow(*table, "job");
   EXPECT_EQ(fencer_.calls.size(), 1u);
 }
 
@@ -334,7 +338,7 @@ TEST_F(LockTableTest, RestartKeepsTokensIncreasingAndLiveLeasesHeld) {
 TEST_F(LockTableTest, RestartHoldsAnUnreleasedLockForAFullTtl) {
   {
     auto table = NewTable();
-    AcquireNow(*table, "job");
+    HoldNow(*table, "job");
   }
   auto table = NewTable();
   clock_.Advance(milliseconds(999));
@@ -395,7 +399,7 @@ TEST_F(LockTableTest, RestartLoadsOnlyLiveLocksAndTokensStillContinue) {
       const AcquireResult granted = AcquireNow(*table, name);
       ASSERT_TRUE(Release(*table, name, granted.owner_token));
     }
-    AcquireNow(*table, "c");
+    HoldNow(*table, "c");
   }
   auto table = NewTable();
   const auto in_memory = table->List();

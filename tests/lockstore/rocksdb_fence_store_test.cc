@@ -15,18 +15,18 @@
 
 #include "lockstore/fence/fence_repair.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
-#include "tests/lockstore/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::lockstore {
 namespace {
 
-using testing::TempDir;
+using integration::TempDir;
 
 class RocksDbFenceStoreTest : public ::testing::Test {
  protected:
   RocksDbFenceStoreOptions Options() {
     RocksDbFenceStoreOptions options;
-    options.path = dir_.Sub("db");
+    options.path = dir_.Join("db");
     options.block_cache_bytes = 1 << 20;
     return options;
   }

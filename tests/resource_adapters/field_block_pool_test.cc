@@ -2,10 +2,10 @@
 // class, a thread keeps a bounded number, and a header built on them may die on another thread.
 #include "base/net/field_block_pool.h"
 
+#include <cstddef>
 #include <memory>
-#include <string>
-
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -46,11 +46,28 @@ TEST(FieldBlockPoolTest, AThreadKeepsAtMostSixtyFourFreeBlocksPerClass) {
   for (void* block : again) FieldBlockPool::Deallocate(block, 300);
 }
 
+// How many free blocks this thread's lists hold, per size class.
+std::vector<std::size_t> FreeBlocksPerClass() {
+  std::vector<std::size_t> counts;
+  for (const auto& list : field_pool_detail::local_lists.by_class) counts.push_back(list.count);
+  return counts;
+}
+
 TEST(FieldBlockPoolTest, LargeBlocksBypassThePool) {
+  const std::vector<std::size_t> before = FreeBlocksPerClass();
   void* block = FieldBlockPool::Allocate(4096);
-  static_cast<char*>(block)[4095] = 'x';
+  static_cast<char*>(block)[4095] = 'x';  // all of it is usable
   FieldBlockPool::Deallocate(block, 4096);
+  EXPECT_EQ(FreeBlocksPerClass(), before) << "a block above 512 bytes was kept in a free list";
+  // The largest pooled size, for contrast: its block is kept, first in line for reuse.
+  void* largest = FieldBlockPool::Allocate(512);
+  FieldBlockPool::Deallocate(largest, 512);
+  const auto& largest_class =
+      field_pool_detail::local_lists.by_class[field_pool_detail::ClassOf(512)];
+  EXPECT_EQ(static_cast<void*>(largest_class.head), largest);
+  // A zero-byte request still gets a block of the smallest class.
   void* small = FieldBlockPool::Allocate(0);
+  EXPECT_NE(small, nullptr);
   FieldBlockPool::Deallocate(small, 0);
 }
 

@@ -13,12 +13,12 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/process.h"
-#include "tests/integration/temp_dir.h"
 #include "tests/s3/counting_relay.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {
@@ -224,6 +224,8 @@ TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
     S3Gateway expiring(relay.port(), "    idle_timeout: 50ms\n");
     ASSERT_NE(expiring.instance, nullptr);
     for (int i = 0; i < 4; ++i) {
+      // The clock is the subject: idle past idle_timeout, which the pool checks when it is
+      // next used; the relay's connection count afterwards shows what it did.
       if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
       EXPECT_EQ(Send(expiring.port(), http::verb::get, "/keepalive/k", std::nullopt).result_int(),
                 200);

@@ -8,7 +8,10 @@ import asyncio
 import os
 import pwd
 import signal
-import socket
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402
 
 APACHE = "/usr/sbin/apache2"
 MODULES = "/usr/lib/apache2/modules"
@@ -16,12 +19,6 @@ MODULES = "/usr/lib/apache2/modules"
 
 def available():
     return os.access(APACHE, os.X_OK) and os.path.exists(os.path.join(MODULES, "mod_dav_fs.so"))
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _config(root, port):
@@ -64,7 +61,7 @@ class ApacheDav:
                 os.chown(path, user.pw_uid, user.pw_gid)
         # A port picked here may be taken by another process before Apache binds it: retried.
         for _ in range(3):
-            self.port = _free_port()
+            self.port = free_port()
             conf = os.path.join(self.root, "httpd.conf")
             with open(conf, "w", encoding="utf-8") as f:
                 f.write(_config(self.root, self.port))

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "tests/integration/process.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::webdav_test {
 

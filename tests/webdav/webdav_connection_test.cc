@@ -2,16 +2,19 @@
 // connections of their network thread instead of opening one per fenced write. Connections are
 // counted in Apache's access log (client port, and %k: requests the connection carried before).
 #include <set>
-#include <thread>
 
 #include <gtest/gtest.h>
 
+#include "tests/support/eventually.h"
+#include "tests/support/tcp_connections.h"
 #include "tests/webdav/webdav_support.h"
 
 namespace fencegate::webdav_test {
 namespace {
 
 namespace http = boost::beast::http;
+using integration::EstablishedTcpConnections;
+using integration::Eventually;
 using integration::MakeRequest;
 
 bool IsControl(const LogLine& line) {
@@ -83,8 +86,9 @@ TEST(WebdavConnectionTest, ConnectionsTheServerClosedAreNotReused) {
     if (IsControl(line) && line.earlier_requests == 0) ++connections;
   }
   EXPECT_GE(connections, 5);
-  // Idle past Apache's keep-alive timeout: the pooled connection is closed by the server.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // Idle past Apache's keep-alive timeout (the clock is the subject): wait until Apache closed
+  // the connections the gateway pooled, as the kernel reports them, before writing again.
+  ASSERT_TRUE(Eventually([&] { return EstablishedTcpConnections(apache->port()) == 0; }));
   EXPECT_EQ(FencedPuts(gateway->port(), "/dav/short.txt", 6, 3), 3);
   EXPECT_EQ(Send(apache->port(), MakeRequest(http::verb::get, "/dav/short.txt")).body(), "body");
   EXPECT_EQ(StoredToken(apache->port(), "/dav/short.txt"), 8u);

@@ -4,7 +4,7 @@
 // on every path.
 #include <gtest/gtest.h>
 
-#include "tests/integration/admin_client.h"
+#include "tests/support/admin_client.h"
 #include "tests/webdav/webdav_support.h"
 
 namespace fencegate::webdav_test {

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <regex>
 
-#include "tests/integration/admin_client.h"
-#include "tests/integration/tls_client.h"
+#include "tests/support/admin_client.h"
+#include "tests/support/tls_client.h"
 #include "tests/webdav/webdav_support.h"
 
 namespace fencegate::webdav_test {

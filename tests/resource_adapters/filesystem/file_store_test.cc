@@ -1,7 +1,6 @@
 #include "resource_adapters/filesystem/file_store.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <barrier>
@@ -13,6 +12,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::adapters {
 namespace {
@@ -29,14 +30,10 @@ std::string ReadFile(const fs::path& path) {
 class SidecarFileStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char root_template[] = "/tmp/fencegate-store-test-XXXXXX";
-    root_ = mkdtemp(root_template);
     store_ = std::make_unique<FileStore>(
         UniqueFd(open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), true,
         TokenStorage::kSidecar);
   }
-  void TearDown() override { fs::remove_all(root_); }
-
   OrProblem<CommittedWrite> Write(const ResourcePath& path, const std::string& content,
                                   std::optional<std::uint64_t> token) {
     WriteRequirements requirements{{}, token};
@@ -47,7 +44,8 @@ class SidecarFileStoreTest : public ::testing::Test {
     return store_->Commit(path, std::move(write), requirements);
   }
 
-  fs::path root_;
+  integration::TempDir dir_;
+  const fs::path root_ = dir_.path();
   std::unique_ptr<FileStore> store_;
 };
 
@@ -116,8 +114,8 @@ TEST_F(SidecarFileStoreTest, RemoveDeletesFileAndSidecar) {
 // file must end with the greatest token that committed, else an older write was renamed over a
 // newer one.
 TEST(SharedRootFileStoreTest, RacingCommitsFromTwoStoresNeverLeaveAnOlderToken) {
-  char root_template[] = "/tmp/fencegate-shared-root-XXXXXX";
-  const fs::path root = mkdtemp(root_template);
+  const integration::TempDir dir;
+  const fs::path root = dir.path();
   auto open_store = [&](TokenStorage storage) {
     return std::make_unique<FileStore>(
         UniqueFd(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), false, storage);
@@ -160,7 +158,6 @@ TEST(SharedRootFileStoreTest, RacingCommitsFromTwoStoresNeverLeaveAnOlderToken) 
           << "round " << round << (storage == TokenStorage::kXattr ? " (xattr)" : " (sidecar)");
     }
   }
-  fs::remove_all(root);
 }
 
 TEST(ProblemFromErrorTest, MapsStorageErrorsToStatuses) {

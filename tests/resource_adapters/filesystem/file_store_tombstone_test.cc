@@ -1,7 +1,6 @@
 // A fenced DELETE leaves a tombstone with its token, so the store itself refuses an older writer
 // of a deleted name (tombstone.h), in both token storages.
 #include <fcntl.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
@@ -11,6 +10,7 @@
 
 #include "resource_adapters/filesystem/file_store.h"
 #include "resource_adapters/filesystem/tombstone.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::adapters {
 namespace {
@@ -20,8 +20,6 @@ namespace fs = std::filesystem;
 class TombstoneStoreTest : public ::testing::TestWithParam<TokenStorage> {
  protected:
   void SetUp() override {
-    char root_template[] = "/tmp/fencegate-tombstone-test-XXXXXX";
-    root_ = mkdtemp(root_template);
     if (GetParam() == TokenStorage::kSidecar) {
       store_ = std::make_unique<FileStore>(
           UniqueFd(open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), true,
@@ -31,7 +29,6 @@ class TombstoneStoreTest : public ::testing::TestWithParam<TokenStorage> {
       ASSERT_FALSE(FileStore::Open(root_.string(), true, store_));
     }
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   // The status of a whole write: 0 when committed, else the problem's status.
   unsigned Write(const ResourcePath& path, std::optional<std::uint64_t> token) {
@@ -48,7 +45,8 @@ class TombstoneStoreTest : public ::testing::TestWithParam<TokenStorage> {
     return problem ? problem->status : 0;
   }
 
-  fs::path root_;
+  integration::TempDir dir_;
+  const fs::path root_ = dir_.path();
   std::unique_ptr<FileStore> store_;
 };
 

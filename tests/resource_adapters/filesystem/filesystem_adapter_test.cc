@@ -1,6 +1,5 @@
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 
-#include <stdlib.h>
 #include <sys/xattr.h>
 
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <boost/asio/error.hpp>
 
 #include "tests/resource_adapters/fake_downstream.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::adapters {
 namespace {
@@ -48,8 +48,6 @@ std::string StoredTokenXattr(const fs::path& path) {
 class FilesystemAdapterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char base_template[] = "/tmp/fencegate-fs-test-XXXXXX";
-    base_ = mkdtemp(base_template);
     root_ = base_ / "root";
     outside_ = base_ / "outside";
     fs::create_directories(outside_);
@@ -60,7 +58,6 @@ class FilesystemAdapterTest : public ::testing::Test {
   void TearDown() override {
     adapter_.reset();
     factory_.reset();
-    fs::remove_all(base_);
   }
 
   void Configure(std::size_t chunk_bytes) {
@@ -124,7 +121,8 @@ class FilesystemAdapterTest : public ::testing::Test {
   }
 
   boost::asio::io_context ioc_;
-  fs::path base_;
+  integration::TempDir dir_;
+  const fs::path base_ = dir_.path();
   fs::path root_;
   fs::path outside_;
   std::unique_ptr<AdapterFactory> factory_;

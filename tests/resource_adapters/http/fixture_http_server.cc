@@ -38,6 +38,17 @@ int FixtureHttpServer::accepted_connections() const {
   return accepted_;
 }
 
+int FixtureHttpServer::closed_connections() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closed_;
+}
+
+void FixtureHttpServer::Close(tcp::socket& socket) {
+  socket.close();
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++closed_;
+}
+
 std::vector<FixtureHttpServer::Received> FixtureHttpServer::received() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return received_;
@@ -79,7 +90,7 @@ asio::awaitable<void> FixtureHttpServer::Serve(tcp::socket socket, int connectio
     }
     switch (reply.action) {
       case Action::kCloseWithoutAnswer:
-        socket.close();
+        Close(socket);
         co_return;
       case Action::kNeverAnswer: {
         asio::steady_timer forever(socket.get_executor(), std::chrono::hours(1));
@@ -93,7 +104,7 @@ asio::awaitable<void> FixtureHttpServer::Serve(tcp::socket socket, int connectio
           asio::steady_timer gap(socket.get_executor(), std::chrono::milliseconds(20));
           co_await gap.async_wait(asio::use_awaitable);
         }
-        socket.close();
+        Close(socket);
         co_return;
       case Action::kRespond:
         break;
@@ -101,7 +112,7 @@ asio::awaitable<void> FixtureHttpServer::Serve(tcp::socket socket, int connectio
     reply.response.keep_alive(keep_alive && reply.response.keep_alive());
     co_await http::async_write(socket, reply.response, asio::use_awaitable);
     if (!reply.response.keep_alive()) {
-      socket.close();
+      Close(socket);
       co_return;
     }
   }

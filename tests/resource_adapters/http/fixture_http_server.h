@@ -49,6 +49,9 @@ class FixtureHttpServer {
 
   std::uint16_t port() const { return port_; }
   int accepted_connections() const;
+  // Connections the server closed itself (Connection: close, kCloseWithoutAnswer,
+  // kRawThenClose); the close has been sent once counted.
+  int closed_connections() const;
   std::vector<Received> received() const;
 
   // A 200 response with `body` and Content-Length.
@@ -57,6 +60,7 @@ class FixtureHttpServer {
  private:
   boost::asio::awaitable<void> AcceptLoop();
   boost::asio::awaitable<void> Serve(boost::asio::ip::tcp::socket socket, int connection);
+  void Close(boost::asio::ip::tcp::socket& socket);
 
   Handler handler_;
   boost::asio::io_context ioc_;
@@ -64,6 +68,7 @@ class FixtureHttpServer {
   std::uint16_t port_ = 0;
   mutable std::mutex mutex_;
   int accepted_ = 0;
+  int closed_ = 0;
   std::vector<Received> received_;
   std::thread thread_;
 };

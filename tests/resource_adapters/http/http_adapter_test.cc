@@ -2,13 +2,13 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 
 #include "tests/resource_adapters/fake_downstream.h"
 #include "tests/resource_adapters/http/fixture_http_server.h"
+#include "tests/support/eventually.h"
 
 namespace fencegate::adapters {
 namespace {
@@ -302,14 +302,17 @@ FixtureHttpServer::Reply AnswerThenCloseWhileIdle(const FixtureHttpServer::Recei
   return FixtureHttpServer::Ok("fine");
 }
 
-// The backend's close (20 ms after its answer) has arrived.
-void WaitForIdleClose() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
+// Waits until the backend closed the idle connection (20 ms after its answer); on loopback its
+// FIN has then arrived.
+void WaitForIdleClose(const FixtureHttpServer& server) {
+  ASSERT_TRUE(integration::Eventually([&] { return server.closed_connections() == 1; }));
+}
 
 TEST_F(HttpAdapterTest, WriteIsNeverSentOnAnIdleConnectionTheBackendClosed) {
   FixtureHttpServer server(AnswerThenCloseWhileIdle);
   Connect(server.port());
   ASSERT_EQ(Get("/api/first").status, 200u);
-  WaitForIdleClose();
+  WaitForIdleClose(server);
   // A write cannot be sent twice, so the pooled connection is looked at first and the closed
   // one never carries it.
   auto put = Header(http::verb::put, "/api/write");
@@ -328,7 +331,7 @@ TEST_F(HttpAdapterTest, ReadOnAnIdleConnectionTheBackendClosedIsSentAgain) {
   FixtureHttpServer server(AnswerThenCloseWhileIdle);
   Connect(server.port());
   ASSERT_EQ(Get("/api/first").status, 200u);
-  WaitForIdleClose();
+  WaitForIdleClose(server);
   // A GET takes the pooled connection unlooked-at, finds it closed, and goes out again on a
   // fresh one: the client sees only the answer.
   FakeDownstream recorded(ioc_, "");

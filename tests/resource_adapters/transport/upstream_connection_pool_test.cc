@@ -1,5 +1,7 @@
 #include "resource_adapters/transport/upstream_connection_pool.h"
 
+#include <poll.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -42,8 +44,11 @@ class UpstreamConnectionPoolTest : public ::testing::Test {
     return ec;
   }
 
-  // The loopback FIN or data arrives at once, but give the kernel a moment all the same.
-  static void LetItArrive() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
+  // Waits until the kernel reports the FIN or data the backend sent readable on `stream`.
+  static void WaitUntilReadable(Stream& stream) {
+    pollfd readable{stream.socket().native_handle(), POLLIN, 0};
+    ASSERT_EQ(poll(&readable, 1, 10'000), 1) << "nothing arrived from the backend";
+  }
 
   asio::io_context ioc_;
   asio::io_context backend_ioc_;
@@ -82,10 +87,11 @@ TEST_F(UpstreamConnectionPoolTest, PeekDropsAConnectionTheBackendClosed) {
   auto [alive, alive_backend] = Connect();
   auto [closed, closed_backend] = Connect();
   Stream* alive_raw = alive.get();
+  Stream* closed_raw = closed.get();
   pool.Give(std::move(alive));
   pool.Give(std::move(closed));
   closed_backend.close();
-  LetItArrive();
+  WaitUntilReadable(*closed_raw);
   // The closed one is newer, so first in line: it is closed and the next one taken.
   EXPECT_EQ(pool.Take(Probe::kPeek).get(), alive_raw);
   EXPECT_EQ(pool.idle_count(), 0u);
@@ -94,10 +100,11 @@ TEST_F(UpstreamConnectionPoolTest, PeekDropsAConnectionTheBackendClosed) {
 TEST_F(UpstreamConnectionPoolTest, PeekDropsAConnectionWithUnsolicitedBytes) {
   UpstreamConnectionPool pool(4, std::chrono::seconds(60));
   auto [stream, backend] = Connect();
+  Stream* stream_raw = stream.get();
   pool.Give(std::move(stream));
   // Bytes on an idle connection answer no request: the stream is out of step.
   asio::write(backend, asio::buffer(std::string("HTTP/1.1 200 OK\r\n\r\n")));
-  LetItArrive();
+  WaitUntilReadable(*stream_raw);
   EXPECT_EQ(pool.Take(Probe::kPeek), nullptr);
   EXPECT_EQ(BackendReadError(backend), asio::error::eof);
 }
@@ -105,9 +112,10 @@ TEST_F(UpstreamConnectionPoolTest, PeekDropsAConnectionWithUnsolicitedBytes) {
 TEST_F(UpstreamConnectionPoolTest, OnUseHandsOutAClosedConnectionUnlooked) {
   UpstreamConnectionPool pool(4, std::chrono::seconds(60));
   auto [stream, backend] = Connect();
+  Stream* stream_raw = stream.get();
   pool.Give(std::move(stream));
   backend.close();
-  LetItArrive();
+  WaitUntilReadable(*stream_raw);
   // The caller finds out on use, and sends its request again on a fresh connection.
   auto taken = pool.Take(Probe::kOnUse);
   ASSERT_NE(taken, nullptr);
@@ -121,6 +129,7 @@ TEST_F(UpstreamConnectionPoolTest, ExpiredConnectionIsClosedWhicheverTheProbe) {
   UpstreamConnectionPool pool(4, std::chrono::milliseconds(1));
   auto [stream, backend] = Connect();
   pool.Give(std::move(stream));
+  // The clock is the subject: 5 ms on the steady clock is past the 1 ms the pool keeps it.
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(pool.Take(Probe::kOnUse), nullptr);
   EXPECT_EQ(pool.idle_count(), 0u);

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/process.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 

@@ -1,46 +1,35 @@
-#include "tests/integration/lock_test_support.h"
-
-#include <thread>
+#include "tests/support/lock_test_support.h"
 
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/admin_client.h"
+#include "tests/support/admin_client.h"
 
 namespace fencegate::integration {
 
-std::string KvRouteConfig(std::uint16_t backend_port, const std::string& access_log) {
-  return "access_log:\n"
-         "  path: \"" +
-         access_log +
-         "\"\n"
-         "backends:\n"
-         "  api:\n"
-         "    kind: http\n"
-         "    url: http://127.0.0.1:" +
-         std::to_string(backend_port) +
-         "\n"
-         "routes:\n"
-         "  - name: kv\n"
-         "    prefix: /kv/\n"
-         "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n";
-}
-
-std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
-                              const std::string& store) {
-  return store + KvRouteConfig(backend_port, access_log) +
-         "locks:\n"
-         "  prefix: /locks/\n"
-         "  min_ttl: 50ms\n"
-         "  rules:\n"
-         "    - match: \"orders-*\"\n"
-         "      fence_keys: [\"kv:{name}\"]\n" +
-         (store.empty() ? "    - match: \"delayed-*\"\n      quarantine: 1s\n" : "");
+GatewayConfig LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
+                                const YAML::Node& store) {
+  GatewayConfig config = GatewayConfig::HttpBackend(backend_port, access_log);
+  if (!store.IsNull()) config["store"] = store;
+  YAML::Node locks = config["locks"];
+  locks["prefix"] = "/locks/";
+  locks["min_ttl"] = "50ms";
+  YAML::Node orders;
+  orders["match"] = "orders-*";
+  orders["fence_keys"] = Sequence({"kv:{name}"});
+  locks["rules"].push_back(orders);
+  if (store.IsNull()) {
+    YAML::Node delayed;
+    delayed["match"] = "delayed-*";
+    delayed["quarantine"] = "1s";
+    locks["rules"].push_back(delayed);
+  }
+  return config;
 }
 
 void LockGatewayTest::SetUp() {
   config_path_ = dir_.WriteFile(
-      "fencegate.yaml", LockGatewayConfig(backend_.port(), dir_.Join("access.log"), StoreConfig()));
+      "fencegate.yaml",
+      LockGatewayConfig(backend_.port(), dir_.Join("access.log"), StoreConfig()).Yaml());
   StartGateway();
 }
 
@@ -136,15 +125,6 @@ std::uint64_t FencingTokenOf(const Response& response) {
   const auto body = JsonBody(response);
   const auto* token = body.if_contains("fencing_token");
   return token ? token->to_number<std::uint64_t>() : 0;
-}
-
-bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return condition();
 }
 
 }  // namespace fencegate::integration

@@ -1,4 +1,4 @@
-#include "tests/integration/admin_client.h"
+#include "tests/support/admin_client.h"
 
 #include <algorithm>
 #include <sstream>
@@ -6,7 +6,8 @@
 
 #include <boost/json/parse.hpp>
 
-#include "tests/integration/http_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::integration {
 
@@ -84,6 +85,16 @@ std::optional<double> MetricValue(std::string_view exposition, std::string_view 
     return std::stod(std::string(rest.substr(1)));
   }
   return std::nullopt;
+}
+
+bool GatewayIdle(std::uint16_t admin_port, std::chrono::milliseconds limit) {
+  return Eventually(
+      [&] {
+        const std::string metrics = FetchMetricsText(admin_port);
+        return MetricValue(metrics, "fencegate_connections_open", "") == 0.0 &&
+               MetricValue(metrics, "fencegate_requests_in_flight", "") == 0.0;
+      },
+      limit);
 }
 
 }  // namespace fencegate::integration

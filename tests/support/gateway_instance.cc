@@ -1,4 +1,4 @@
-#include "tests/integration/gateway_instance.h"
+#include "tests/support/gateway_instance.h"
 
 #include <regex>
 
@@ -37,28 +37,6 @@ std::unique_ptr<GatewayInstance> GatewayInstance::Start(const std::string& confi
     return nullptr;
   }
   return std::unique_ptr<GatewayInstance>(new GatewayInstance(std::move(process), traffic, admin));
-}
-
-std::string HttpBackendConfig(const HttpBackendConfigOptions& options) {
-  return "access_log:\n"
-         "  path: \"" +
-         options.access_log_path +
-         "\"\n"
-         "timeouts:\n"
-         "  shutdown_drain: " +
-         options.shutdown_drain + "\n" + options.extra_timeout_keys +
-         (options.limits_keys.empty() ? "" : "limits:\n" + options.limits_keys) +
-         "backends:\n"
-         "  api:\n"
-         "    kind: http\n"
-         "    url: http://127.0.0.1:" +
-         std::to_string(options.backend_port) + "\n" + options.extra_backend_keys +
-         "routes:\n"
-         "  - name: kv\n"
-         "    prefix: /kv/\n"
-         "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n" +
-         options.extra_route_keys;
 }
 
 }  // namespace fencegate::integration

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "tests/integration/http_client.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::integration {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace fencegate::integration {
 
@@ -43,18 +43,5 @@ class GatewayInstance {
 // Parses "fencegate listening traffic=HOST:PORT admin=HOST:PORT" into the two ports.
 bool ParseListeningLine(const std::string& line, std::uint16_t* traffic_port,
                         std::uint16_t* admin_port);
-
-// A configuration with one fenced route "kv" (prefix /kv/, one fence per first segment after
-// it: /kv/<item>/... -> "kv:<item>") to an http backend on 127.0.0.1:backend_port.
-struct HttpBackendConfigOptions {
-  std::uint16_t backend_port = 0;
-  std::string access_log_path;     // where access log lines go
-  std::string extra_backend_keys;  // lines added under the backend (4-space indented)
-  std::string shutdown_drain = "10s";
-  std::string extra_timeout_keys;  // lines added under `timeouts:` (2-space indented)
-  std::string limits_keys;         // lines under a `limits:` section (2-space indented)
-  std::string extra_route_keys;    // lines added to the "kv" route (4-space indented)
-};
-std::string HttpBackendConfig(const HttpBackendConfigOptions& options);
 
 }  // namespace fencegate::integration

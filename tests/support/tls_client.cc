@@ -1,4 +1,4 @@
-#include "tests/integration/tls_client.h"
+#include "tests/support/tls_client.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>

@@ -4,7 +4,8 @@
 
 namespace fencegate::integration {
 
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction. The
+// one temporary directory of the tests, unit and integration alike.
 class TempDir {
  public:
   TempDir();

@@ -1,4 +1,4 @@
-#include "tests/integration/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 #include <stdlib.h>
 

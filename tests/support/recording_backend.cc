@@ -1,4 +1,4 @@
-#include "tests/integration/recording_backend.h"
+#include "tests/support/recording_backend.h"
 
 #include <sys/socket.h>
 

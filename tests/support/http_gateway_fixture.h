@@ -6,30 +6,29 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 
-// A fencegate in front of a RecordingBackend, configured by HttpBackendConfig: route "kv",
-// prefix /kv/, fence key "kv:<first segment after /kv/>". Access log in dir_/access.log.
+// A fencegate in front of a RecordingBackend, configured by GatewayConfig::HttpBackend: route
+// "kv", prefix /kv/, fence key "kv:<first segment after /kv/>". Access log in dir_/access.log.
 class HttpGatewayTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    HttpBackendConfigOptions options;
-    options.backend_port = backend_.port();
-    options.access_log_path = dir_.Join("access.log");
-    CustomizeConfig(&options);
-    config_path_ = dir_.WriteFile("fencegate.yaml", HttpBackendConfig(options));
+    GatewayConfig config = GatewayConfig::HttpBackend(backend_.port(), dir_.Join("access.log"));
+    CustomizeConfig(&config);
+    config_path_ = dir_.WriteFile("fencegate.yaml", config.Yaml());
     std::string error;
     gateway_ = GatewayInstance::Start(config_path_, dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
   // Lets a test suite change the configuration before the gateway starts.
-  virtual void CustomizeConfig(HttpBackendConfigOptions*) const {}
+  virtual void CustomizeConfig(GatewayConfig*) const {}
 
   // Sends `request` on a new connection to the traffic port; a failed exchange fails the test
   // and yields a response with status 0.

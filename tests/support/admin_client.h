@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,5 +24,10 @@ std::string FetchMetricsText(std::uint16_t admin_port);
 // Label order is the exposition's; the helper matches the label set regardless of order.
 std::optional<double> MetricValue(std::string_view exposition, std::string_view name,
                                   const std::string& labels);
+
+// Waits until the gateway's /metrics report no open client connection and no request in
+// flight; false if that did not happen within `limit`.
+bool GatewayIdle(std::uint16_t admin_port,
+                 std::chrono::milliseconds limit = std::chrono::seconds(30));
 
 }  // namespace fencegate::integration

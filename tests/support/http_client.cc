@@ -1,4 +1,4 @@
-#include "tests/integration/http_client.h"
+#include "tests/support/http_client.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -9,33 +9,31 @@
 #include <gtest/gtest.h>
 #include <boost/json/value.hpp>
 
-#include "tests/integration/gateway_instance.h"
-#include "tests/integration/http_client.h"
-#include "tests/integration/recording_backend.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/support/eventually.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/recording_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 
-// The access log, backend "api" (the RecordingBackend at `backend_port`) and the fenced route
-// "kv" (/kv/<item>/... -> fence key "kv:<item>"), last, so more of its keys may follow.
-std::string KvRouteConfig(std::uint16_t backend_port, const std::string& access_log);
-
 // A gateway with the fenced route "kv" (/kv/<item>/... -> fence key "kv:<item>") in front of a
-// RecordingBackend, and the built-in locks under /locks/ with two rules: locks "orders-*" are
-// bound to fence key "kv:{name}" (eager fencing), locks "delayed-*" have a 1 s lock-delay.
-// `store` (a `store:` section) replaces the embedded store; then there is no lock-delay rule
-// (etcd has none).
-std::string LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
-                              const std::string& store = "");
+// RecordingBackend (GatewayConfig::HttpBackend), and the built-in locks under /locks/ with two
+// rules: locks "orders-*" are bound to fence key "kv:{name}" (eager fencing), locks "delayed-*"
+// have a 1 s lock-delay. `store` (the `store:` section) replaces the embedded store; then there
+// is no lock-delay rule (etcd has none).
+GatewayConfig LockGatewayConfig(std::uint16_t backend_port, const std::string& access_log,
+                                const YAML::Node& store = YAML::Node());
 
 // The lock API tests run against the embedded store with this fixture, and against etcd with
 // tests/etcd/etcd_lock_fixture.h's subclass (the same test files, built twice).
 class LockGatewayTest : public ::testing::Test {
  protected:
   void SetUp() override;
-  // The `store:` section of the configuration ("" for the embedded store).
-  virtual std::string StoreConfig() { return ""; }
-  bool SharedStore() { return !StoreConfig().empty(); }
+  // The `store:` section of the configuration (null for the embedded store).
+  virtual YAML::Node StoreConfig() { return YAML::Node(); }
+  bool SharedStore() { return !StoreConfig().IsNull(); }
   // Starts (or restarts) the gateway on the same data directory.
   void StartGateway();
 
@@ -62,10 +60,5 @@ class LockGatewayTest : public ::testing::Test {
 boost::json::object JsonBody(const Response& response);
 std::string OwnerTokenOf(const Response& response);
 std::uint64_t FencingTokenOf(const Response& response);
-
-// Polls `condition` every 10 ms until it holds or `limit` passes; returns whether it held. For
-// waiting on the gateway's state, never for asserting on durations.
-bool Eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds limit = std::chrono::seconds(20));
 
 }  // namespace fencegate::integration

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <string>
 
-#include "tests/integration/process.h"
-#include "tests/integration/tls_client.h"
+#include "tests/support/process.h"
+#include "tests/support/tls_client.h"
 
 namespace fencegate::integration {
 

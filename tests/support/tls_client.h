@@ -11,7 +11,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-#include "tests/integration/http_client.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::integration {
 

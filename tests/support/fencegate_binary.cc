@@ -1,4 +1,4 @@
-#include "tests/integration/gateway_instance.h"
+#include "tests/support/gateway_instance.h"
 
 namespace fencegate::integration {
 

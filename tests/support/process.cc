@@ -1,4 +1,4 @@
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "tests/support/eventually.h"
 
 namespace fencegate::integration {
 
@@ -146,18 +148,17 @@ void Process::Signal(int signal_number) {
 
 std::optional<int> Process::Wait(std::chrono::milliseconds timeout) {
   if (exit_status_) return exit_status_;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    int status = 0;
-    pid_t reaped = waitpid(pid_, &status, WNOHANG);
-    if (reaped == pid_) {
-      exit_status_ = DecodeWaitStatus(status);
-      return exit_status_;
-    }
-    if (reaped < 0 && errno != EINTR) return std::nullopt;
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  bool reap_failed = false;
+  Eventually(
+      [&] {
+        int status = 0;
+        const pid_t reaped = waitpid(pid_, &status, WNOHANG);
+        if (reaped == pid_) exit_status_ = DecodeWaitStatus(status);
+        reap_failed = reaped < 0 && errno != EINTR;
+        return exit_status_.has_value() || reap_failed;
+      },
+      timeout);
+  return exit_status_;
 }
 
 int Process::Stop(std::chrono::milliseconds grace) {
