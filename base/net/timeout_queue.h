@@ -15,8 +15,8 @@ namespace fencegate::adapters {
 // kept with one system timer. With one duration, deadlines come in the order operations begin,
 // so the queue is a FIFO list: beginning an operation appends it, ending one unlinks it, both
 // O(1) without touching the timer. The timer waits for the head's deadline only; when it fires
-// it expires every operation due and then waits for the new head. An IdleTimeout per exchange
-// armed and cancelled a timer on every request (a timer-heap insert, a removal and a
+// it expires every operation due and then waits for the new head. An idle timer per exchange
+// armed and cancelled the system timer on every request (a timer-heap insert, a removal and a
 // cancelled-wait completion, ~600 instructions); here the timer is touched about once per
 // timeout period on a busy thread.
 //

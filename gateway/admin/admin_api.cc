@@ -26,7 +26,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   const auth::AdminGuard::Result caller = context_.admin_guard->Check(
       path, request[http::field::authorization], request.count(http::field::authorization), &peer);
   if (caller.status != 0) {
-    SetProblem(caller.status, "unauthenticated", "Authentication required",
+    SetProblem(Refusal::kUnauthenticated,
                caller.reason == "missing_credentials"
                    ? "the admin API needs Authorization: Bearer <admin key> or an admin client "
                      "certificate"
@@ -47,7 +47,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   }
   const bool lock_path = context_.lock_table != nullptr && IsAdminLockPath(path);
   if (!known && !lock_path) {
-    SetProblem(404, "not-found", "Not found", "no such admin resource", path, response);
+    SetProblem(Refusal::kNotFound, "no such admin resource", path, response);
     return;
   }
   if (lock_path) {
@@ -56,8 +56,8 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
                                          : request.method() == http::verb::get ||
                                                request.method() == http::verb::head;
     if (!allowed) {
-      SetProblem(405, "method-not-allowed", "Method not allowed",
-                 "this lock resource allows " + std::string(allow), path, response);
+      SetProblem(Refusal::kMethodNotAllowed, "this lock resource allows " + std::string(allow),
+                 path, response);
       response->set(http::field::allow, allow);
       return;
     }
@@ -65,8 +65,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
     return;
   }
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
-    SetProblem(405, "method-not-allowed", "Method not allowed", "the admin API is read-only", path,
-               response);
+    SetProblem(Refusal::kMethodNotAllowed, "the admin API is read-only", path, response);
     response->set(http::field::allow, "GET, HEAD");
     return;
   }
@@ -120,14 +119,12 @@ void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Respon
   // '+' stays '+': a fence key is a path, not a form.
   std::optional<std::string> key = encoding::PercentDecode(encoded_key);
   if (!key || key->empty()) {
-    SetProblem(400, "bad-request", "Bad fence key", "the fence key is empty or badly encoded", path,
-               response);
+    SetProblem(Refusal::kBadRequest, "the fence key is empty or badly encoded", path, response);
     return;
   }
   const auto view = context_.admission->Inspect(*key);
   if (!view) {
-    SetProblem(404, "fence-not-found", "Fence not found", "this fence key was never fenced", path,
-               response);
+    SetProblem(Refusal::kFenceNotFound, {}, path, response);
     return;
   }
   json::value last_admitted = nullptr;
@@ -150,8 +147,7 @@ void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Respon
 void AdminApi::Rejections(std::string_view query, std::string_view path, Response* response) {
   const std::optional<std::size_t> limit = ParseLimitQuery(query);
   if (!limit) {
-    SetProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000", path,
-               response);
+    SetProblem(Refusal::kBadRequest, "limit must be an integer from 1 to 10000", path, response);
     return;
   }
   json::array out;

@@ -18,12 +18,7 @@ constexpr std::string_view kRepairSuffix = "/repair";
 constexpr std::string_view kRepairs = "/admin/fence-repairs";
 
 void BadRequest(std::string_view detail, std::string_view path, AdminApi::Response* response) {
-  SetProblem({.status = 400,
-              .slug = "bad-request",
-              .title = "Bad fence repair",
-              .detail = detail,
-              .instance = path},
-             response);
+  SetProblem(Refusal::kBadRequest, detail, path, response);
 }
 
 json::object RecordJson(const lockstore::FenceRepairRecord& record) {
@@ -81,39 +76,18 @@ void Repair(const GatewayContext& context, std::string key, std::string_view bod
                                  std::to_string(outcome.writes_in_flight) + ") or waiting (" +
                                  std::to_string(outcome.writes_waiting) +
                                  "), or a repair is running: retry once they have finished";
-      SetProblem({.status = 409,
-                  .slug = "fence-busy",
-                  .title = "Fence busy",
-                  .detail = detail,
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kFenceBusy, detail, path, response);
       response->set(http::field::retry_after, "1");
       return;
     }
     case Kind::kNotFound:
-      SetProblem({.status = 404,
-                  .slug = "fence-not-found",
-                  .title = "Fence not found",
-                  .detail = "this fence key was never fenced",
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kFenceNotFound, {}, path, response);
       return;
     case Kind::kNotLower:
-      SetProblem({.status = 409,
-                  .slug = "repair-not-lower",
-                  .title = "Repair does not lower the fence",
-                  .detail = "highest_token must be below the fence's current highest; a higher "
-                            "token raises the fence by itself",
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kRepairNotLower, {}, path, response);
       return;
     case Kind::kStoreError:
-      SetProblem({.status = 503,
-                  .slug = "store-error",
-                  .title = "Fence store unavailable",
-                  .detail = outcome.status.ToString(),
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kStoreError, outcome.status.ToString(), path, response);
       return;
   }
 }
@@ -132,12 +106,7 @@ void HandleFenceRepair(const GatewayContext& context, const AdminApi::Request& r
                        AdminApi::Response* response) {
   if (path == kRepairs) {
     if (request.method() != http::verb::get && request.method() != http::verb::head) {
-      SetProblem({.status = 405,
-                  .slug = "method-not-allowed",
-                  .title = "Method not allowed",
-                  .detail = "the repair trail is read-only",
-                  .instance = path},
-                 response);
+      SetProblem(Refusal::kMethodNotAllowed, "the repair trail is read-only", path, response);
       response->set(http::field::allow, "GET, HEAD");
       return;
     }

@@ -18,17 +18,13 @@ void SetJson(const json::value& value, AdminResponse* response) {
   SetJson(http::status::ok, value, response);
 }
 
-void SetProblem(const ProblemDetails& problem, AdminResponse* response) {
+void SetProblem(Refusal refusal, std::string_view detail, std::string_view instance,
+                AdminResponse* response) {
+  ProblemDetails problem = RefusalProblem(refusal, detail);
+  problem.instance = instance;
   response->result(problem.status);
   response->set(http::field::content_type, kProblemContentType);
   RenderProblemJson(problem, &response->body());
-}
-
-void SetProblem(unsigned status, std::string_view slug, std::string_view title,
-                std::string_view detail, std::string_view instance, AdminResponse* response) {
-  SetProblem(
-      {.status = status, .slug = slug, .title = title, .detail = detail, .instance = instance},
-      response);
 }
 
 json::value Rfc3339OrNull(std::int64_t unix_ms) {

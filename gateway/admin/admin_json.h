@@ -9,7 +9,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "gateway/http/problem.h"
+#include "gateway/http/refusal.h"
 
 namespace fencegate::gateway {
 
@@ -22,10 +22,9 @@ void SetJson(boost::beast::http::status status, const boost::json::value& value,
              AdminResponse* response);
 void SetJson(const boost::json::value& value, AdminResponse* response);
 
-// An RFC 9457 problem as the body, with its status.
-void SetProblem(const ProblemDetails& problem, AdminResponse* response);
-void SetProblem(unsigned status, std::string_view slug, std::string_view title,
-                std::string_view detail, std::string_view instance, AdminResponse* response);
+// The refusal's RFC 9457 problem as the body, with its status; `detail` empty: the table's.
+void SetProblem(Refusal refusal, std::string_view detail, std::string_view instance,
+                AdminResponse* response);
 
 // RFC 3339 UTC text of Unix milliseconds, or null for 0 (never happened).
 boost::json::value Rfc3339OrNull(std::int64_t unix_ms);

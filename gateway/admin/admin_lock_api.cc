@@ -84,7 +84,7 @@ void ForceRelease(const GatewayContext& context, const std::string& name, std::s
     operator_id = AuditedOperator(principal, claimed, &reason);
   }
   if (!error.empty()) {
-    Set(LockProblem(400, "bad-request", "Bad forced release", error, path, ""), response);
+    Set(LockProblem(Refusal::kBadRequest, error, path, ""), response);
     return;
   }
   std::promise<lockstore::ForceReleaseResult> done;
@@ -93,14 +93,11 @@ void ForceRelease(const GatewayContext& context, const std::string& name, std::s
       [&done](lockstore::ForceReleaseResult result) { done.set_value(std::move(result)); });
   const lockstore::ForceReleaseResult result = done.get_future().get();
   if (result.status.code() == lockstore::Status::Code::kNotFound) {
-    Set(LockProblem(404, "lock-not-held", "Lock not held", "nobody holds this lock", path, ""),
-        response);
+    Set(LockProblem(Refusal::kLockNotHeld, {}, path, ""), response);
     return;
   }
   if (!result.status.ok()) {
-    Set(LockProblem(503, "store-error", "Lock store unavailable", result.status.ToString(), path,
-                    ""),
-        response);
+    Set(LockProblem(Refusal::kStoreError, result.status.ToString(), path, ""), response);
     return;
   }
   json::object out = AuditJson(result.audit);
@@ -135,8 +132,7 @@ void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& req
   if (path == kAudit) {
     const std::optional<std::size_t> limit = ParseLimitQuery(query);
     if (!limit) {
-      Set(LockProblem(400, "bad-request", "Bad limit", "limit must be an integer from 1 to 10000",
-                      path, ""),
+      Set(LockProblem(Refusal::kBadRequest, "limit must be an integer from 1 to 10000", path, ""),
           response);
       return;
     }
@@ -151,9 +147,7 @@ void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& req
   const bool force = name.ends_with(kForceRelease);
   if (force) name.remove_suffix(kForceRelease.size());
   if (!lockstore::IsValidLockName(name)) {
-    Set(LockProblem(400, "invalid-lock-name", "Invalid lock name",
-                    "lock names are 1 to 128 characters from A-Z a-z 0-9 . _ : -", path, ""),
-        response);
+    Set(LockProblem(Refusal::kInvalidLockName, {}, path, ""), response);
     return;
   }
   if (force) {
@@ -162,9 +156,7 @@ void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& req
   }
   const auto view = context.lock_table->Inspect(name);
   if (!view) {
-    Set(LockProblem(404, "lock-not-found", "Lock not found", "this lock was never acquired", path,
-                    ""),
-        response);
+    Set(LockProblem(Refusal::kLockNotFound, {}, path, ""), response);
     return;
   }
   SetJson(ViewJson(*view), response);

@@ -121,15 +121,12 @@ ShardRoute ReplicaCluster::Route(std::string_view fence_key, bool forwarded) con
   ShardRoute route;
   route.shard = ownership_->ShardOf(fence_key);
   const ShardView view = ownership_->Lookup(route.shard);
-  const std::string shard = std::to_string(route.shard);
   switch (view.state) {
     case ShardView::State::kMine:
       route.kind = ShardRoute::Kind::kAdmitHere;
       return route;
     case ShardView::State::kPeer:
       if (forwarded) {
-        route.detail = "forwarded to replica " + self_ + ", but shard " + shard + " is owned by " +
-                       view.owner + " now; retry";
         refused_moved_->Increment();
         return route;
       }
@@ -141,14 +138,11 @@ ShardRoute ReplicaCluster::Route(std::string_view fence_key, bool forwarded) con
       }
       break;  // ShardOwnership resolves only owners listed in cluster.peers
     case ShardView::State::kQuarantine:
-      route.detail =
-          "shard " + shard + " changed owner to " + self_ + "; writes resume after its quarantine";
       refused_quarantine_->Increment();
       return route;
     case ShardView::State::kNone:
       break;
   }
-  route.detail = "no replica owns shard " + shard + " right now (replica " + self_ + ")";
   refused_no_owner_->Increment();
   return route;
 }

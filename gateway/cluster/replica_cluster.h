@@ -33,7 +33,6 @@ struct ShardRoute {
   Kind kind = Kind::kRefuse;
   std::size_t shard = 0;
   std::size_t peer = 0;  // index into peers()
-  std::string detail;    // for kRefuse
 };
 
 // Several replicas on one etcd: shard ownership (lockstore/etcd/shard_ownership), the peers

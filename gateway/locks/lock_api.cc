@@ -100,10 +100,10 @@ json::array FencesJson(const std::vector<lockstore::FenceRaise>& fences) {
   return out;
 }
 
-LockHttpResponse RetryableProblem(unsigned status, std::string_view slug, std::string_view title,
-                                  std::string_view detail, std::string_view instance,
-                                  std::string_view request_id, std::chrono::seconds retry_after) {
-  LockHttpResponse response = LockProblem(status, slug, title, detail, instance, request_id);
+LockHttpResponse RetryableProblem(Refusal refusal, std::string_view detail,
+                                  std::string_view instance, std::string_view request_id,
+                                  std::chrono::seconds retry_after) {
+  LockHttpResponse response = LockProblem(refusal, detail, instance, request_id);
   response.retry_after = retry_after;
   return response;
 }
@@ -111,25 +111,21 @@ LockHttpResponse RetryableProblem(unsigned status, std::string_view slug, std::s
 // The store's trouble is passing (an etcd election, a full disk freed): worth a retry soon.
 LockHttpResponse StoreUnavailable(std::string_view detail, std::string_view instance,
                                   std::string_view request_id) {
-  return RetryableProblem(503, "store-error", "Lock store unavailable", detail, instance,
-                          request_id, std::chrono::seconds(1));
+  return RetryableProblem(Refusal::kStoreError, detail, instance, request_id,
+                          std::chrono::seconds(1));
 }
 
 }  // namespace
 
-LockHttpResponse LockProblem(unsigned status, std::string_view slug, std::string_view title,
-                             std::string_view detail, std::string_view instance,
+LockHttpResponse LockProblem(Refusal refusal, std::string_view detail, std::string_view instance,
                              std::string_view request_id) {
+  ProblemDetails problem = RefusalProblem(refusal, detail);
+  problem.instance = instance;
+  problem.request_id = request_id;
   LockHttpResponse response;
-  response.status = status;
+  response.status = problem.status;
   response.content_type = kProblemContentType;
-  RenderProblemJson({.status = status,
-                     .slug = slug,
-                     .title = title,
-                     .detail = detail,
-                     .instance = instance,
-                     .request_id = request_id},
-                    &response.body);
+  RenderProblemJson(problem, &response.body);
   return response;
 }
 
@@ -141,15 +137,13 @@ LockApi::Wait LockApi::Handle(http::verb method, std::string_view path, std::str
   const std::string_view action =
       slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
   if (!lockstore::IsValidLockName(name)) {
-    done(LockProblem(400, "invalid-lock-name", "Invalid lock name",
-                     "lock names are 1 to 128 characters from A-Z a-z 0-9 . _ : -", path,
-                     request_id));
+    done(LockProblem(Refusal::kInvalidLockName, {}, path, request_id));
     return {};
   }
   auto not_allowed = [&](std::string_view allow) {
     LockHttpResponse response =
-        LockProblem(405, "method-not-allowed", "Method not allowed",
-                    "this lock resource allows " + std::string(allow), path, request_id);
+        LockProblem(Refusal::kMethodNotAllowed, "this lock resource allows " + std::string(allow),
+                    path, request_id);
     done(std::move(response));
   };
   if (slash == std::string_view::npos) {
@@ -162,7 +156,7 @@ LockApi::Wait LockApi::Handle(http::verb method, std::string_view path, std::str
     return {};
   }
   if (action != "renew" && action != "release") {
-    done(LockProblem(404, "not-found", "Not found",
+    done(LockProblem(Refusal::kNotFound,
                      "lock resources are {prefix}NAME, NAME/renew and NAME/release", path,
                      request_id));
     return {};
@@ -187,7 +181,7 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
   milliseconds wait{0};
   if (!ParseBody(body, {"ttl_ms", "wait_ms"}, &fields, &error) ||
       !Millis(fields, "ttl_ms", &ttl, &error) || !Millis(fields, "wait_ms", &wait, &error)) {
-    done(LockProblem(400, "bad-request", "Bad lock request", error, path, request_id));
+    done(LockProblem(Refusal::kBadRequest, error, path, request_id));
     return {};
   }
   Wait pending{name, 0};
@@ -211,28 +205,26 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
             break;
           }
           case Kind::kHeld:
-            response = RetryableProblem(409, "lock-held", "Lock held", result.detail, instance,
-                                        request_id, RetryAfter(result.retry_after));
+            response = RetryableProblem(Refusal::kLockHeld, result.detail, instance, request_id,
+                                        RetryAfter(result.retry_after));
             break;
           case Kind::kQuarantined:
-            response =
-                RetryableProblem(409, "lock-quarantined", "Lock in lock-delay", result.detail,
-                                 instance, request_id, RetryAfter(result.retry_after));
+            response = RetryableProblem(Refusal::kLockQuarantined, result.detail, instance,
+                                        request_id, RetryAfter(result.retry_after));
             break;
           case Kind::kBusy:
-            response = RetryableProblem(429, "too-many-waiters", "Too many waiters", result.detail,
-                                        instance, request_id, std::chrono::seconds(1));
+            response = RetryableProblem(Refusal::kTooManyWaiters, result.detail, instance,
+                                        request_id, std::chrono::seconds(1));
             break;
           case Kind::kInvalid:
-            response = LockProblem(400, "bad-request", "Bad lock request", result.detail, instance,
-                                   request_id);
+            response = LockProblem(Refusal::kBadRequest, result.detail, instance, request_id);
             break;
           case Kind::kStoreError:
             response = StoreUnavailable(result.detail, instance, request_id);
             break;
           case Kind::kCancelled:
-            response = RetryableProblem(503, "lock-wait-cancelled", "Wait cancelled", result.detail,
-                                        instance, request_id, std::chrono::seconds(1));
+            response = RetryableProblem(Refusal::kLockWaitCancelled, result.detail, instance,
+                                        request_id, std::chrono::seconds(1));
             break;
         }
         done(std::move(response));
@@ -245,30 +237,26 @@ void LockApi::Renew(const std::string& name, std::string_view path, std::string_
   std::string error;
   std::string owner;
   if (!OwnerTokenFromBody(body, &owner, &error)) {
-    done(LockProblem(400, "bad-request", "Bad lock request", error, path, request_id));
+    done(LockProblem(Refusal::kBadRequest, error, path, request_id));
     return;
   }
-  table_.RenewAsync(
-      name, owner,
-      [name, instance = std::string(path), request_id = std::string(request_id), done,
-       signer = signer_](lockstore::RenewResult renewed) {
-        if (!renewed.status.ok()) {
-          done(StoreUnavailable(renewed.status.ToString(), instance, request_id));
-          return;
-        }
-        if (!renewed.renewed) {
-          done(LockProblem(410, "lock-lost", "Lock lost",
-                           "this owner token does not hold the lock (the lease expired, was "
-                           "released or was forcibly released): stop working on the protected "
-                           "resource",
-                           instance, request_id));
-          return;
-        }
-        json::object out{
-            {"lock", name}, {"fencing_token", renewed.token}, {"ttl_ms", renewed.ttl.count()}};
-        AddSignature(signer, name, renewed.token, renewed.ttl, &out);
-        done(JsonResponse(200, out));
-      });
+  table_.RenewAsync(name, owner,
+                    [name, instance = std::string(path), request_id = std::string(request_id), done,
+                     signer = signer_](lockstore::RenewResult renewed) {
+                      if (!renewed.status.ok()) {
+                        done(StoreUnavailable(renewed.status.ToString(), instance, request_id));
+                        return;
+                      }
+                      if (!renewed.renewed) {
+                        done(LockProblem(Refusal::kLockLost, {}, instance, request_id));
+                        return;
+                      }
+                      json::object out{{"lock", name},
+                                       {"fencing_token", renewed.token},
+                                       {"ttl_ms", renewed.ttl.count()}};
+                      AddSignature(signer, name, renewed.token, renewed.ttl, &out);
+                      done(JsonResponse(200, out));
+                    });
 }
 
 void LockApi::Release(const std::string& name, std::string_view path, std::string_view body,
@@ -276,7 +264,7 @@ void LockApi::Release(const std::string& name, std::string_view path, std::strin
   std::string error;
   std::string owner;
   if (!OwnerTokenFromBody(body, &owner, &error)) {
-    done(LockProblem(400, "bad-request", "Bad lock request", error, path, request_id));
+    done(LockProblem(Refusal::kBadRequest, error, path, request_id));
     return;
   }
   table_.Release(name, owner,

@@ -9,6 +9,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "gateway/config/config.h"
+#include "gateway/http/refusal.h"
 #include "lockstore/locks/lock_service.h"
 #include "lockstore/locks/token_signer.h"
 
@@ -69,8 +70,8 @@ class LockApi {
 };
 
 // A problem+json response (the lock API's and the admin lock endpoints' errors).
-LockHttpResponse LockProblem(unsigned status, std::string_view slug, std::string_view title,
-                             std::string_view detail, std::string_view instance,
+// `detail` empty: the refusal table's.
+LockHttpResponse LockProblem(Refusal refusal, std::string_view detail, std::string_view instance,
                              std::string_view request_id);
 
 }  // namespace fencegate::gateway

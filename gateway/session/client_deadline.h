@@ -22,7 +22,7 @@ namespace fencegate::gateway {
 // outstanding then and waits on until that operation's own deadline. On a keep-alive
 // connection (reads due after timeouts.idle, writes after timeouts.response_write) the timer
 // is armed about twice per timeout period, however many requests pass. One operation at a time
-// per instance (the body reads have their own IdleTimeout); `on_expired` is the owner's single
+// per instance (the body reads have their own instance); `on_expired` is the owner's single
 // expiry action (cancel the socket, refuse the waiting write), fixed at construction.
 template <class Owner>
 class ClientDeadline {

@@ -13,45 +13,27 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "base/net/gathered_write.h"
+#include "base/net/message_parser.h"
 #include "gateway/auth/authorizer.h"
+#include "gateway/http/problem.h"
+#include "gateway/http/refusal.h"
+#include "gateway/http/request_fields.h"
+#include "gateway/locks/lock_api.h"
+#include "gateway/server/gateway_context.h"
 #include "gateway/session/client_deadline.h"
 #include "gateway/session/client_stream.h"
-#include "gateway/server/gateway_context.h"
-#include "gateway/session/idempotency.h"
-#include "gateway/locks/lock_api.h"
-#include "gateway/http/problem.h"
+#include "gateway/session/idempotency_hook.h"
 #include "gateway/session/relay_body.h"
-#include "gateway/http/request_fields.h"
 #include "gateway/tls/client_transport.h"
 #include "gateway/tls/peer_identity.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/idempotency/idempotency_store.h"
 #include "resource_adapters/adapter.h"
-#include "base/encoding/sha256.h"
-#include "base/net/gathered_write.h"
-#include "base/net/idle_timeout.h"
-#include "base/net/message_parser.h"
 
 namespace fencegate::gateway {
 
 class NetworkThread;
-
-// Idempotency-Key handling of a Session's request in progress (session_idempotency.cc). At
-// namespace scope: nested in Session, clang could not emplace it into Session::Exchange's
-// std::optional (its member initializers are not parsed before Session is complete).
-struct IdempotencyExchange {
-  const IdempotencyConfig* config = nullptr;
-  std::string key;
-  std::string scope_key;
-  std::string request_digest;
-  std::int64_t expires_ms = 0;
-  bool claimed = false;  // our in-flight marker is stored: the outcome is owed to the store
-  bool hashing = false;  // request body bytes feed body_hash
-  bool capture_overflow = false;  // the response outgrew max_response_bytes: not kept
-  std::optional<encoding::Sha256> body_hash;
-  std::optional<lockstore::IdempotencyRecord> existing;  // a stored record being matched
-  StoredResponse captured;
-};
 
 // One client connection: reads requests one after another (pipelined bytes wait in the
 // buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
@@ -77,7 +59,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // Who the client proved to be with its certificate; empty on plain connections.
   const PeerIdentity& peer_identity() const { return peer_identity_; }
 
-  // Downstream.
+  // Downstream (session_downstream.cc).
   bool body_done() const override;
   void AsyncReadBody(boost::asio::mutable_buffer buffer, ReadHandler handler) override;
   std::optional<adapters::BodyRead> ReadBodyNowOrLater(boost::asio::mutable_buffer buffer,
@@ -95,6 +77,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   friend class DecisionMailbox;  // hands late admission decisions to OnLateAdmissionDecision
 
   enum class Phase { kReadingHeader, kAdmitting, kForwarding, kResponding, kClosed };
+
+  // One socket read of header bytes; body reads through buffer_ take at least this much.
+  static constexpr std::size_t kHeaderReadChunk = 4096;
 
   // The state of the request in progress; reset for each request, strings keep capacity.
   struct Exchange {
@@ -127,9 +112,6 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool continue_sent = false;
     bool head = false;
     bool response_has_body = true;
-    // Engaged for a method the route's idempotency lists, carrying a valid key; empty (and so
-    // free to reset) for every other request.
-    std::optional<IdempotencyExchange> idem;
     auth::Decision auth;             // who is asking, on a route with a policy
     bool advance_forbidden = false;  // the policy grants no advance of this fence key
     // Several replicas (session_cluster.cc): the owned shard this write is admitted under
@@ -139,12 +121,11 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     bool self_fenced = false;  // the shard stopped being ours while the write was under way
   };
 
-  // What a refusal looks like to the client and to operators.
-  struct Refusal {
-    unsigned status = 400;
-    std::string_view slug{};
-    std::string_view title{};
-    std::string_view detail{};
+  // What a refusal looks like to the client and to operators: the row of the refusal table
+  // (gateway/http/refusal.h) and what this session adds to it.
+  struct RefusalReply {
+    Refusal refusal = Refusal::kBadRequest;
+    std::string_view detail{};  // the table's when empty
     std::string_view outcome{};
     // Set for refused fenced writes: counted, logged and kept in the audit trail.
     std::optional<RejectionReason> rejection{};
@@ -191,9 +172,14 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // it is held right now, off this thread; admit it without the bound if so.
   void VerifyTokenLive();
   void OnTokenCheck(const lockstore::TokenCheck& check);
-  // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): true when this replica admits
-  // the write; otherwise it was forwarded to the shard's owner or refused.
-  bool RouteByShard();
+  // docs/ARCHITECTURE.md "Several replicas" (session_cluster.cc): where a fenced write goes
+  // next. It decides only; HandleRequest() takes the step, so the flow runs one way.
+  enum class ShardStep {
+    kAdmitHere,       // this replica owns the shard (or there is no cluster)
+    kForwardToOwner,  // prepared for the owner's peer adapter: Forward() without admission
+    kRefused,         // answered 503 shard-unavailable
+  };
+  ShardStep RouteByShard();
   // True (and remembered) once the shard of a write admitted here is no longer this replica's.
   bool SelfFenced();
   void RefuseSelfFenced();
@@ -208,6 +194,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // "Tokens").
   std::optional<lockstore::Token> AdmitBound();
   void RefuseAdvance();
+
+  // The fenced-write pipeline (session_admission.cc): admit at the fence, Proceed() (the
+  // idempotency step) and Forward() through the route's adapter, and CompleteAdmission() once
+  // the backend exchange is over.
   void Admit();
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
@@ -227,26 +217,33 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void ReadBodyForFingerprint();
   void MatchStoredRecord();
   void ReplayStoredResponse(const lockstore::IdempotencyRecord& record);
-  void RefuseAfterAdmission(const Refusal& refusal);
-  void CaptureResponse(boost::asio::const_buffer body);
+  void RefuseAfterAdmission(const RefusalReply& refusal);
   void WriteLastPieceDurably(boost::asio::const_buffer body);
   void SettleIdempotency(adapters::ForwardOutcome outcome);
-  lockstore::IdempotencyRecord OutcomeRecord(lockstore::IdempotencyRecord::State state) const;
 
-  // The built-in lock API (gateway/locks/lock_api.h): read the small JSON body, hand it over, write
-  // the answer, which a long-poll acquire gives later.
+  // The built-in lock API (session_lock_api.cc; gateway/locks/lock_api.h): read the small JSON
+  // body, hand it over, write the answer, which a long-poll acquire gives later.
   void HandleLockRequest();
   void ReadLockBody();
   void OnLockBody();
   void WatchLockClient();
   void RespondLock(LockHttpResponse response);
 
-  void Refuse(const Refusal& refusal);
-  void RecordRejection(const Refusal& refusal);
+  // Refusals and the gateway's own responses (session.cc).
+  void Refuse(const RefusalReply& refusal);
+  // A request refused before it could be served, its framing or size unreliable and its body
+  // unread: answered (outcome bad_request), then the connection closes.
+  void RefuseUnreadable(Refusal refusal, std::string_view detail = {});
+  void RecordRejection(const RefusalReply& refusal);
+  // The gateway's own answer with `refusal`'s problem (its table detail when `detail` is empty),
+  // after the request was admitted or forwarded: nothing recorded, the outcome left as is.
+  void RespondWithRefusal(Refusal refusal, std::string_view detail, bool close);
   void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
                           std::string_view www_authenticate = {});
   void DrainBodyThenWrite();
   void WriteOwnResponse();
+
+  // The client I/O behind Downstream (session_downstream.cc).
   void ReadBodySome(boost::asio::mutable_buffer buffer);
   // Points the parser's body at the adapter's buffer.
   void TargetBodyRead(boost::asio::mutable_buffer buffer);
@@ -273,7 +270,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void CloseSocket();
 
   std::string_view RequestPath() const;
-  // client_deadline_'s expiry: the header read or response write in progress ends with an error.
+  // client_deadline_'s and body_read_deadline_'s expiry: the socket operations in progress end
+  // with an error.
   void CancelClientIo();
 
   NetworkThread& thread_;
@@ -295,8 +293,9 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // are decided within a group commit, and on a keep-alive connection the timer is armed about
   // once per write_deadline, however many writes pass.
   ClientDeadline<Session> barrier_deadline_;
-  // timeouts.body_read while the adapter reads the request body (see ContinueBodyRead).
-  adapters::IdleTimeout body_read_timeout_;
+  // timeouts.body_read of each read of the request body while the adapter reads it (see
+  // ContinueBodyRead): its own instance, as a body read may overlap a response write.
+  ClientDeadline<Session> body_read_deadline_;
   boost::asio::mutable_buffer body_read_target_;  // the adapter's buffer of the read in progress
   std::chrono::steady_clock::time_point header_deadline_;
   std::size_t header_scanned_ = 0;
@@ -308,6 +307,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   std::string scratch_;
   std::string problem_body_;
   Exchange exchange_;
+  IdempotencyHook idempotency_;  // the Idempotency-Key side of the request in progress
   std::string lock_body_;
   LockApi::Wait lock_wait_;  // a long-poll acquire in progress
   bool lock_waiting_ = false;

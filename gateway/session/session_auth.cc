@@ -53,12 +53,8 @@ bool Session::AuthorizeLock(std::string_view path, const RequestFields& fields) 
 void Session::RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidden_detail,
                                  bool audited) {
   const unsigned status = auth::RefusalStatus(refusal);
-  Refuse({.status = status,
-          .slug = status == 401 ? "unauthenticated" : "forbidden",
-          .title = status == 401 ? "Authentication required" : "Not permitted",
-          .detail = refusal == auth::Refusal::kMissingCredentials
-                        ? "this resource needs credentials: Authorization: Bearer <key> or a "
-                          "client certificate"
+  Refuse({.refusal = status == 401 ? Refusal::kUnauthenticated : Refusal::kForbidden,
+          .detail = refusal == auth::Refusal::kMissingCredentials ? std::string_view{}
                     : refusal == auth::Refusal::kInvalidCredentials
                         ? "the credentials sent identify no principal"
                         : forbidden_detail,
@@ -83,9 +79,7 @@ std::optional<lockstore::Token> Session::AdmitBound() {
 void Session::RefuseAdvance() {
   context_.auth->CountRefusal(exchange_.route - context_.routes.data(),
                               auth::Refusal::kAdvanceNotPermitted);
-  Refuse({.status = 403,
-          .slug = "forbidden",
-          .title = "Not permitted",
+  Refuse({.refusal = Refusal::kForbidden,
           .detail = "this token would raise the fence, and the route's policy grants this "
                     "principal no advance on this fence key; a write at the current highest "
                     "token is allowed",

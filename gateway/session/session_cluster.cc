@@ -6,8 +6,8 @@
 
 namespace fencegate::gateway {
 
-bool Session::RouteByShard() {
-  if (context_.cluster == nullptr) return true;
+Session::ShardStep Session::RouteByShard() {
+  if (context_.cluster == nullptr) return ShardStep::kAdmitHere;
   auto& request = parser_->get();
   const bool forwarded = request.count(kForwardedByHeader) > 0;
   const ShardRoute route = context_.cluster->Route(exchange_.fence_key, forwarded);
@@ -15,27 +15,22 @@ bool Session::RouteByShard() {
     case ShardRoute::Kind::kAdmitHere:
       request.erase(kForwardedByHeader);
       exchange_.cluster_shard = route.shard;
-      return true;
+      return ShardStep::kAdmitHere;
     case ShardRoute::Kind::kForward:
       // A plain proxy hop: the owner admits (and keeps any idempotency record); this replica
       // neither admits nor stores anything for the write.
       request.set(kForwardedByHeader, context_.config->cluster.name);
       exchange_.peer_adapter = context_.peer_adapter_base + route.peer;
       exchange_.outcome = "forwarded";
-      Forward();
-      return false;
+      return ShardStep::kForwardToOwner;
     case ShardRoute::Kind::kRefuse:
       break;
   }
-  scratch_ = route.detail;
-  Refuse({.status = 503,
-          .slug = "shard-unavailable",
-          .title = "No replica admits this fence right now",
-          .detail = scratch_,
+  Refuse({.refusal = Refusal::kShardUnavailable,
           .outcome = "shard_unavailable",
           .audit_reason = "shard_unavailable",
           .retry_after = true});
-  return false;
+  return ShardStep::kRefused;
 }
 
 bool Session::SelfFenced() {
@@ -49,11 +44,7 @@ bool Session::SelfFenced() {
 }
 
 void Session::RefuseSelfFenced() {
-  Refuse({.status = 503,
-          .slug = "shard-unavailable",
-          .title = "No replica admits this fence right now",
-          .detail = "this replica's hold on the fence key's shard ended (its etcd lease was not "
-                    "renewed in time); retry",
+  Refuse({.refusal = Refusal::kShardUnavailable,
           .outcome = "self_fenced",
           .audit_reason = "self_fenced",
           .close = !parser_->is_done(),

@@ -35,60 +35,42 @@ bool Session::CheckIdempotencyKey() {
   const std::size_t fields = request.count(config->header);
   if (fields == 0) {
     if (!config->required) return true;
-    Refuse({.status = 400,
-            .slug = "idempotency-key-missing",
-            .title = "Idempotency key required",
-            .detail = "this route requires an Idempotency-Key field on this method",
-            .outcome = "idempotency_key_missing"});
+    Refuse({.refusal = Refusal::kIdempotencyKeyMissing, .outcome = "idempotency_key_missing"});
     return false;
   }
   std::string key;
   if (fields > 1 || !ParseIdempotencyKey(request.find(config->header)->value(), &key)) {
-    Refuse({.status = 400,
-            .slug = "idempotency-key-invalid",
-            .title = "Invalid idempotency key",
-            .detail = "the Idempotency-Key field must appear once and hold a string of 1 to 255 "
-                      "visible ASCII characters (an sf-string)",
-            .outcome = "idempotency_key_invalid"});
+    Refuse({.refusal = Refusal::kIdempotencyKeyInvalid, .outcome = "idempotency_key_invalid"});
     return false;
   }
-  IdempotencyExchange& idem = exchange_.idem.emplace();
-  idem.config = &*config;
-  idem.key = std::move(key);
+  idempotency_.Engage(*config, std::move(key));
   return true;
 }
 
 void Session::Proceed() {
-  if (!exchange_.idem) {
+  if (!idempotency_.engaged()) {
     Forward();
     return;
   }
-  IdempotencyExchange& idem = *exchange_.idem;
+  const IdempotencyConfig& config = idempotency_.config();
   auto& request = parser_->get();
   const std::string_view route = exchange_.route->config->name;
-  if (idem.config->mode == IdempotencyConfig::Mode::kForward) {
+  if (config.mode == IdempotencyConfig::Mode::kForward) {
     // The backend deduplicates; it sees a key bound to this fence key, never the raw one.
-    const std::string derived = DeriveForwardKey(route, exchange_.fence_key, idem.key);
-    request.erase(idem.config->header);
-    request.set(idem.config->forward_header, derived);
+    const std::string derived = DeriveForwardKey(route, exchange_.fence_key, idempotency_.key());
+    request.erase(config.header);
+    request.set(config.forward_header, derived);
     Forward();
     return;
   }
-  std::string identity;
-  if (!idem.config->identity_header.empty() && request.count(idem.config->identity_header) > 0) {
-    // Hashed: the identity may be a credential, and store keys are visible on disk.
-    identity = encoding::Sha256Of(request[idem.config->identity_header]);
+  std::optional<std::string_view> identity;
+  if (!config.identity_header.empty() && request.count(config.identity_header) > 0) {
+    identity = request[config.identity_header];
   }
-  idem.scope_key = IdempotencyScopeKey(route, exchange_.fence_key, identity, idem.key);
-  idem.request_digest = RequestDigest(request.method_string(), request.target());
-  const std::int64_t now = NowUnixMs();
-  idem.expires_ms = now + idem.config->expire_after.count();
-  lockstore::IdempotencyRecord marker;
-  marker.created_ms = now;
-  marker.expires_ms = idem.expires_ms;
-  marker.request_digest = idem.request_digest;
+  lockstore::IdempotencyRecord marker = idempotency_.Marker(
+      route, exchange_.fence_key, identity, request.method_string(), request.target(), NowUnixMs());
   self_hold_ = shared_from_this();
-  context_.idempotency->Begin(idem.scope_key, std::move(marker),
+  context_.idempotency->Begin(idempotency_.scope_key(), std::move(marker),
                               [this](lockstore::IdempotencyStore::BeginResult result) {
                                 // On the store's writer thread: hop back.
                                 thread_.inbox().Post([this, result = std::move(result)]() mutable {
@@ -99,20 +81,15 @@ void Session::Proceed() {
 
 void Session::OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result) {
   const auto self = std::move(self_hold_);
-  IdempotencyExchange& idem = *exchange_.idem;
   using Kind = lockstore::IdempotencyStore::BeginResult::Kind;
   switch (result.kind) {
     case Kind::kStarted:
-      idem.claimed = true;
-      idem.hashing = true;
-      idem.body_hash.emplace();
+      idempotency_.Claim();
       Forward();
       return;
     case Kind::kError:
       scratch_ = result.status.ToString();
-      RefuseAfterAdmission({.status = 503,
-                            .slug = "idempotency-store-error",
-                            .title = "Idempotency store unavailable",
+      RefuseAfterAdmission({.refusal = Refusal::kIdempotencyStoreError,
                             .detail = scratch_,
                             .outcome = "store_error",
                             .retry_after = true});
@@ -120,27 +97,19 @@ void Session::OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result
     case Kind::kExisting:
       break;
   }
-  if (result.record.request_digest != idem.request_digest) {
-    RefuseAfterAdmission({.status = 422,
-                          .slug = "idempotency-key-reused",
-                          .title = "Idempotency key reused",
-                          .detail = "this key was used with a different method or target",
-                          .outcome = "idempotency_key_reused"});
+  if (!idempotency_.SameRequestHead(result.record)) {
+    RefuseAfterAdmission(
+        {.refusal = Refusal::kIdempotencyKeyReused, .outcome = "idempotency_key_reused"});
     return;
   }
   if (result.record.state == State::kInFlight) {
-    RefuseAfterAdmission({.status = 409,
-                          .slug = "idempotency-request-in-flight",
-                          .title = "Request in progress",
-                          .detail = "a request with this idempotency key is still being processed",
+    RefuseAfterAdmission({.refusal = Refusal::kIdempotencyRequestInFlight,
                           .outcome = "idempotency_in_flight",
                           .retry_after = true});
     return;
   }
   // Completed or unknown: whether it is the same request depends on the body too.
-  idem.existing = std::move(result.record);
-  idem.hashing = true;
-  idem.body_hash.emplace();
+  idempotency_.MatchAgainst(std::move(result.record));
   ReadBodyForFingerprint();
 }
 
@@ -169,40 +138,26 @@ void Session::ReadBodyForFingerprint() {
 }
 
 void Session::MatchStoredRecord() {
-  IdempotencyExchange& idem = *exchange_.idem;
-  idem.hashing = false;
-  const lockstore::IdempotencyRecord& record = *idem.existing;
-  if (!record.body_digest.empty() && record.body_digest != idem.body_hash->Final()) {
-    RefuseAfterAdmission({.status = 422,
-                          .slug = "idempotency-key-reused",
-                          .title = "Idempotency key reused",
+  if (!idempotency_.BodyMatchesStored()) {
+    RefuseAfterAdmission({.refusal = Refusal::kIdempotencyKeyReused,
                           .detail = "this key was used with a different request body",
                           .outcome = "idempotency_key_reused"});
     return;
   }
+  const lockstore::IdempotencyRecord& record = idempotency_.stored();
   if (record.state == State::kCompleted) {
     ReplayStoredResponse(record);
     return;
   }
   // Never forwarded again: it may have been applied. The client must find out by other means.
-  RefuseAfterAdmission({.status = 409,
-                        .slug = "idempotency-outcome-unknown",
-                        .title = "Outcome not kept",
-                        .detail = "a request with this idempotency key was forwarded and may have "
-                                  "been applied, but its response was not kept (too large, the "
-                                  "backend exchange broke, or the gateway restarted); it is not "
-                                  "forwarded again",
-                        .outcome = "idempotency_outcome_unknown"});
+  RefuseAfterAdmission(
+      {.refusal = Refusal::kIdempotencyOutcomeUnknown, .outcome = "idempotency_outcome_unknown"});
 }
 
 void Session::ReplayStoredResponse(const lockstore::IdempotencyRecord& record) {
   StoredResponse stored;
   if (!DecodeStoredResponse(record.response, &stored)) {
-    RefuseAfterAdmission({.status = 500,
-                          .slug = "idempotency-record-corrupt",
-                          .title = "Stored response unreadable",
-                          .detail = "the stored response of this idempotency key does not decode",
-                          .outcome = "store_error"});
+    RefuseAfterAdmission({.refusal = Refusal::kIdempotencyRecordCorrupt, .outcome = "store_error"});
     return;
   }
   CompleteAdmission();
@@ -220,52 +175,18 @@ void Session::ReplayStoredResponse(const lockstore::IdempotencyRecord& record) {
   WriteOwnResponse();
 }
 
-void Session::RefuseAfterAdmission(const Refusal& refusal) {
+void Session::RefuseAfterAdmission(const RefusalReply& refusal) {
   CompleteAdmission();
   Refuse(refusal);
-}
-
-// Keeps a copy of the response for replays, up to max_response_bytes in all.
-void Session::CaptureResponse(net::const_buffer body) {
-  IdempotencyExchange& idem = *exchange_.idem;
-  if (idem.capture_overflow) return;
-  if (idem.captured.body.size() + body.size() > idem.config->max_response_bytes) {
-    idem.capture_overflow = true;
-    idem.captured.body.clear();
-    idem.captured.body.shrink_to_fit();
-    return;
-  }
-  idem.captured.body.append(static_cast<const char*>(body.data()), body.size());
-}
-
-lockstore::IdempotencyRecord Session::OutcomeRecord(State state) const {
-  const IdempotencyExchange& idem = *exchange_.idem;
-  lockstore::IdempotencyRecord record;
-  record.state = state;
-  record.created_ms = exchange_.started_unix_ms;
-  record.expires_ms = idem.expires_ms;
-  record.upstream_status =
-      exchange_.upstream_status != 0 ? exchange_.upstream_status : exchange_.status;
-  record.request_digest = idem.request_digest;
-  return record;
 }
 
 // The client must not see the end of a response whose outcome is not yet durable: a client
 // that got the whole answer and retried after kill -9 must be replayed, not refused.
 void Session::WriteLastPieceDurably(net::const_buffer body) {
-  IdempotencyExchange& idem = *exchange_.idem;
-  idem.claimed = false;
-  idem.hashing = false;
-  const bool keep = !idem.capture_overflow && parser_->is_done();
-  lockstore::IdempotencyRecord record = OutcomeRecord(keep ? State::kCompleted : State::kUnknown);
-  if (parser_->is_done()) record.body_digest = idem.body_hash->Final();
-  if (keep) {
-    idem.captured.status = exchange_.status;
-    record.response = EncodeStoredResponse(idem.captured);
-  }
-  idem.captured = StoredResponse{};
+  lockstore::IdempotencyRecord record = idempotency_.ResponseOutcome(
+      parser_->is_done(), exchange_.status, exchange_.upstream_status, exchange_.started_unix_ms);
   context_.idempotency->Finish(
-      idem.scope_key, std::move(record),
+      idempotency_.scope_key(), std::move(record),
       [self = shared_from_this(), body](lockstore::Status) mutable {
         // A failed write leaves the marker in flight: retries get 409, then (after a restart)
         // "outcome unknown"; never a second application. `self` moves into the posted handler:
@@ -279,9 +200,7 @@ void Session::WriteLastPieceDurably(net::const_buffer body) {
 // a request that never reached the backend frees the key; anything else may have been applied.
 // OnForwardDone() runs again once the store has it.
 void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
-  IdempotencyExchange& idem = *exchange_.idem;
-  idem.claimed = false;
-  idem.hashing = false;
+  idempotency_.EndClaim();
   const bool never_reached = !outcome.backend_reached && !outcome.response_started;
   // As above: `self` and the outcome move on to the network thread, nothing stays behind.
   auto resume = [self = shared_from_this(),
@@ -291,12 +210,12 @@ void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
         [self = std::move(self), outcome = std::move(outcome)] { self->OnForwardDone(outcome); });
   };
   if (never_reached) {
-    context_.idempotency->Abandon(idem.scope_key, std::move(resume));
+    context_.idempotency->Abandon(idempotency_.scope_key(), std::move(resume));
     return;
   }
-  lockstore::IdempotencyRecord record = OutcomeRecord(State::kUnknown);
-  if (parser_->is_done()) record.body_digest = idem.body_hash->Final();
-  context_.idempotency->Finish(idem.scope_key, std::move(record), std::move(resume));
+  lockstore::IdempotencyRecord record = idempotency_.UnknownOutcome(
+      parser_->is_done(), exchange_.status, exchange_.upstream_status, exchange_.started_unix_ms);
+  context_.idempotency->Finish(idempotency_.scope_key(), std::move(record), std::move(resume));
 }
 
 }  // namespace fencegate::gateway

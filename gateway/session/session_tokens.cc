@@ -12,38 +12,24 @@ namespace fencegate::gateway {
 namespace net = boost::asio;
 namespace {
 
-// What each token refusal tells the client, by Session::TokenRefusal. One table, so every
-// refusal of README "Tokens" has the same shape (403s carry the fence fields).
+// What each token refusal tells the client, by Session::TokenRefusal: its row of the refusal
+// table, a detail when two refusals share a row, and how it is counted. 403s carry the fence
+// fields.
 struct TokenRefusalText {
-  unsigned status;
-  std::string_view slug, title, detail, outcome;
+  Refusal refusal;
+  std::string_view detail, outcome;
   RejectionReason rejection;
 };
 constexpr std::array<TokenRefusalText, 8> kTokenRefusals = {{
-    {403, "unsigned-token", "Signed fencing token required",
-     "this route accepts only tokens issued by the lock API, sent with their "
-     "Fencing-Token-Signature",
-     "unsigned_token", RejectionReason::kUnsignedToken},
-    {400, "invalid-token-signature", "Invalid fencing token signature",
-     "the Fencing-Token-Signature header must appear exactly once", "invalid_token",
-     RejectionReason::kInvalidToken},
-    {400, "invalid-token-signature", "Invalid fencing token signature",
-     "Fencing-Token-Signature must be kid=ID;exp=UNIX_MS;scope=LOCK;mac=BASE64URL", "invalid_token",
-     RejectionReason::kInvalidToken},
-    {403, "forged-token", "Fencing token signature does not verify",
-     "the signature does not match this token, lock and expiry under any configured key",
-     "forged_token", RejectionReason::kForgedToken},
-    {403, "expired-token", "Fencing token expired",
-     "the lease this token was signed for has ended: renew the lock for a fresh signature",
-     "expired_token", RejectionReason::kExpiredToken},
-    {403, "token-scope-mismatch", "Fencing token signed for another lock",
-     "the signing lock's fence_keys (locks.rules) do not include this request's fence key",
-     "token_scope", RejectionReason::kTokenScope},
-    {403, "token-advance-too-large", "Fencing token too far ahead",
-     "the token is more than the route's max_token_advance above the highest seen; only a "
-     "signed token may jump further",
-     "token_advance", RejectionReason::kTokenAdvance},
-    {403, "token-advance-too-large", "Fencing token too far ahead",
+    {Refusal::kUnsignedToken, {}, "unsigned_token", RejectionReason::kUnsignedToken},
+    {Refusal::kInvalidTokenSignature, "the Fencing-Token-Signature header must appear exactly once",
+     "invalid_token", RejectionReason::kInvalidToken},
+    {Refusal::kInvalidTokenSignature, {}, "invalid_token", RejectionReason::kInvalidToken},
+    {Refusal::kForgedToken, {}, "forged_token", RejectionReason::kForgedToken},
+    {Refusal::kExpiredToken, {}, "expired_token", RejectionReason::kExpiredToken},
+    {Refusal::kTokenScopeMismatch, {}, "token_scope", RejectionReason::kTokenScope},
+    {Refusal::kTokenAdvanceTooLarge, {}, "token_advance", RejectionReason::kTokenAdvance},
+    {Refusal::kTokenAdvanceTooLarge,
      "the token is more than the route's max_token_advance above the highest seen, and the live "
      "check found no such lock holder: the lock service's current holder has another token",
      "token_advance", RejectionReason::kTokenAdvance},
@@ -53,13 +39,11 @@ constexpr std::array<TokenRefusalText, 8> kTokenRefusals = {{
 
 void Session::RefuseToken(TokenRefusal which) {
   const TokenRefusalText& text = kTokenRefusals[static_cast<std::size_t>(which)];
-  Refuse({.status = text.status,
-          .slug = text.slug,
-          .title = text.title,
+  Refuse({.refusal = text.refusal,
           .detail = text.detail,
           .outcome = text.outcome,
           .rejection = text.rejection,
-          .fence_fields = text.status == 403});
+          .fence_fields = RefusalText(text.refusal).status == 403});
 }
 
 void Session::VerifyTokenLive() {
@@ -97,9 +81,7 @@ void Session::OnTokenCheck(const lockstore::TokenCheck& check) {
       return;
     case lockstore::TokenCheck::Verdict::kUnavailable:
       scratch_ = check.status.message();
-      Refuse({.status = 503,
-              .slug = "token-verification-unavailable",
-              .title = "Fencing token cannot be verified",
+      Refuse({.refusal = Refusal::kTokenVerificationUnavailable,
               .detail = scratch_,
               .outcome = "token_unverified",
               .rejection = RejectionReason::kTokenUnverified,

@@ -2,8 +2,8 @@
 // after the framing checks and before routing: limits.headers_with_underscores drops, refuses
 // or allows them; a lookalike of a framing, hop-by-hop or gateway field is refused in every
 // mode.
-#include "gateway/session/session.h"
 #include "gateway/http/underscore_fields.h"
+#include "gateway/session/session.h"
 
 namespace fencegate::gateway {
 
@@ -27,12 +27,9 @@ bool Session::CheckUnderscoreFields() {
   }
   // Refused before the request was routed, its body unread: the connection closes, as after
   // the framing refusals.
-  Refuse({.status = 400,
-          .slug = "underscore-in-header-name",
-          .title = "Header name with an underscore",
-          .detail = finding == UnderscoreFinding::kLookalike
-                        ? std::string_view(scratch_)
-                        : "field names with '_' are refused (limits.headers_with_underscores)",
+  Refuse({.refusal = Refusal::kUnderscoreInHeaderName,
+          .detail = finding == UnderscoreFinding::kLookalike ? std::string_view(scratch_)
+                                                             : std::string_view{},
           .outcome = "bad_request",
           .close = true});
   return false;
