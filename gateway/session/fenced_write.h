@@ -56,7 +56,7 @@ struct ForwardAnswer {
   bool peer_took_it = false;  // to_peer: the peer answered (a client failure is not the peer's)
 };
 
-// One fenced write's side of the fence (README "Fencing"), reset for each request: its fence
+// One fenced write's side of the fence (README "Fencing rules"), reset for each request: its fence
 // key and token, the admission it holds, and the decisions of the pipeline admit -> forward ->
 // complete as values. The session does the I/O, counts and answers; this holds what the fence
 // was told and decides what follows. Every admitted write is completed exactly once, also when
@@ -69,7 +69,7 @@ class FencedWrite {
   // A new request: nothing presented, decided or owed. The fence key keeps its capacity.
   void Reset();
 
-  // The fence key, rendered in place by the session (README "Fence keys").
+  // The fence key, rendered in place from the route's fence_key template.
   std::string& fence_key() { return fence_key_; }
   const std::string& fence_key() const { return fence_key_; }
   const std::optional<lockstore::Token>& token() const { return token_; }
