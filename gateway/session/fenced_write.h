@@ -65,6 +65,9 @@ class FencedWrite {
  public:
   // `admission` outlives this (the server's controller; null for sessions that never admit).
   explicit FencedWrite(lockstore::AdmissionController* admission) : admission_(admission) {}
+  // One admission, completed once: never copied.
+  FencedWrite(const FencedWrite&) = delete;
+  FencedWrite& operator=(const FencedWrite&) = delete;
 
   // A new request: nothing presented, decided or owed. The fence key keeps its capacity.
   void Reset();

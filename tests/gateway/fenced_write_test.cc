@@ -60,11 +60,9 @@ class FencedWriteTest : public ::testing::Test {
   }
 
   // A write of `token` to kKey, as the session prepares it before admission.
-  FencedWrite Write(Token token) {
-    FencedWrite write(&controller_);
+  void Prepare(FencedWrite& write, Token token) {
     write.fence_key() = kKey;
     write.set_token(token);
-    return write;
   }
 
   std::uint64_t WritesInFlight() { return controller_.Inspect(kKey)->writes_in_flight; }
@@ -74,7 +72,8 @@ class FencedWriteTest : public ::testing::Test {
 };
 
 TEST_F(FencedWriteTest, AdmittedWriteProceedsAndCompletesExactlyOnce) {
-  FencedWrite first = Write(5);
+  FencedWrite first(&controller_);
+  Prepare(first, 5);
   const auto decision = first.Admit("r1", std::nullopt, Unexpected());
   ASSERT_TRUE(decision.has_value());
   EXPECT_EQ(first.Decide(*decision, false, false).kind, StepKind::kProceed);
@@ -83,7 +82,8 @@ TEST_F(FencedWriteTest, AdmittedWriteProceedsAndCompletesExactlyOnce) {
   EXPECT_EQ(WritesInFlight(), 1u);
 
   // A newer token waits at the advance barrier while 5 is admitted.
-  FencedWrite newer = Write(6);
+  FencedWrite newer(&controller_);
+  Prepare(newer, 6);
   Decisions late;
   EXPECT_FALSE(newer.Admit("r2", std::nullopt, late.Callback()).has_value());
   store_.RunPending();
@@ -106,7 +106,8 @@ TEST_F(FencedWriteTest, AdmittedWriteProceedsAndCompletesExactlyOnce) {
 }
 
 TEST_F(FencedWriteTest, StaleTokenIsRefusedWithTheHighest) {
-  FencedWrite write = Write(4);
+  FencedWrite write(&controller_);
+  Prepare(write, 4);
   const auto decision = write.Admit("r1", std::nullopt, Unexpected());
   ASSERT_TRUE(decision.has_value());
   const AdmissionStep step = write.Decide(*decision, false, false);
@@ -125,7 +126,8 @@ TEST_F(FencedWriteTest, StaleTokenIsRefusedWithTheHighest) {
 }
 
 TEST_F(FencedWriteTest, TooFarAheadIsVerifiedLiveOrRefusedAndLeavesTheFence) {
-  FencedWrite write = Write(100);
+  FencedWrite write(&controller_);
+  Prepare(write, 100);
   const auto decision = write.Admit("r1", Token{10}, Unexpected());
   ASSERT_TRUE(decision.has_value());
   ASSERT_EQ(decision->kind, DecisionKind::kTooFarAhead);
@@ -142,12 +144,14 @@ TEST_F(FencedWriteTest, TooFarAheadIsVerifiedLiveOrRefusedAndLeavesTheFence) {
 
 TEST_F(FencedWriteTest, NoAdvanceAllowedStillAdmitsAWriteAtTheHighest) {
   // AdmitBound() is 0 when the policy grants no advance.
-  FencedWrite advancing = Write(6);
+  FencedWrite advancing(&controller_);
+  Prepare(advancing, 6);
   const auto refused = advancing.Admit("r1", Token{0}, Unexpected());
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(advancing.Decide(*refused, true, false).kind, StepKind::kRefuseAdvance);
 
-  FencedWrite at_highest = Write(5);
+  FencedWrite at_highest(&controller_);
+  Prepare(at_highest, 5);
   const auto admitted = at_highest.Admit("r2", Token{0}, Unexpected());
   ASSERT_TRUE(admitted.has_value());
   EXPECT_EQ(at_highest.Decide(*admitted, true, false).kind, StepKind::kProceed);
@@ -156,7 +160,8 @@ TEST_F(FencedWriteTest, NoAdvanceAllowedStillAdmitsAWriteAtTheHighest) {
 }
 
 TEST_F(FencedWriteTest, LateDecisionAfterAnAbandonedWaitCompletesTheFence) {
-  FencedWrite write = Write(6);
+  FencedWrite write(&controller_);
+  Prepare(write, 6);
   Decisions late;
   EXPECT_FALSE(write.Admit("r1", std::nullopt, late.Callback()).has_value());
 
@@ -183,7 +188,8 @@ TEST_F(FencedWriteTest, LateDecisionAfterAnAbandonedWaitCompletesTheFence) {
   EXPECT_EQ(WritesInFlight(), 0u);
 
   // So the next writer is not held at the barrier behind it.
-  FencedWrite next = Write(7);
+  FencedWrite next(&controller_);
+  Prepare(next, 7);
   Decisions next_late;
   EXPECT_FALSE(next.Admit("r2", std::nullopt, next_late.Callback()).has_value());
   store_.RunPending();
@@ -196,7 +202,8 @@ TEST_F(FencedWriteTest, LateDecisionAfterAnAbandonedWaitCompletesTheFence) {
 
 TEST_F(FencedWriteTest, StoreErrorIsRefusedWithTheStoresMessage) {
   store_.FailNextAdvances(lockstore::Status::IOError("disk full"));
-  FencedWrite write = Write(6);
+  FencedWrite write(&controller_);
+  Prepare(write, 6);
   Decisions late;
   EXPECT_FALSE(write.Admit("r1", std::nullopt, late.Callback()).has_value());
   store_.RunPending();
