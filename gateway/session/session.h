@@ -25,6 +25,7 @@
 #include "gateway/session/client_stream.h"
 #include "gateway/session/fenced_write.h"
 #include "gateway/session/idempotency_hook.h"
+#include "gateway/session/lock_exchange.h"
 #include "gateway/session/refusal_reply.h"
 #include "gateway/session/relay_body.h"
 #include "gateway/tls/client_transport.h"
@@ -40,8 +41,11 @@ class NetworkThread;
 // One client connection: reads requests one after another (pipelined bytes wait in the
 // buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
 // Implements Downstream so adapters stream bodies through the connection's own timeouts and
-// limits. Lives on one network thread; kept alive by its pending operations (Beast style).
-class Session : public std::enable_shared_from_this<Session>, public adapters::Downstream {
+// limits, and LockExchange::Client for the built-in lock API. Lives on one network thread; kept
+// alive by its pending operations (Beast style).
+class Session : public std::enable_shared_from_this<Session>,
+                public adapters::Downstream,
+                private LockExchange::Client {
  public:
   // TLS when `tls_context` is set (the listener's current context; see gateway/tls/).
   Session(ClientSocket socket, NetworkThread& thread,
@@ -201,12 +205,13 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void WriteLastPieceDurably(boost::asio::const_buffer body);
   void SettleIdempotency(adapters::ForwardOutcome outcome);
 
-  // The built-in lock API (session_lock_api.cc; gateway/locks/lock_api.h): read the small JSON
-  // body, hand it over, write the answer, which a long-poll acquire gives later.
+  // The built-in lock API (session_lock_api.cc): lock_exchange_ reads the body and asks the
+  // LockApi; the session watches a long-poll waiter's client and writes the answer.
   void HandleLockRequest();
-  void ReadLockBody();
-  void OnLockBody();
-  void WatchLockClient();
+  void OnLockQueued() override;
+  void OnLockAnswer(LockHttpResponse response) override;
+  void OnLockBodyRefused(Refusal refusal, std::string_view detail) override;
+  void OnLockBodyLost() override;
   void RespondLock(LockHttpResponse response);
 
   // Refusals and the gateway's own responses (session.cc).
@@ -289,9 +294,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   Exchange exchange_;
   FencedWrite fenced_;           // the fence key, token and admission of the request in progress
   IdempotencyHook idempotency_;  // the Idempotency-Key side of the request in progress
-  std::string lock_body_;
-  LockApi::Wait lock_wait_;  // a long-poll acquire in progress
-  bool lock_waiting_ = false;
+  // The lock API request in progress.
+  LockExchange lock_exchange_{*this, *this};
   ReadHandler read_handler_;
   WaitHandler body_wait_handler_;
   WriteHandler write_handler_;
