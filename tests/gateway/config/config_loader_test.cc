@@ -26,10 +26,7 @@ std::filesystem::path RepoFile(const std::string& relative) {
 
 const std::string kMinimal = config_text::kOneFilesRoute;
 
-std::vector<ConfigError> Load(const std::string& text, Config* config = nullptr) {
-  Config scratch;
-  return LoadConfigText(text, "test.yaml", config != nullptr ? config : &scratch);
-}
+using config_text::Load;
 
 // The single error of `text`, or a test failure.
 ConfigError OnlyError(const std::string& text) {

@@ -32,9 +32,10 @@ inline std::string ReadableFile(const std::string& name) {
   return path;
 }
 
-// Loads `text` as if read from test.yaml.
-inline std::vector<ConfigError> Load(const std::string& text, Config* config) {
-  return LoadConfigText(text, "test.yaml", config);
+// Loads `text` as if read from test.yaml, into `config` when given.
+inline std::vector<ConfigError> Load(const std::string& text, Config* config = nullptr) {
+  Config scratch;
+  return LoadConfigText(text, "test.yaml", config != nullptr ? config : &scratch);
 }
 
 // Every error on its own line, for failure messages.
