@@ -11,7 +11,8 @@ namespace fencegate::integration {
 // The YAML configuration a test starts fencegate with, built as a yaml-cpp tree and written by
 // YAML::Emitter: a test names the keys it sets instead of splicing indented text. Index it as
 // the file reads, e.g. config["timeouts"]["idle"] = "3s" or config.Route("kv")["fence_reads"] =
-// true. Tests that are about malformed YAML keep their literal text.
+// true. Tests that are about malformed YAML, or that assert an error's line and column in the
+// text, keep their literal text.
 class GatewayConfig {
  public:
   GatewayConfig() = default;
