@@ -3,17 +3,15 @@
 
 #include <chrono>
 #include <optional>
-#include <type_traits>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
+#include "base/tls_client/plain_or_tls_stream.h"
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/plain_http_refusal.h"
 
@@ -32,17 +30,17 @@ constexpr std::uint64_t kAdminBodyLimit = 64 * 1024;
 // A ClientHello fits in the first read; plain HTTP shows itself in its first byte.
 constexpr std::size_t kFirstTlsRead = 4096;
 
-// One operator connection: read a request, answer it, repeat while keep-alive. `Stream` is a
-// beast::tcp_stream or TLS over one.
-template <class Stream>
-class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
+// The admin listener's own io_context executor, named (see plain_or_tls_stream.h).
+using AdminSocket = tcp::socket::rebind_executor<net::io_context::executor_type>::other;
+
+// One operator connection: read a request, answer it, repeat while keep-alive. Plain or TLS
+// through one PlainOrTlsStream, so Beast's HTTP read and write are instantiated once.
+class AdminSession : public std::enable_shared_from_this<AdminSession> {
  public:
   // `context` is null for a plain session; a TLS session keeps it for its whole life (a
   // reload swaps the listener's context, not this one).
-  AdminSession(tcp::socket socket, AdminApi& api, std::shared_ptr<net::ssl::context> context)
-      : context_(std::move(context)),
-        stream_(MakeStream(std::move(socket), context_.get())),
-        api_(api) {}
+  AdminSession(AdminSocket socket, AdminApi& api, std::shared_ptr<net::ssl::context> context)
+      : stream_(tls_client::TcpStream(std::move(socket)), std::move(context)), api_(api) {}
 
   // Plain: straight to the first request.
   void Start() { Read(); }
@@ -51,11 +49,10 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
   // counted by reason. The first bytes are read off the TCP layer and handed to the handshake
   // afterwards, so that plain HTTP can be told apart and answered in plain HTTP.
   void StartTls(const tls::ListenerTls& listener) {
-    auto& lowest = beast::get_lowest_layer(stream_);
-    lowest.expires_after(listener.settings().handshake_timeout);
-    lowest.async_read_some(
+    stream_.expires_after(listener.settings().handshake_timeout);
+    stream_.lowest().async_read_some(
         buffer_.prepare(kFirstTlsRead),
-        [self = this->shared_from_this(), &listener](error_code ec, std::size_t bytes) {
+        [self = shared_from_this(), &listener](error_code ec, std::size_t bytes) {
           self->OnTlsFirstBytes(listener, ec, bytes);
         });
   }
@@ -72,17 +69,16 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     if (static_cast<const unsigned char*>(buffer_.data().data())[0] != tls::kTlsHandshakeRecord) {
       listener.CountHandshake(tls::HandshakeResult::kPlainHttp);
       refusal_ = tls::PlainHttpOnTlsResponse();
-      beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
-      net::async_write(
-          beast::get_lowest_layer(stream_), net::buffer(refusal_),
-          [self = this->shared_from_this()](error_code, std::size_t) { self->Close(); });
+      stream_.expires_after(kAdminTimeout);
+      net::async_write(stream_.lowest(), net::buffer(refusal_),
+                       [self = shared_from_this()](error_code, std::size_t) { self->Close(); });
       return;
     }
     // Boost 1.81's ssl_stream checks this handler against the unbuffered signature (without
     // the byte count), so the count gets a default.
-    stream_.async_handshake(
+    stream_.tls().async_handshake(
         net::ssl::stream_base::server, buffer_.data(),
-        [self = this->shared_from_this(), &listener](error_code ec, std::size_t used = 0) {
+        [self = shared_from_this(), &listener](error_code ec, std::size_t used = 0) {
           self->buffer_.consume(used);
           self->OnTlsHandshake(listener, ec);
         });
@@ -90,13 +86,13 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
 
   void OnTlsHandshake(const tls::ListenerTls& listener, error_code ec) {
     if (ec || buffer_.size() != 0) {
-      listener.CountHandshake(ec ? tls::ClassifyHandshakeFailure(ec, stream_.native_handle())
+      listener.CountHandshake(ec ? tls::ClassifyHandshakeFailure(ec, stream_.tls().native_handle())
                                  : tls::HandshakeResult::kProtocol);
       Close();
       return;
     }
     listener.CountHandshake(tls::HandshakeResult::kOk);
-    peer_ = tls::ReadPeerIdentity(stream_.native_handle());
+    peer_ = tls::ReadPeerIdentity(stream_.tls().native_handle());
     Read();
   }
 
@@ -104,10 +100,9 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     parser_.emplace();
     parser_->header_limit(kAdminHeaderLimit);
     parser_->body_limit(kAdminBodyLimit);
-    beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](error_code ec, std::size_t) { self->OnRead(ec); });
+    stream_.expires_after(kAdminTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](error_code ec, std::size_t) { self->OnRead(ec); });
   }
 
   void OnRead(error_code ec) {
@@ -126,9 +121,9 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
     const bool head = !ec && parser_->get().method() == http::verb::head;
     response_.prepare_payload();
     if (head) response_.body().clear();
-    beast::get_lowest_layer(stream_).expires_after(kAdminTimeout);
+    stream_.expires_after(kAdminTimeout);
     http::async_write(stream_, response_,
-                      [self = this->shared_from_this()](error_code write_ec, std::size_t) {
+                      [self = shared_from_this()](error_code write_ec, std::size_t) {
                         if (write_ec || !self->response_.keep_alive()) {
                           self->Close();
                           return;
@@ -139,19 +134,10 @@ class AdminSession : public std::enable_shared_from_this<AdminSession<Stream>> {
 
   void Close() {
     error_code ec;
-    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
   }
 
-  static Stream MakeStream(tcp::socket socket, net::ssl::context* context) {
-    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      return beast::tcp_stream(std::move(socket));
-    } else {
-      return Stream(beast::tcp_stream(std::move(socket)), *context);
-    }
-  }
-
-  std::shared_ptr<net::ssl::context> context_;
-  Stream stream_;
+  tls_client::PlainOrTlsStream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   AdminApi::Response response_;
@@ -191,16 +177,16 @@ void AdminServer::Join() {
 }
 
 void AdminServer::Accept() {
-  acceptor_.async_accept([this](error_code ec, tcp::socket socket) {
+  acceptor_.async_accept(ioc_, [this](error_code ec, AdminSocket socket) {
     if (ec == net::error::operation_aborted) return;
     if (!ec) {
-      if (auto context = tls_.Current()) {
-        std::make_shared<AdminSession<beast::ssl_stream<beast::tcp_stream>>>(
-            std::move(socket), api_, std::move(context))
-            ->StartTls(tls_);
+      auto context = tls_.Current();
+      const bool tls = context != nullptr;
+      auto session = std::make_shared<AdminSession>(std::move(socket), api_, std::move(context));
+      if (tls) {
+        session->StartTls(tls_);
       } else {
-        std::make_shared<AdminSession<beast::tcp_stream>>(std::move(socket), api_, nullptr)
-            ->Start();
+        session->Start();
       }
     }
     Accept();

@@ -42,6 +42,7 @@ class LockApi {
   bool Matches(std::string_view path) const {
     return config_.enabled && path.starts_with(config_.prefix);
   }
+  std::string_view prefix() const { return config_.prefix; }
 
   // A request whose answer may come later (a long-poll acquire): cancel it with CancelWait if
   // the client goes away. `waiter` is 0 when there is nothing to cancel.

@@ -44,7 +44,8 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
       stream_(ClientStream(std::move(socket)), std::move(tls_context)),
       client_deadline_(stream_.get_executor(), &Session::CancelClientIo),
       barrier_deadline_(stream_.get_executor(), &Session::OnFenceDeadline),
-      body_read_deadline_(stream_.get_executor(), &Session::CancelClientIo) {
+      body_read_deadline_(stream_.get_executor(), &Session::CancelClientIo),
+      fenced_(context_.admission) {
   error_code ec;
   const auto remote = stream_.socket().remote_endpoint(ec);
   if (!ec) client_ip_ = remote.address().to_string();
@@ -99,13 +100,11 @@ void Session::StartRequest() {
   parser_->header_limit(static_cast<std::uint32_t>(config.limits.max_header_bytes + 4));
   parser_->body_limit(config.limits.max_body_bytes);
   exchange_.request_id.clear();
-  exchange_.fence_key.clear();
   std::string request_id = std::move(exchange_.request_id);
-  std::string fence_key = std::move(exchange_.fence_key);
   exchange_ = Exchange{};
+  fenced_.Reset();
   idempotency_.Reset();
   exchange_.request_id = std::move(request_id);
-  exchange_.fence_key = std::move(fence_key);
   header_scanned_ = 0;
   phase_ = Phase::kReadingHeader;
   ContinueHeaderRead();
@@ -303,8 +302,8 @@ void Session::HandleRequest() {
             .rejection = RejectionReason::kInvalidToken});
     return;
   }
-  exchange_.token = lockstore::ParseToken(fields.fencing_token);
-  if (!exchange_.token) {
+  fenced_.set_token(lockstore::ParseToken(fields.fencing_token));
+  if (!fenced_.token()) {
     Refuse({.refusal = Refusal::kInvalidToken,
             .outcome = "invalid_token",
             .rejection = RejectionReason::kInvalidToken});
@@ -312,8 +311,8 @@ void Session::HandleRequest() {
   }
 
   const lockstore::RequestFacts facts{path, host_lower_, route.config->name};
-  if (!route.config->fence_key.Render(facts, &exchange_.fence_key)) {
-    exchange_.fence_key.clear();
+  if (!route.config->fence_key.Render(facts, &fenced_.fence_key())) {
+    fenced_.fence_key().clear();
     Refuse({.refusal = Refusal::kNoFenceKey,
             .outcome = "bad_request",
             .audit_reason = "no_fence_key"});
@@ -345,9 +344,9 @@ void Session::Refuse(const RefusalReply& refusal) {
   problem.request_id = exchange_.request_id;
   problem.reason = refusal.rejection ? RejectionReasonName(*refusal.rejection) : refusal.reason;
   if (refusal.fence_fields) {
-    problem.fence_key = exchange_.fence_key;
-    problem.presented_token = exchange_.token;
-    problem.highest_token = exchange_.highest;
+    problem.fence_key = fenced_.fence_key();
+    problem.presented_token = fenced_.token();
+    problem.highest_token = fenced_.highest();
   }
   RespondWithProblem(problem, refusal.close, refusal.retry_after, refusal.www_authenticate);
 }
@@ -361,15 +360,15 @@ void Session::RecordRejection(const RefusalReply& refusal) {
   lockstore::RejectionRecord record;
   record.at_ms = NowUnixMs();
   record.route = exchange_.route->config->name;
-  record.fence_key = exchange_.fence_key;
+  record.fence_key = fenced_.fence_key();
   record.method = parser_->get().method_string();
   record.path = RequestPath();
   record.request_id = exchange_.request_id;
   record.reason =
       refusal.rejection ? RejectionReasonName(*refusal.rejection) : refusal.audit_reason;
-  record.has_presented = exchange_.token.has_value();
-  record.presented = exchange_.token.value_or(0);
-  record.highest = exchange_.highest.value_or(0);
+  record.has_presented = fenced_.token().has_value();
+  record.presented = fenced_.token().value_or(0);
+  record.highest = fenced_.highest().value_or(0);
   context_.store->RecordRejection(std::move(record));
 }
 
@@ -451,7 +450,7 @@ void Session::FinishRequest() {
 
   ErrorLogCap::Verdict log_line;
   if (context_.access_log->enabled() && exchange_.status >= 400) {
-    log_line = thread_.error_log_cap().Admit(client_ip_, exchange_.fence_key,
+    log_line = thread_.error_log_cap().Admit(client_ip_, fenced_.fence_key(),
                                              exchange_.started_unix_ms / 1000);
     if (!log_line.log) context_.metrics->access_log_suppressed().Increment();
   }
@@ -465,14 +464,14 @@ void Session::FinishRequest() {
       entry.path = parser_->get().target();
     }
     entry.status = exchange_.status;
-    entry.fence_key = exchange_.fence_key;
-    entry.presented_token = exchange_.token;
-    entry.highest_token = exchange_.highest;
+    entry.fence_key = fenced_.fence_key();
+    entry.presented_token = fenced_.token();
+    entry.highest_token = fenced_.highest();
     entry.outcome = exchange_.outcome;
     entry.upstream_status = exchange_.upstream_status;
     entry.duration_ms = duration * 1000.0;
     entry.barrier_wait_ms =
-        std::chrono::duration<double, std::milli>(exchange_.barrier_wait).count();
+        std::chrono::duration<double, std::milli>(fenced_.barrier_wait()).count();
     entry.bytes_in = exchange_.bytes_in;
     entry.bytes_out = exchange_.bytes_out;
     entry.client = client_ip_;

@@ -23,7 +23,10 @@
 #include "gateway/server/gateway_context.h"
 #include "gateway/session/client_deadline.h"
 #include "gateway/session/client_stream.h"
+#include "gateway/session/fenced_write.h"
 #include "gateway/session/idempotency_hook.h"
+#include "gateway/session/lock_exchange.h"
+#include "gateway/session/refusal_reply.h"
 #include "gateway/session/relay_body.h"
 #include "gateway/tls/client_transport.h"
 #include "gateway/tls/peer_identity.h"
@@ -38,8 +41,11 @@ class NetworkThread;
 // One client connection: reads requests one after another (pipelined bytes wait in the
 // buffer), routes, admits fenced writes, forwards through the route's adapter and answers.
 // Implements Downstream so adapters stream bodies through the connection's own timeouts and
-// limits. Lives on one network thread; kept alive by its pending operations (Beast style).
-class Session : public std::enable_shared_from_this<Session>, public adapters::Downstream {
+// limits, and LockExchange::Client for the built-in lock API. Lives on one network thread; kept
+// alive by its pending operations (Beast style).
+class Session : public std::enable_shared_from_this<Session>,
+                public adapters::Downstream,
+                private LockExchange::Client {
  public:
   // TLS when `tls_context` is set (the listener's current context; see gateway/tls/).
   Session(ClientSocket socket, NetworkThread& thread,
@@ -81,26 +87,18 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   // One socket read of header bytes; body reads through buffer_ take at least this much.
   static constexpr std::size_t kHeaderReadChunk = 4096;
 
-  // The state of the request in progress; reset for each request, strings keep capacity.
+  // The state of the request in progress (its side of the fence is fenced_); reset for each
+  // request, strings keep capacity.
   struct Exchange {
     bool begun = false;  // counted in flight (BeginExchange)
     std::chrono::steady_clock::time_point started;
     std::int64_t started_unix_ms = 0;
     std::string request_id;
-    std::string fence_key;
     const RouteRuntime* route = nullptr;
     bool fenced = false;
-    std::optional<lockstore::Token> token;
     bool token_signed = false;  // a valid Fencing-Token-Signature came with it
     // The lock service confirmed the token's holder live (README "Tokens", verify_tokens).
     bool token_verified = false;
-    std::optional<lockstore::Token> highest;
-    bool admitted = false;   // Complete() is owed
-    bool abandoned = false;  // the barrier wait timed out; the decision is still awaited
-    // timeouts.write_deadline passed while the admitted write still read its body or wrote its
-    // response: the client I/O was cut, so the adapter abandons the write and the fence is freed.
-    bool write_cut = false;
-    std::chrono::nanoseconds barrier_wait{0};
     std::string_view outcome = "bad_request";
     unsigned status = 0;
     unsigned upstream_status = 0;
@@ -119,22 +117,6 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
     std::optional<std::size_t> cluster_shard;
     std::optional<std::size_t> peer_adapter;
     bool self_fenced = false;  // the shard stopped being ours while the write was under way
-  };
-
-  // What a refusal looks like to the client and to operators: the row of the refusal table
-  // (gateway/http/refusal.h) and what this session adds to it.
-  struct RefusalReply {
-    Refusal refusal = Refusal::kBadRequest;
-    std::string_view detail{};  // the table's when empty
-    std::string_view outcome{};
-    // Set for refused fenced writes: counted, logged and kept in the audit trail.
-    std::optional<RejectionReason> rejection{};
-    std::string_view audit_reason{};  // reason kept in the audit trail when not `rejection`'s
-    bool close = false;               // framing is unreliable: close after answering
-    bool retry_after = false;
-    bool fence_fields = false;            // add fence_key/presented/highest to the problem
-    std::string_view www_authenticate{};  // a 401's challenge
-    std::string_view reason{};            // the problem's reason when not `rejection`'s
   };
 
   // TLS connections (session_tls.cc): tell a ClientHello from plain HTTP, handshake, and
@@ -197,7 +179,7 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
 
   // The fenced-write pipeline (session_admission.cc): admit at the fence, Proceed() (the
   // idempotency step) and Forward() through the route's adapter, and CompleteAdmission() once
-  // the backend exchange is over.
+  // the backend exchange is over. fenced_ decides each step; these take it.
   void Admit();
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
@@ -207,6 +189,8 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void CutAdmittedWrite();
   void Forward();
   void OnForwardDone(adapters::ForwardOutcome outcome);
+  void RelayProblem(const adapters::Problem& problem, bool backend_fence,
+                    bool backend_reported_highest);
   void CompleteAdmission();
 
   // Idempotency keys (session_idempotency.cc). CheckIdempotencyKey() runs once the route is
@@ -221,12 +205,13 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   void WriteLastPieceDurably(boost::asio::const_buffer body);
   void SettleIdempotency(adapters::ForwardOutcome outcome);
 
-  // The built-in lock API (session_lock_api.cc; gateway/locks/lock_api.h): read the small JSON
-  // body, hand it over, write the answer, which a long-poll acquire gives later.
+  // The built-in lock API (session_lock_api.cc): lock_exchange_ reads the body and asks the
+  // LockApi; the session watches a long-poll waiter's client and writes the answer.
   void HandleLockRequest();
-  void ReadLockBody();
-  void OnLockBody();
-  void WatchLockClient();
+  void OnLockQueued() override;
+  void OnLockAnswer(LockHttpResponse response) override;
+  void OnLockBodyRefused(Refusal refusal, std::string_view detail) override;
+  void OnLockBodyLost() override;
   void RespondLock(LockHttpResponse response);
 
   // Refusals and the gateway's own responses (session.cc).
@@ -307,10 +292,10 @@ class Session : public std::enable_shared_from_this<Session>, public adapters::D
   std::string scratch_;
   std::string problem_body_;
   Exchange exchange_;
+  FencedWrite fenced_;           // the fence key, token and admission of the request in progress
   IdempotencyHook idempotency_;  // the Idempotency-Key side of the request in progress
-  std::string lock_body_;
-  LockApi::Wait lock_wait_;  // a long-poll acquire in progress
-  bool lock_waiting_ = false;
+  // The lock API request in progress.
+  LockExchange lock_exchange_{*this, *this};
   ReadHandler read_handler_;
   WaitHandler body_wait_handler_;
   WriteHandler write_handler_;

@@ -69,7 +69,7 @@ void Session::RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidd
 
 std::optional<lockstore::Token> Session::AdmitBound() {
   exchange_.advance_forbidden = !context_.auth->MayAdvance(exchange_.route - context_.routes.data(),
-                                                           exchange_.auth, exchange_.fence_key);
+                                                           exchange_.auth, fenced_.fence_key());
   if (exchange_.advance_forbidden) return lockstore::Token{0};
   const lockstore::Token route_bound = exchange_.route->config->max_token_advance;
   if (exchange_.token_signed || exchange_.token_verified || route_bound == 0) return std::nullopt;

@@ -10,7 +10,7 @@ Session::ShardStep Session::RouteByShard() {
   if (context_.cluster == nullptr) return ShardStep::kAdmitHere;
   auto& request = parser_->get();
   const bool forwarded = request.count(kForwardedByHeader) > 0;
-  const ShardRoute route = context_.cluster->Route(exchange_.fence_key, forwarded);
+  const ShardRoute route = context_.cluster->Route(fenced_.fence_key(), forwarded);
   switch (route.kind) {
     case ShardRoute::Kind::kAdmitHere:
       request.erase(kForwardedByHeader);

@@ -35,10 +35,10 @@ bool Session::body_done() const { return parser_->is_done(); }
 
 void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
   read_handler_ = std::move(handler);
-  if (SelfFenced() || exchange_.write_cut) {
+  if (SelfFenced() || fenced_.write_cut()) {
     // No more body bytes upstream once the shard's lease may have ended, or the write's
     // deadline passed: the adapter abandons the upload and the backend sees a truncated body.
-    const error_code ec = exchange_.write_cut ? error_code(beast::error::timeout)
+    const error_code ec = fenced_.write_cut() ? error_code(beast::error::timeout)
                                               : error_code(net::error::operation_aborted);
     net::post(stream_.get_executor(), [self = shared_from_this(), ec] {
       auto handler = std::move(self->read_handler_);
@@ -73,7 +73,7 @@ void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
 
 std::optional<adapters::BodyRead> Session::ReadBodyNowOrLater(net::mutable_buffer buffer,
                                                               ReadHandler handler) {
-  if (SelfFenced() || exchange_.write_cut ||
+  if (SelfFenced() || fenced_.write_cut() ||
       (exchange_.expect_continue && !exchange_.continue_sent)) {
     AsyncReadBody(buffer, std::move(handler));
     return std::nullopt;
@@ -89,7 +89,7 @@ std::optional<adapters::BodyRead> Session::ReadBodyNowOrLater(net::mutable_buffe
 
 bool Session::WaitForBodyNowOrLater(WaitHandler handler) {
   // A TLS connection may hold decrypted bytes the socket no longer shows: read at once there.
-  if (stream_.is_tls() || buffer_.size() > 0 || parser_->is_done() || exchange_.write_cut ||
+  if (stream_.is_tls() || buffer_.size() > 0 || parser_->is_done() || fenced_.write_cut() ||
       SelfFenced() || (exchange_.expect_continue && !exchange_.continue_sent)) {
     return true;
   }
@@ -100,7 +100,7 @@ bool Session::WaitForBodyNowOrLater(WaitHandler handler) {
     if (self->body_read_deadline_.End() && ec == net::error::operation_aborted) {
       ec = beast::error::timeout;
     }
-    if (!ec && self->exchange_.write_cut) ec = beast::error::timeout;
+    if (!ec && self->fenced_.write_cut()) ec = beast::error::timeout;
     auto handler = std::move(self->body_wait_handler_);
     handler(ec);
   });

@@ -57,7 +57,7 @@ void Session::Proceed() {
   const std::string_view route = exchange_.route->config->name;
   if (config.mode == IdempotencyConfig::Mode::kForward) {
     // The backend deduplicates; it sees a key bound to this fence key, never the raw one.
-    const std::string derived = DeriveForwardKey(route, exchange_.fence_key, idempotency_.key());
+    const std::string derived = DeriveForwardKey(route, fenced_.fence_key(), idempotency_.key());
     request.erase(config.header);
     request.set(config.forward_header, derived);
     Forward();
@@ -68,7 +68,7 @@ void Session::Proceed() {
     identity = request[config.identity_header];
   }
   lockstore::IdempotencyRecord marker = idempotency_.Marker(
-      route, exchange_.fence_key, identity, request.method_string(), request.target(), NowUnixMs());
+      route, fenced_.fence_key(), identity, request.method_string(), request.target(), NowUnixMs());
   self_hold_ = shared_from_this();
   context_.idempotency->Begin(idempotency_.scope_key(), std::move(marker),
                               [this](lockstore::IdempotencyStore::BeginResult result) {

@@ -59,7 +59,7 @@ void Session::VerifyTokenLive() {
     return;
   }
   route.token_verifier->Verify(
-      std::move(lock_name), *exchange_.token,
+      std::move(lock_name), *fenced_.token(),
       [self = shared_from_this()](lockstore::TokenCheck check) {
         // On a verifier thread: hop back to this session's thread.
         self->thread_.inbox().Post([self, check = std::move(check)] { self->OnTokenCheck(check); });
@@ -109,7 +109,7 @@ bool Session::CheckTokenSignature() {
   }
   const lockstore::SignatureCheck check =
       context_.token_signer->Verify(request.find(lockstore::kTokenSignatureField)->value(),
-                                    *exchange_.token, exchange_.fence_key, NowUnixMs());
+                                    *fenced_.token(), fenced_.fence_key(), NowUnixMs());
   switch (check) {
     case lockstore::SignatureCheck::kValid:
       exchange_.token_signed = true;
