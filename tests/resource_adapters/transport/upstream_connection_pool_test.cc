@@ -5,13 +5,15 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+
+#include "base/net/deadline_clock.h"
+#include "tests/support/eventually.h"
 
 namespace fencegate::adapters {
 namespace {
@@ -129,8 +131,12 @@ TEST_F(UpstreamConnectionPoolTest, ExpiredConnectionIsClosedWhicheverTheProbe) {
   UpstreamConnectionPool pool(4, std::chrono::milliseconds(1));
   auto [stream, backend] = Connect();
   pool.Give(std::move(stream));
-  // The clock is the subject: 5 ms on the steady clock is past the 1 ms the pool keeps it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The clock is the subject, and it is the pool's: DeadlineClock moves in kernel ticks, which
+  // a busy machine may deliver late, so wait until that clock is past the 1 ms the pool keeps
+  // the connection rather than for a fixed time on another clock.
+  const auto given = DeadlineClock::Now();
+  ASSERT_TRUE(integration::Eventually(
+      [&] { return DeadlineClock::Now() - given > std::chrono::milliseconds(1); }));
   EXPECT_EQ(pool.Take(Probe::kOnUse), nullptr);
   EXPECT_EQ(pool.idle_count(), 0u);
   EXPECT_EQ(BackendReadError(backend), asio::error::eof);
