@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/lock_test_support.h"
@@ -20,29 +21,34 @@ class AuthMtlsTest : public ::testing::Test {
   void SetUp() override {
     std::string error;
     ASSERT_TRUE(MakeTestCerts(certs_, &error)) << error;
-    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", Config()), dir_.Join("data"),
-                                      &error);
+    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", Config().Yaml()),
+                                      dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
-  virtual std::string Config() const {
+  virtual GatewayConfig Config() const {
+    GatewayConfig config;
+    config["access_log"]["path"] = "";
+    config.Backend("files") = FilesystemBackendAt("{data_dir}/files");
+    YAML::Node kv = config.Route("kv", "/kv/", "files", "kv:{segment:2}");
+    kv["policy"]["read"] = Sequence({"*"});
+    kv["policy"]["write"] = Sequence({"writer-1"});
+    kv["policy"]["advance"]["writer-1"] = Sequence({"kv:"});
     // client.pem: subject /CN=writer-1/O=example, i.e. RFC 2253 "O=example,CN=writer-1".
-    return "access_log:\n  path: \"\"\n"
-           "backends:\n  files:\n    kind: filesystem\n    root: \"{data_dir}/files\"\n"
-           "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
-           "    fence_key: \"kv:{segment:2}\"\n"
-           "    policy:\n"
-           "      read: [\"*\"]\n"
-           "      write: [writer-1]\n"
-           "      advance: {writer-1: [\"kv:\"]}\n"
-           "auth:\n"
-           "  principals:\n"
-           "    - name: writer-1\n"
-           "      tls_subjects: [\"O=example,CN=writer-1\"]\n"
-           "tls:\n  traffic:\n"
-           "    cert_file: " +
-           Cert("server.pem") + "\n    key_file: " + Cert("server.key") +
-           "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
+    YAML::Node writer;
+    writer["name"] = "writer-1";
+    writer["tls_subjects"] = Sequence({"O=example,CN=writer-1"});
+    config["auth"]["principals"].push_back(writer);
+    config["tls"]["traffic"] = Listener();
+    return config;
+  }
+
+  // A TLS listener with this test's server certificate, asking clients for theirs.
+  YAML::Node Listener() const {
+    YAML::Node listener = TlsListener(Cert("server.pem"), Cert("server.key"));
+    listener["client_ca_file"] = Cert("ca.pem");
+    listener["client_auth"] = "optional";
+    return listener;
   }
 
   std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
@@ -94,23 +100,14 @@ TEST_F(AuthMtlsTest, TheVerifiedCertificateIsThePrincipal) {
 // the audit trail of forced operations names the certificate's principal.
 class AdminMtlsTest : public AuthMtlsTest {
  protected:
-  std::string Config() const override {
-    return "access_log:\n  path: \"\"\n"
-           "backends:\n  files:\n    kind: filesystem\n    root: \"{data_dir}/files\"\n"
-           "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
-           "    fence_key: \"kv:{segment:2}\"\n"
-           "    policy:\n      read: [\"*\"]\n      write: [writer-1]\n"
-           "      advance: {writer-1: [\"kv:\"]}\n"
-           "auth:\n  principals:\n    - name: writer-1\n"
-           "      tls_subjects: [\"O=example,CN=writer-1\"]\n"
-           "admin:\n  principals:\n    - name: ops-1\n      tls_dns_sans: [ops-1.example]\n"
-           "tls:\n  traffic:\n" +
-           Listener() + "  admin:\n" + Listener();
-  }
-
-  std::string Listener() const {
-    return "    cert_file: " + Cert("server.pem") + "\n    key_file: " + Cert("server.key") +
-           "\n    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: optional\n";
+  GatewayConfig Config() const override {
+    GatewayConfig config = AuthMtlsTest::Config();
+    YAML::Node operator_principal;
+    operator_principal["name"] = "ops-1";
+    operator_principal["tls_dns_sans"] = Sequence({"ops-1.example"});
+    config["admin"]["principals"].push_back(operator_principal);
+    config["tls"]["admin"] = Listener();
+    return config;
   }
 
   TlsClientOptions As(const std::string& name) const { return TestClient(certs_, name); }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/process.h"
 #include "tests/support/recording_backend.h"
@@ -26,6 +27,7 @@ TEST(CliTest, CheckConfigAcceptsTheShippedConfigs) {
   }
 }
 
+// The configuration is literal text: an unknown key and the errors' lines in it are asserted.
 TEST(CliTest, CheckConfigReportsEveryErrorWithItsLine) {
   TempDir dir;
   const std::string path = dir.WriteFile("bad.yaml",
@@ -74,42 +76,46 @@ TEST(CliTest, CheckConfigNamesEveryFileThatCannotBeRead) {
       {"routes[0].verify_tokens.etcd.tls.ca_file", missing + "/verify-ca.pem"},
       {"locks.signing.keys[0].secret_file", missing + "/signing.key"},
   };
-  std::string text = "tls:\n  traffic:\n";
-  const auto add = [&](const std::string& indent, const std::string& key, std::size_t index) {
-    text += indent + key + ": " + keys[index].file + "\n";
-  };
-  add("    ", "cert_file", 0);
-  add("    ", "key_file", 1);
-  add("    ", "client_ca_file", 2);
-  text += "  admin:\n";
-  add("    ", "cert_file", 3);
-  add("    ", "key_file", 4);
-  add("    ", "client_ca_file", 5);
-  text += "store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n  tls:\n";
-  add("    ", "ca_file", 6);
-  add("    ", "client_cert_file", 7);
-  add("    ", "client_key_file", 8);
-  text += "backends:\n  api:\n    kind: http\n    url: https://127.0.0.1:9443\n";
-  add("    ", "tls_ca_file", 9);
-  add("    ", "tls_client_cert_file", 10);
-  add("    ", "tls_client_key_file", 11);
-  text += "  dav:\n    kind: webdav\n    url: https://127.0.0.1:9444\n";
-  add("    ", "tls_ca_file", 12);
-  text += "  objects:\n    kind: s3\n    endpoint: https://127.0.0.1:7443\n    access_key: a\n";
-  add("    ", "tls_ca_file", 13);
-  add("    ", "secret_key_file", 14);
-  text +=
-      "routes:\n  - name: api\n    prefix: /api/\n    backend: api\n"
-      "    fence_key: \"api:{segment:2}\"\n    max_token_advance: 1000\n"
-      "    verify_tokens:\n      etcd:\n        endpoints: [\"127.0.0.1:2379\"]\n"
-      "        lock_name: \"api/{segment:2}\"\n        tls:\n";
-  add("          ", "ca_file", 15);
-  text +=
-      "  - name: dav\n    prefix: /dav/\n    backend: dav\n    fence_key: \"dav:{path}\"\n"
-      "  - name: objects\n    prefix: /objects/\n    backend: objects\n"
-      "    fence_key: \"s3:{path}\"\n"
-      "locks:\n  signing:\n    key_id: k1\n    keys:\n      - id: k1\n";
-  add("        ", "secret_file", 16);
+  GatewayConfig config;
+  config["tls"]["traffic"] = TlsListener(keys[0].file, keys[1].file);
+  config["tls"]["traffic"]["client_ca_file"] = keys[2].file;
+  config["tls"]["admin"] = TlsListener(keys[3].file, keys[4].file);
+  config["tls"]["admin"]["client_ca_file"] = keys[5].file;
+  config["store"]["kind"] = "etcd";
+  config["store"]["endpoints"] = Sequence({"127.0.0.1:2379"});
+  config["store"]["tls"]["ca_file"] = keys[6].file;
+  config["store"]["tls"]["client_cert_file"] = keys[7].file;
+  config["store"]["tls"]["client_key_file"] = keys[8].file;
+  YAML::Node api = config.Backend("api");
+  api["kind"] = "http";
+  api["url"] = "https://127.0.0.1:9443";
+  api["tls_ca_file"] = keys[9].file;
+  api["tls_client_cert_file"] = keys[10].file;
+  api["tls_client_key_file"] = keys[11].file;
+  YAML::Node dav = config.Backend("dav");
+  dav["kind"] = "webdav";
+  dav["url"] = "https://127.0.0.1:9444";
+  dav["tls_ca_file"] = keys[12].file;
+  YAML::Node objects = config.Backend("objects");
+  objects["kind"] = "s3";
+  objects["endpoint"] = "https://127.0.0.1:7443";
+  objects["access_key"] = "a";
+  objects["tls_ca_file"] = keys[13].file;
+  objects["secret_key_file"] = keys[14].file;
+  YAML::Node api_route = config.Route("api", "/api/", "api", "api:{segment:2}");
+  api_route["max_token_advance"] = 1000;
+  YAML::Node etcd = api_route["verify_tokens"]["etcd"];
+  etcd["endpoints"] = Sequence({"127.0.0.1:2379"});
+  etcd["lock_name"] = "api/{segment:2}";
+  etcd["tls"]["ca_file"] = keys[15].file;
+  config.Route("dav", "/dav/", "dav", "dav:{path}");
+  config.Route("objects", "/objects/", "objects", "s3:{path}");
+  config["locks"]["signing"]["key_id"] = "k1";
+  YAML::Node signing_key;
+  signing_key["id"] = "k1";
+  signing_key["secret_file"] = keys[16].file;
+  config["locks"]["signing"]["keys"].push_back(signing_key);
+  const std::string text = config.Yaml();
   const std::string path = dir.WriteFile("files.yaml", text);
 
   const Finished finished = RunFencegate({"--check-config", path});
@@ -117,7 +123,9 @@ TEST(CliTest, CheckConfigNamesEveryFileThatCannotBeRead) {
   EXPECT_EQ(finished.stdout_text.find(": OK"), std::string::npos);
   for (const FileKey& key : keys) {
     // FILE:LINE:COL of the value as written, then the key.
-    const std::size_t at = text.find(": " + key.file + "\n") + 2;
+    const std::size_t value = text.find(": " + key.file + "\n");
+    ASSERT_NE(value, std::string::npos) << key.file << " not written plain in\n" << text;
+    const std::size_t at = value + 2;
     const std::size_t line_start = text.rfind('\n', at) + 1;
     const std::string where =
         path + ":" + std::to_string(std::count(text.begin(), text.begin() + at, '\n') + 1) + ":" +

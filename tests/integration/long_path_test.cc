@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
@@ -28,21 +29,12 @@ std::string TwentyDirectories() {
 class LongPathTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string config =
-        "backends:\n"
-        "  files:\n"
-        "    kind: filesystem\n"
-        "    root: \"" +
-        root_.string() +
-        "\"\n"
-        "routes:\n"
-        "  - name: files\n"
-        "    prefix: /files/\n"
-        "    backend: files\n"
-        "    fence_key: \"files:{path}\"\n";
+    GatewayConfig config;
+    config.Backend("files") = FilesystemBackendAt(root_.string());
+    config.Route("files", "/files/", "files", "files:{path}");
     std::string error;
-    gateway_ =
-        GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config), dir_.Join("data"), &error);
+    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config.Yaml()),
+                                      dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 

@@ -12,6 +12,7 @@
 #include <boost/json/parse.hpp>
 
 #include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/http_gateway_fixture.h"
@@ -201,18 +202,10 @@ TEST_F(FilesystemSpellingTest, TrailingDotAndNfdAreOtherFilesWithOtherKeys) {
 class TombstoneTest : public ::testing::Test {
  protected:
   std::unique_ptr<GatewayInstance> StartGateway(const std::string& data_dir) {
-    const std::string config = dir_.WriteFile("fencegate.yaml",
-                                              "backends:\n"
-                                              "  files:\n"
-                                              "    kind: filesystem\n"
-                                              "    root: \"" +
-                                                  dir_.Join("root") +
-                                                  "\"\n"
-                                                  "routes:\n"
-                                                  "  - name: files\n"
-                                                  "    prefix: /files/\n"
-                                                  "    backend: files\n"
-                                                  "    fence_key: \"files:{path}\"\n");
+    GatewayConfig built;
+    built.Backend("files") = FilesystemBackendAt(dir_.Join("root"));
+    built.Route("files", "/files/", "files", "files:{path}");
+    const std::string config = dir_.WriteFile("fencegate.yaml", built.Yaml());
     std::string error;
     auto gateway = GatewayInstance::Start(config, dir_.Join(data_dir), &error);
     EXPECT_NE(gateway, nullptr) << error;

@@ -89,10 +89,10 @@ TEST(SlowReaderTest, FilesystemClientThatStopsReadingIsCutAndOthersAreServed) {
     for (std::uint64_t i = 0; i < (kBigBodyBytes >> 20); ++i) big << mib;
   }
   std::ofstream(dir.Join("data/files/small.txt")) << "small";
-  const std::string config =
-      ReadWholeFile(std::string(FENCEGATE_SOURCE_DIR) + "/config/fencegate.yaml") +
-      "timeouts:\n  response_write: " + kResponseWrite + "\n";
-  const std::string config_path = dir.WriteFile("fencegate.yaml", config);
+  GatewayConfig config =
+      GatewayConfig::FromFile(std::string(FENCEGATE_SOURCE_DIR) + "/config/fencegate.yaml");
+  config["timeouts"]["response_write"] = kResponseWrite;
+  const std::string config_path = dir.WriteFile("fencegate.yaml", config.Yaml());
   // The data dir already serves files: its first fence store is made by an explicit init.
   const Finished init =
       RunFencegate({"store", "init", "--config", config_path, "--data-dir", dir.Join("data")});

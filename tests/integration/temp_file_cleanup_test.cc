@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/lock_test_support.h"
@@ -66,23 +67,21 @@ class StalledUpload {
 
 class TempFileCleanupTest : public ::testing::Test {
  protected:
-  // A filesystem route /files/ over root_; `timeout_keys` go under `timeouts:`.
-  std::unique_ptr<GatewayInstance> Start(const std::string& name, const std::string& timeout_keys) {
-    const std::string config = (timeout_keys.empty() ? "" : "timeouts:\n" + timeout_keys) +
-                               "backends:\n"
-                               "  files:\n"
-                               "    kind: filesystem\n"
-                               "    root: \"" +
-                               root_.string() +
-                               "\"\n"
-                               "routes:\n"
-                               "  - name: files\n"
-                               "    prefix: /files/\n"
-                               "    backend: files\n"
-                               "    fence_key: \"files:{path}\"\n";
+  // A filesystem route /files/ over root_.
+  GatewayConfig FilesConfig() const {
+    GatewayConfig config;
+    config.Backend("files") = FilesystemBackendAt(root_.string());
+    config.Route("files", "/files/", "files", "files:{path}");
+    return config;
+  }
+
+  std::unique_ptr<GatewayInstance> Start(const std::string& name) {
+    return Start(name, FilesConfig());
+  }
+  std::unique_ptr<GatewayInstance> Start(const std::string& name, const GatewayConfig& config) {
     std::string error;
-    auto gateway =
-        GatewayInstance::Start(dir_.WriteFile(name + ".yaml", config), dir_.Join(name), &error);
+    auto gateway = GatewayInstance::Start(dir_.WriteFile(name + ".yaml", config.Yaml()),
+                                          dir_.Join(name), &error);
     EXPECT_NE(gateway, nullptr) << error;
     return gateway;
   }
@@ -97,7 +96,7 @@ class TempFileCleanupTest : public ::testing::Test {
 };
 
 TEST_F(TempFileCleanupTest, TempFilesLeftByKillNineAreRemovedAtTheNextStart) {
-  auto gateway = Start("gateway", "");
+  auto gateway = Start("gateway");
   ASSERT_NE(gateway, nullptr);
   StalledUpload top(gateway->traffic_port(), "/files/top.bin");
   StalledUpload nested(gateway->traffic_port(), "/files/a/b/nested.bin");
@@ -113,7 +112,7 @@ TEST_F(TempFileCleanupTest, TempFilesLeftByKillNineAreRemovedAtTheNextStart) {
   { std::ofstream(root_ / ".fencegate-tmp-not-ours") << "x"; }
   { std::ofstream(root_ / "a" / ".fencegate-meta.kept") << "7"; }
 
-  gateway = Start("gateway", "");
+  gateway = Start("gateway");
   ASSERT_NE(gateway, nullptr);
   ASSERT_TRUE(gateway->process().WaitForStderr("removed 2 temp files of cut writes",
                                                std::chrono::seconds(20)))
@@ -138,13 +137,13 @@ TEST_F(TempFileCleanupTest, TempFilesLeftByKillNineAreRemovedAtTheNextStart) {
 }
 
 TEST_F(TempFileCleanupTest, TheSweepLeavesTheRunningWriteOfAnotherGatewayAlone) {
-  auto first = Start("first", "");
+  auto first = Start("first");
   ASSERT_NE(first, nullptr);
   StalledUpload running(first->traffic_port(), "/files/shared.bin");
   ASSERT_TRUE(WaitForTempFiles(1));
 
   // A second gateway on the same root (its own data directory and ports) sweeps at its start.
-  auto second = Start("second", "");
+  auto second = Start("second");
   ASSERT_NE(second, nullptr);
   ASSERT_TRUE(second->process().WaitForStderr(
       "removed 0 temp files of cut writes (0 bytes), 1 in use by running writes",
@@ -159,7 +158,9 @@ TEST_F(TempFileCleanupTest, TheSweepLeavesTheRunningWriteOfAnotherGatewayAlone) 
 }
 
 TEST_F(TempFileCleanupTest, UploadsCutByTheClientOrTheBodyTimeoutLeaveNoTempFile) {
-  auto gateway = Start("gateway", "  body_read: 1s\n");
+  GatewayConfig config = FilesConfig();
+  config["timeouts"]["body_read"] = "1s";
+  auto gateway = Start("gateway", config);
   ASSERT_NE(gateway, nullptr);
   {
     StalledUpload hung_up(gateway->traffic_port(), "/files/hung-up.bin");
@@ -175,7 +176,9 @@ TEST_F(TempFileCleanupTest, UploadsCutByTheClientOrTheBodyTimeoutLeaveNoTempFile
 }
 
 TEST_F(TempFileCleanupTest, AnUploadCutByTheDrainLeavesNoTempFile) {
-  auto gateway = Start("gateway", "  shutdown_drain: 200ms\n");
+  GatewayConfig config = FilesConfig();
+  config["timeouts"]["shutdown_drain"] = "200ms";
+  auto gateway = Start("gateway", config);
   ASSERT_NE(gateway, nullptr);
   StalledUpload stalled(gateway->traffic_port(), "/files/d/stalled.bin");
   ASSERT_TRUE(WaitForTempFiles(1));

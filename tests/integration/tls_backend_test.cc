@@ -8,6 +8,7 @@
 
 #include "tests/support/eventually.h"
 #include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
@@ -75,23 +76,27 @@ class TlsBackendTest : public ::testing::Test {
         << nginx_->Stderr();
   }
 
-  // A route per backend: /<name>/ -> backend <name>.
-  void StartGateway(const std::vector<std::pair<std::string, std::string>>& backends) {
-    std::string config = "access_log:\n  path: \"\"\nbackends:\n";
-    std::string routes = "routes:\n";
+  // A route per backend: /<name>/ -> backend <name> (kind http, plus the keys given).
+  void StartGateway(const std::vector<std::pair<std::string, YAML::Node>>& backends) {
+    GatewayConfig config;
+    config["access_log"]["path"] = "";
     for (const auto& [name, keys] : backends) {
-      config += "  " + name + ":\n    kind: http\n" + keys;
-      routes += "  - name: " + name + "\n    prefix: /" + name + "/\n    backend: " + name +
-                "\n    fence_key: \"" + name + ":{segment:2}\"\n";
+      config.Backend(name)["kind"] = "http";
+      SetKeys(config.Backend(name), keys);
+      config.Route(name, "/" + name + "/", name, name + ":{segment:2}");
     }
     std::string error;
-    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config + routes),
+    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config.Yaml()),
                                       dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
-  std::string Url(std::uint16_t port) const {
-    return "    url: https://127.0.0.1:" + std::to_string(port) + "\n";
+  // A backend's url to nginx on `port`, trusting the CA file `ca_file` unless it is empty.
+  static YAML::Node Https(std::uint16_t port, const std::string& ca_file) {
+    YAML::Node keys;
+    keys["url"] = "https://127.0.0.1:" + std::to_string(port);
+    if (!ca_file.empty()) keys["tls_ca_file"] = ca_file;
+    return keys;
   }
 
   Response Put(const std::string& target) {
@@ -115,16 +120,22 @@ class TlsBackendTest : public ::testing::Test {
 };
 
 TEST_F(TlsBackendTest, VerifiesTheBackendAndRefusesMismatches) {
-  const std::string ca = "    tls_ca_file: " + Cert("ca.pem") + "\n";
+  const std::string ca = Cert("ca.pem");
+  YAML::Node client_cert = Https(good_port_, ca);
+  client_cert["tls_client_cert_file"] = Cert("client.pem");
+  client_cert["tls_client_key_file"] = Cert("client.key");
+  YAML::Node named = Https(wronghost_port_, ca);
+  named["tls_server_name"] = "elsewhere.example";
+  YAML::Node unverified = Https(wronghost_port_, ca);
+  unverified["tls_verify_hostname"] = false;
   StartGateway({
-      {"good", Url(good_port_) + ca},
-      {"mtls", Url(good_port_) + ca + "    tls_client_cert_file: " + Cert("client.pem") +
-                   "\n    tls_client_key_file: " + Cert("client.key") + "\n"},
-      {"mismatch", Url(wronghost_port_) + ca},
-      {"named", Url(wronghost_port_) + ca + "    tls_server_name: elsewhere.example\n"},
-      {"unverified", Url(wronghost_port_) + ca + "    tls_verify_hostname: false\n"},
-      {"wrongca", Url(good_port_) + "    tls_ca_file: " + Cert("other_ca.pem") + "\n"},
-      {"systemca", Url(good_port_)},
+      {"good", Https(good_port_, ca)},
+      {"mtls", client_cert},
+      {"mismatch", Https(wronghost_port_, ca)},
+      {"named", named},
+      {"unverified", unverified},
+      {"wrongca", Https(good_port_, Cert("other_ca.pem"))},
+      {"systemca", Https(good_port_, "")},
   });
 
   Response good = Put("/good/a");
@@ -154,6 +165,7 @@ TEST_F(TlsBackendTest, VerifiesTheBackendAndRefusesMismatches) {
   EXPECT_EQ(Put("/good/b").result_int(), 200);
 }
 
+// The configurations are literal text: the errors' lines and columns in it are asserted.
 TEST_F(TlsBackendTest, ConfigErrorsNameTheKey) {
   const std::string config = dir_.WriteFile(
       "bad.yaml",

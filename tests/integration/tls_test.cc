@@ -11,6 +11,7 @@
 #include "tests/support/admin_client.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fencegate_run.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/recording_backend.h"
@@ -42,31 +43,26 @@ class TlsTest : public ::testing::Test {
 
   std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
 
-  std::string ServerTlsBlock(const std::string& client_auth) const {
-    std::string block =
-        "    cert_file: " + Cert("live.pem") + "\n    key_file: " + Cert("live.key") + "\n";
+  YAML::Node ServerTls(const std::string& client_auth) const {
+    YAML::Node listener = TlsListener(Cert("live.pem"), Cert("live.key"));
     if (client_auth != "off") {
-      block += "    client_ca_file: " + Cert("ca.pem") + "\n    client_auth: " + client_auth + "\n";
+      listener["client_ca_file"] = Cert("ca.pem");
+      listener["client_auth"] = client_auth;
     }
-    return block;
+    return listener;
   }
 
   void StartGateway(const TlsSetup& setup) {
-    std::string config =
-        "access_log:\n  path: \"\"\n"
-        "backends:\n  files:\n" +
-        (setup.http_backend_port == 0
-             ? std::string("    kind: filesystem\n    root: \"{data_dir}/files\"\n")
-             : "    kind: http\n    url: http://127.0.0.1:" +
-                   std::to_string(setup.http_backend_port) + "\n") +
-        "routes:\n  - name: kv\n    prefix: /kv/\n    backend: files\n"
-        "    fence_key: \"kv:{segment:2}\"\n";
-    if (setup.traffic_tls || setup.admin_tls) config += "tls:\n";
-    if (setup.traffic_tls) config += "  traffic:\n" + ServerTlsBlock(setup.client_auth);
-    if (setup.admin_tls) config += "  admin:\n" + ServerTlsBlock("off");
+    GatewayConfig config;
+    config["access_log"]["path"] = "";
+    config.Backend("files") = setup.http_backend_port == 0 ? FilesystemBackendAt("{data_dir}/files")
+                                                           : HttpBackendAt(setup.http_backend_port);
+    config.Route("kv", "/kv/", "files", "kv:{segment:2}");
+    if (setup.traffic_tls) config["tls"]["traffic"] = ServerTls(setup.client_auth);
+    if (setup.admin_tls) config["tls"]["admin"] = ServerTls("off");
     std::string error;
-    gateway_ =
-        GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config), dir_.Join("data"), &error);
+    gateway_ = GatewayInstance::Start(dir_.WriteFile("fencegate.yaml", config.Yaml()),
+                                      dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
@@ -309,6 +305,7 @@ TEST_F(TlsTest, CertificateReloadUnderLoadFailsNoRequest) {
   EXPECT_NE(gateway_->process().Stderr().find("certificate reload failed"), std::string::npos);
 }
 
+// The configurations are literal text: the errors' lines and columns in it are asserted.
 TEST_F(TlsTest, ConfigAndCertificateErrorsNameTheirSource) {
   const std::string config_path = dir_.WriteFile(
       "bad.yaml", "tls:\n  traffic:\n    cert_file: " + Cert("server.pem") +

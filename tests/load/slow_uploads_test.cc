@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/recording_backend.h"
@@ -37,45 +38,6 @@ void RaiseDescriptorLimit() {
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
 }
 
-struct GatewayOptions {
-  std::string limits_keys;    // lines under `limits:` (2-space indented)
-  std::string timeouts_keys;  // lines under `timeouts:` (2-space indented)
-};
-
-// Two fenced routes: /kv/ to an http backend (fence key "kv:<segment 2>") and /files/ to a
-// filesystem backend (fence key "files:<path>"), on two network threads.
-std::string SlowUploadConfig(const GatewayOptions& options, std::uint16_t backend_port,
-                             const std::string& files_root) {
-  return "access_log:\n"
-         "  path: \"\"\n"
-         "threads: 2\n" +
-         (options.limits_keys.empty() ? "" : "limits:\n" + options.limits_keys) +
-         "timeouts:\n"
-         "  shutdown_drain: 1s\n" +
-         options.timeouts_keys +
-         "backends:\n"
-         "  api:\n"
-         "    kind: http\n"
-         "    url: http://127.0.0.1:" +
-         std::to_string(backend_port) +
-         "\n"
-         "  files:\n"
-         "    kind: filesystem\n"
-         "    root: \"" +
-         files_root +
-         "\"\n"
-         "    sync_writes: false\n"
-         "routes:\n"
-         "  - name: kv\n"
-         "    prefix: /kv/\n"
-         "    backend: api\n"
-         "    fence_key: \"kv:{segment:2}\"\n"
-         "  - name: files\n"
-         "    prefix: /files/\n"
-         "    backend: files\n"
-         "    fence_key: \"files:{path}\"\n";
-}
-
 // A fenced PUT of kBodyBytes whose header and first body byte are sent at once; the rest waits
 // for SendRest().
 class TricklingUpload {
@@ -95,13 +57,26 @@ class TricklingUpload {
 
 class SlowUploadTest : public ::testing::Test {
  protected:
-  void StartGateway(const GatewayOptions& options) {
+  // Two fenced routes: /kv/ to an http backend (fence key "kv:<segment 2>") and /files/ to a
+  // filesystem backend (fence key "files:<path>"), on two network threads.
+  GatewayConfig SlowUploadConfig() const {
+    GatewayConfig config;
+    config["access_log"]["path"] = "";
+    config["threads"] = 2;
+    config["timeouts"]["shutdown_drain"] = "1s";
+    config.Backend("api") = HttpBackendAt(backend_.port());
+    config.Backend("files") = FilesystemBackendAt(files_root_);
+    config.Backend("files")["sync_writes"] = false;
+    config.Route("kv", "/kv/", "api", "kv:{segment:2}");
+    config.Route("files", "/files/", "files", "files:{path}");
+    return config;
+  }
+
+  void StartGateway(const GatewayConfig& config) {
     RaiseDescriptorLimit();
-    files_root_ = dir_.Join("files");
-    const std::string config =
-        dir_.WriteFile("fencegate.yaml", SlowUploadConfig(options, backend_.port(), files_root_));
+    const std::string config_path = dir_.WriteFile("fencegate.yaml", config.Yaml());
     std::string error;
-    gateway_ = GatewayInstance::Start(config, dir_.Join("data"), &error);
+    gateway_ = GatewayInstance::Start(config_path, dir_.Join("data"), &error);
     ASSERT_NE(gateway_, nullptr) << error;
   }
 
@@ -134,7 +109,7 @@ class SlowUploadTest : public ::testing::Test {
 
   TempDir dir_;
   RecordingBackend backend_;
-  std::string files_root_;
+  const std::string files_root_ = dir_.Join("files");
   std::unique_ptr<GatewayInstance> gateway_;  // declared last: stops before the backend
 };
 
@@ -143,7 +118,7 @@ class SlowUploadTest : public ::testing::Test {
 // buffer per upload at admission and the filesystem adapter two zero-filled 256 KiB buffers
 // (512 KiB resident per upload). Now neither holds a buffer while its body pauses.
 TEST_F(SlowUploadTest, PausedUploadsHoldNoRelayBuffers) {
-  ASSERT_NO_FATAL_FAILURE(StartGateway({}));
+  ASSERT_NO_FATAL_FAILURE(StartGateway(SlowUploadConfig()));
   constexpr int kPerRoute = 300;
   // Warm up the gateway (its threads' arenas, the store, both adapters) before the baseline.
   for (int i = 0; i < 4; ++i) {
@@ -194,8 +169,9 @@ TEST_F(SlowUploadTest, PausedUploadsHoldNoRelayBuffers) {
 // Retry-After, counted in fencegate_relay_buffer_refusals_total, and once the admitted bodies
 // end their memory serves new ones.
 TEST_F(SlowUploadTest, BodiesBeyondTheRelayBudgetGet503) {
-  ASSERT_NO_FATAL_FAILURE(
-      StartGateway({.limits_keys = "  relay_buffer_memory: 16MiB\n", .timeouts_keys = ""}));
+  GatewayConfig config = SlowUploadConfig();
+  config["limits"]["relay_buffer_memory"] = "16MiB";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(config));
   constexpr std::size_t kUploads = 100;
   constexpr std::size_t kFitting = 64;
   EXPECT_EQ(Metric("fencegate_relay_buffer_limit_bytes"), 16.0 * 1024 * 1024);
@@ -261,8 +237,10 @@ TEST_F(SlowUploadTest, BodiesBeyondTheRelayBudgetGet503) {
 // timeouts.write_deadline cuts it: its client gets 408, the backend never gets its whole body,
 // and token 6 is admitted.
 TEST_F(SlowUploadTest, WriteDeadlineCutsATricklingWriteAndAdmitsTheNewerToken) {
-  ASSERT_NO_FATAL_FAILURE(StartGateway(
-      {.limits_keys = "", .timeouts_keys = "  write_deadline: 1s\n  barrier_wait: 20s\n"}));
+  GatewayConfig config = SlowUploadConfig();
+  config["timeouts"]["write_deadline"] = "1s";
+  config["timeouts"]["barrier_wait"] = "20s";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(config));
 
   TricklingUpload older;
   ASSERT_TRUE(older.Begin(gateway_->traffic_port(), "/kv/doc/a", 5));
@@ -287,8 +265,10 @@ TEST_F(SlowUploadTest, WriteDeadlineCutsATricklingWriteAndAdmitsTheNewerToken) {
 
 // The same on the filesystem backend: the cut write leaves no file, the newer one is stored.
 TEST_F(SlowUploadTest, WriteDeadlineCutsATricklingFileWrite) {
-  ASSERT_NO_FATAL_FAILURE(StartGateway(
-      {.limits_keys = "", .timeouts_keys = "  write_deadline: 1s\n  barrier_wait: 20s\n"}));
+  GatewayConfig config = SlowUploadConfig();
+  config["timeouts"]["write_deadline"] = "1s";
+  config["timeouts"]["barrier_wait"] = "20s";
+  ASSERT_NO_FATAL_FAILURE(StartGateway(config));
 
   TricklingUpload older;
   ASSERT_TRUE(older.Begin(gateway_->traffic_port(), "/files/doc", 5));

@@ -15,6 +15,7 @@
 
 #include "tests/s3/counting_relay.h"
 #include "tests/support/admin_client.h"
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/process.h"
@@ -70,48 +71,37 @@ class Radosgw : public ::testing::Environment {
 // A gateway with its own fence store in front of the shared radosgw (or of a relay to it, at
 // `backend_port`), with `threads` network threads (two by default). Route "awscli" (bucket
 // "awscli") is unfenced, for a client that cannot send Fencing-Token; every other bucket is fenced
-// with one fence per object. `backend_options` are extra lines of the s3 backend's configuration;
+// with one fence per object. `backend_options` are extra keys (a map) of the s3 backend;
 // `endpoint`, when set, replaces http://127.0.0.1:PORT.
 struct S3Gateway {
   TempDir dir;
   std::unique_ptr<GatewayInstance> instance;
 
-  explicit S3Gateway(std::uint16_t backend_port = 0, const std::string& backend_options = "",
-                     int threads = 2, std::string endpoint = "") {
+  explicit S3Gateway(std::uint16_t backend_port = 0,
+                     const YAML::Node& backend_options = YAML::Node(), int threads = 2,
+                     std::string endpoint = "") {
     if (endpoint.empty()) {
       endpoint =
           "http://127.0.0.1:" + std::to_string(backend_port != 0 ? backend_port : Radosgw::port);
     }
-    const std::string config = "threads: " + std::to_string(threads) +
-                               "\n"
-                               "access_log:\n  path: \"\"\n"
-                               "backends:\n"
-                               "  rgw:\n"
-                               "    kind: s3\n"
-                               "    endpoint: " +
-                               endpoint +
-                               "\n"
-                               "    access_key: fencegate-test\n"
-                               "    secret_key_file: " +
-                               dir.WriteFile("secret", "fencegate-test-secret\n") +
-                               "\n"
-                               "    etag_quoting: auto\n"
-                               // Small, so that the large-body tests stream without sending 64 MiB.
-                               "    max_spool_bytes: 1048576\n" +
-                               backend_options +
-                               "routes:\n"
-                               "  - name: awscli\n"
-                               "    prefix: /awscli/\n"
-                               "    backend: rgw\n"
-                               "    fence_key: \"s3:{path}\"\n"
-                               "    fenced_methods: []\n"
-                               "  - name: s3\n"
-                               "    prefix: /\n"
-                               "    backend: rgw\n"
-                               "    fence_key: \"s3:{path}\"\n";
+    GatewayConfig config;
+    config["threads"] = threads;
+    config["access_log"]["path"] = "";
+    YAML::Node rgw = config.Backend("rgw");
+    rgw["kind"] = "s3";
+    rgw["endpoint"] = endpoint;
+    rgw["access_key"] = "fencegate-test";
+    rgw["secret_key_file"] = dir.WriteFile("secret", "fencegate-test-secret\n");
+    rgw["etag_quoting"] = "auto";
+    // Small, so that the large-body tests stream without sending 64 MiB.
+    rgw["max_spool_bytes"] = 1048576;
+    SetKeys(rgw, backend_options);
+    config.Route("awscli", "/awscli/", "rgw", "s3:{path}")["fenced_methods"] =
+        YAML::Node(YAML::NodeType::Sequence);
+    config.Route("s3", "/", "rgw", "s3:{path}");
     std::string error;
-    instance =
-        GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config), dir.Join("data"), &error);
+    instance = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config.Yaml()),
+                                      dir.Join("data"), &error);
     EXPECT_NE(instance, nullptr) << error;
   }
   std::uint16_t port() const { return instance->traffic_port(); }
@@ -208,7 +198,9 @@ TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
 
   const int before_unpooled = relay.connections();
   {
-    S3Gateway unpooled(relay.port(), "    max_idle_connections: 0\n");
+    YAML::Node no_idle;
+    no_idle["max_idle_connections"] = 0;
+    S3Gateway unpooled(relay.port(), no_idle);
     ASSERT_NE(unpooled.instance, nullptr);
     for (int i = 0; i < kRounds; ++i) {
       ASSERT_EQ(Put(unpooled.port(), "/keepalive/k", 300 + i, "x").result_int(), 200);
@@ -221,7 +213,9 @@ TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
   // (reused, two threads would need at most two).
   const int before_expiry = relay.connections();
   {
-    S3Gateway expiring(relay.port(), "    idle_timeout: 50ms\n");
+    YAML::Node short_idle;
+    short_idle["idle_timeout"] = "50ms";
+    S3Gateway expiring(relay.port(), short_idle);
     ASSERT_NE(expiring.instance, nullptr);
     for (int i = 0; i < 4; ++i) {
       // The clock is the subject: idle past idle_timeout, which the pool checks when it is
@@ -288,7 +282,9 @@ TEST(S3Test, ZombieIsRefusedAfterANewerHolderStoredIdenticalBytes) {
 // bytes, and the zombie's different body lands with its lower token.
 TEST(S3Test, RememberedVersionsCannotSeeIdenticalBytesOfANewerHolder) {
   // One network thread: the versions it remembers are its own.
-  S3Gateway zombie_side(0, "    version_cache_entries: 1000\n", 1);
+  YAML::Node version_cache;
+  version_cache["version_cache_entries"] = 1000;
+  S3Gateway zombie_side(0, version_cache, 1);
   S3Gateway holder_side;
   ASSERT_NE(zombie_side.instance, nullptr);
   ASSERT_NE(holder_side.instance, nullptr);
@@ -637,7 +633,12 @@ std::string HttpsEndpoint(std::uint16_t port = 0) {
   return "https://127.0.0.1:" + std::to_string(port != 0 ? port : Radosgw::ssl_port);
 }
 
-std::string TrustTestCa() { return "    tls_ca_file: " + Radosgw::certs + "/ca.pem\n"; }
+// The s3 backend's key trusting `ca` from the test certificates.
+YAML::Node TrustTestCa(const std::string& ca = "ca.pem") {
+  YAML::Node keys;
+  keys["tls_ca_file"] = Radosgw::certs + "/" + ca;
+  return keys;
+}
 
 double ConnectErrors(const S3Gateway& gateway) {
   return MetricValue(FetchMetricsText(gateway.instance->admin_port()),
@@ -703,19 +704,19 @@ TEST(S3TlsTest, BackendCertificateIsVerified) {
     EXPECT_GE(ConnectErrors(gateway), 1) << what;
   };
   {
-    S3Gateway wrong_ca(0, "    tls_ca_file: " + Radosgw::certs + "/other_ca.pem\n", 1,
-                       HttpsEndpoint());
+    S3Gateway wrong_ca(0, TrustTestCa("other_ca.pem"), 1, HttpsEndpoint());
     ASSERT_NE(wrong_ca.instance, nullptr);
     expect_refused(wrong_ca, "wrong-ca");
   }
   {
-    S3Gateway system_store(0, "", 1, HttpsEndpoint());
+    S3Gateway system_store(0, YAML::Node(), 1, HttpsEndpoint());
     ASSERT_NE(system_store.instance, nullptr);
     expect_refused(system_store, "system-store");
   }
   {
-    S3Gateway mismatch(0, TrustTestCa() + "    tls_server_name: elsewhere.example\n", 1,
-                       HttpsEndpoint());
+    YAML::Node other_name = TrustTestCa();
+    other_name["tls_server_name"] = "elsewhere.example";
+    S3Gateway mismatch(0, other_name, 1, HttpsEndpoint());
     ASSERT_NE(mismatch.instance, nullptr);
     expect_refused(mismatch, "mismatch");
   }
@@ -725,11 +726,10 @@ TEST(S3TlsTest, BackendCertificateIsVerified) {
         << what;
   }
 
-  S3Gateway unverified(0,
-                       TrustTestCa() +
-                           "    tls_server_name: elsewhere.example\n"
-                           "    tls_verify_hostname: false\n",
-                       1, HttpsEndpoint());
+  YAML::Node name_unchecked = TrustTestCa();
+  name_unchecked["tls_server_name"] = "elsewhere.example";
+  name_unchecked["tls_verify_hostname"] = false;
+  S3Gateway unverified(0, name_unchecked, 1, HttpsEndpoint());
   ASSERT_NE(unverified.instance, nullptr);
   const Response accepted = Put(unverified.port(), "/verified/unverified", 1, "name unchecked");
   EXPECT_EQ(accepted.result_int(), 200) << accepted.body();
@@ -746,12 +746,15 @@ TEST(S3TlsTest, BackendCertificateIsVerified) {
 TEST(S3TlsTest, UnreadableCaFileStopsTheStart) {
   TempDir dir;
   const std::string missing = dir.Join("absent-ca.pem");
-  const std::string config = dir.WriteFile(
-      "fencegate.yaml", "backends:\n  rgw:\n    kind: s3\n    endpoint: " + HttpsEndpoint() +
-                            "\n    tls_ca_file: " + missing +
-                            "\n    access_key: a\n    secret_key: b\n"
-                            "routes:\n  - name: s3\n    prefix: /\n    backend: rgw\n"
-                            "    fence_key: \"s3:{path}\"\n");
+  GatewayConfig built;
+  YAML::Node rgw = built.Backend("rgw");
+  rgw["kind"] = "s3";
+  rgw["endpoint"] = HttpsEndpoint();
+  rgw["tls_ca_file"] = missing;
+  rgw["access_key"] = "a";
+  rgw["secret_key"] = "b";
+  built.Route("s3", "/", "rgw", "s3:{path}");
+  const std::string config = dir.WriteFile("fencegate.yaml", built.Yaml());
   std::string error;
   auto start = Process::Start({FencegateBinary(), "--config", config, "--listen", "127.0.0.1:0",
                                "--admin-listen", "127.0.0.1:0", "--data-dir", dir.Join("data")},

@@ -8,10 +8,13 @@ GatewayConfig GatewayConfig::HttpBackend(std::uint16_t backend_port,
   config["access_log"]["path"] = access_log;
   config["timeouts"]["shutdown_drain"] = "10s";
   config.Backend("api") = HttpBackendAt(backend_port);
-  YAML::Node kv = config.Route("kv");
-  kv["prefix"] = "/kv/";
-  kv["backend"] = "api";
-  kv["fence_key"] = "kv:{segment:2}";
+  config.Route("kv", "/kv/", "api", "kv:{segment:2}");
+  return config;
+}
+
+GatewayConfig GatewayConfig::FromFile(const std::string& path) {
+  GatewayConfig config;
+  config.root_ = YAML::LoadFile(path);
   return config;
 }
 
@@ -26,6 +29,15 @@ YAML::Node GatewayConfig::Route(const std::string& name) {
   return route;
 }
 
+YAML::Node GatewayConfig::Route(const std::string& name, const std::string& prefix,
+                                const std::string& backend, const std::string& fence_key) {
+  YAML::Node route = Route(name);
+  route["prefix"] = prefix;
+  route["backend"] = backend;
+  route["fence_key"] = fence_key;
+  return route;
+}
+
 std::string GatewayConfig::Yaml() const {
   YAML::Emitter out;
   out << root_;
@@ -37,6 +49,24 @@ YAML::Node HttpBackendAt(std::uint16_t port) {
   backend["kind"] = "http";
   backend["url"] = "http://127.0.0.1:" + std::to_string(port);
   return backend;
+}
+
+YAML::Node FilesystemBackendAt(const std::string& root) {
+  YAML::Node backend(YAML::NodeType::Map);
+  backend["kind"] = "filesystem";
+  backend["root"] = root;
+  return backend;
+}
+
+YAML::Node TlsListener(const std::string& cert_file, const std::string& key_file) {
+  YAML::Node listener(YAML::NodeType::Map);
+  listener["cert_file"] = cert_file;
+  listener["key_file"] = key_file;
+  return listener;
+}
+
+void SetKeys(YAML::Node target, const YAML::Node& keys) {
+  for (const auto& key : keys) target[key.first.as<std::string>()] = key.second;
 }
 
 YAML::Node Sequence(std::initializer_list<std::string> items) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "gateway/config/config_loader.h"
+#include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
 namespace {
@@ -60,6 +61,53 @@ TEST(GatewayConfigTest, KeysSetByATestReachTheLoadedConfig) {
   EXPECT_EQ(config.routes[1].name, "other");
   EXPECT_TRUE(config.routes[1].idempotency.has_value());
   EXPECT_EQ(config.backends.count("down"), 1u);
+}
+
+TEST(GatewayConfigTest, AFileReadBackKeepsItsKeysBesideTheTestsOwn) {
+  const TempDir dir;
+  GatewayConfig built = GatewayConfig::FromFile(dir.WriteFile(
+      "shipped.yaml",
+      "# a comment\nbackends:\n  files: {kind: filesystem, root: \"{data_dir}/files\"}\n"
+      "routes:\n  - {name: files, prefix: /files/, backend: files, fence_key: "
+      "\"files:{path}\"}\n"));
+  built["timeouts"]["response_write"] = "1s";
+  Config config;
+  const auto errors = LoadConfigText(built.Yaml(), "built.yaml", &config);
+  ASSERT_TRUE(errors.empty()) << Dump(errors) << built.Yaml();
+  EXPECT_EQ(config.timeouts.response_write, std::chrono::seconds(1));
+  ASSERT_EQ(config.routes.size(), 1u);
+  EXPECT_EQ(config.routes[0].name, "files");
+  EXPECT_EQ(config.backends.at("files").data_dir_path_as_written, "{data_dir}/files");
+}
+
+TEST(GatewayConfigTest, FilesystemRouteTlsListenerAndExtraKeysLoad) {
+  const TempDir dir;
+  const std::string cert = dir.WriteFile("server.pem", "certificate\n");
+  const std::string key = dir.WriteFile("server.key", "key\n");
+  GatewayConfig built;
+  built.Backend("files") = FilesystemBackendAt("/srv/files");
+  YAML::Node extra;
+  extra["sync_writes"] = false;
+  SetKeys(built.Backend("files"), extra);
+  built.Route("files", "/files/", "files", "files:{path}");
+  built["tls"]["traffic"] = TlsListener(cert, key);
+  built["tls"]["traffic"]["client_ca_file"] = cert;
+  built["tls"]["traffic"]["client_auth"] = "optional";
+  Config config;
+  const auto errors = LoadConfigText(built.Yaml(), "built.yaml", &config);
+  ASSERT_TRUE(errors.empty()) << Dump(errors) << built.Yaml();
+  ASSERT_EQ(config.backends.count("files"), 1u);
+  EXPECT_EQ(config.backends.at("files").kind, "filesystem");
+  EXPECT_EQ(config.backends.at("files").filesystem.root, "/srv/files");
+  EXPECT_FALSE(config.backends.at("files").filesystem.sync_writes);
+  ASSERT_EQ(config.routes.size(), 1u);
+  EXPECT_EQ(config.routes[0].prefix, "/files/");
+  EXPECT_EQ(config.routes[0].backend, "files");
+  EXPECT_TRUE(config.tls.traffic.enabled);
+  EXPECT_EQ(config.tls.traffic.cert_file, cert);
+  EXPECT_EQ(config.tls.traffic.key_file, key);
+  EXPECT_EQ(config.tls.traffic.client_auth, gateway::tls::ClientAuth::kOptional);
+  EXPECT_FALSE(config.tls.admin.enabled);
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ TEST(WebdavConnectionTest, FencedWritesInARowShareOneControlConnection) {
   // Apache keeps idle connections open long enough for the whole test, however slow the machine.
   auto apache = ApacheDav::Start(&error, "KeepAliveTimeout 300\nMaxKeepAliveRequests 0\n");
   ASSERT_NE(apache, nullptr) << error;
-  auto gateway = StartGateway(apache->port(), &error, "    idle_timeout: 300s\n");
+  YAML::Node idle;
+  idle["idle_timeout"] = "300s";
+  auto gateway = StartGateway(apache->port(), &error, idle);
   ASSERT_NE(gateway, nullptr) << error;
 
   constexpr int kWrites = 20;

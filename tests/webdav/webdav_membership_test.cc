@@ -14,9 +14,7 @@ using integration::MakeRequest;
 
 class WebdavMembershipTest : public ApacheDavTest {
  protected:
-  void SetUp() override {
-    StartApacheAndGateways(2, "    lock_attempts: 20\n    lock_retry_delay: 5ms\n");
-  }
+  void SetUp() override { StartApacheAndGateways(2, LockRetries(20, "5ms")); }
 
   std::uint16_t a() const { return gateways_[0]->port(); }
   std::uint16_t b() const { return gateways_[1]->port(); }

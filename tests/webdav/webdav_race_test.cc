@@ -27,7 +27,7 @@ class WebdavRaceTest : public ApacheDavTest {
  protected:
   void SetUp() override {
     // Waiting for the other gateway's lock is the normal case here: up to 20 s per write.
-    StartApacheAndGateways(2, "    lock_attempts: 4000\n    lock_retry_delay: 5ms\n");
+    StartApacheAndGateways(2, LockRetries(4000, "5ms"));
   }
 };
 

@@ -12,7 +12,7 @@ namespace fencegate::webdav_test {
 namespace http = boost::beast::http;
 using integration::MakeRequest;
 
-void ApacheDavTest::StartApacheAndGateways(int count, const std::string& extra_backend_keys) {
+void ApacheDavTest::StartApacheAndGateways(int count, const YAML::Node& extra_backend_keys) {
   if (!ApacheAvailable()) GTEST_SKIP() << "apache2 is not installed (scripts/install-deps.sh)";
   std::string error;
   apache_ = ApacheDav::Start(&error);
@@ -40,27 +40,39 @@ integration::Request Fenced(http::verb method, const std::string& path, std::uin
   return request;
 }
 
-std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
-                                      const std::string& extra_backend_keys) {
+integration::GatewayConfig DavGatewayConfig(const std::string& url,
+                                            const YAML::Node& extra_backend_keys) {
+  integration::GatewayConfig config;
+  config["access_log"]["path"] = "";
+  YAML::Node dav = config.Backend("dav");
+  dav["kind"] = "webdav";
+  dav["url"] = url;
+  integration::SetKeys(dav, extra_backend_keys);
+  config.Route("dav", "/dav/", "dav", "dav:{segment:2}")["fenced_methods"] =
+      integration::Sequence({"PUT", "DELETE", "MOVE", "COPY", "MKCOL"});
+  return config;
+}
+
+std::unique_ptr<Gateway> StartGateway(const integration::GatewayConfig& config,
+                                      std::string* error) {
   auto gateway = std::make_unique<Gateway>();
-  const std::string config =
-      gateway->dir.WriteFile("fencegate.yaml",
-                             "access_log:\n"
-                             "  path: \"\"\n"
-                             "backends:\n"
-                             "  dav:\n"
-                             "    kind: webdav\n"
-                             "    url: http://127.0.0.1:" +
-                                 std::to_string(dav_port) + "\n" + extra_backend_keys +
-                                 "routes:\n"
-                                 "  - name: dav\n"
-                                 "    prefix: /dav/\n"
-                                 "    backend: dav\n"
-                                 "    fence_key: \"dav:{segment:2}\"\n"
-                                 "    fenced_methods: [PUT, DELETE, MOVE, COPY, MKCOL]\n");
-  gateway->instance = integration::GatewayInstance::Start(config, gateway->dir.Join("data"), error);
+  gateway->instance = integration::GatewayInstance::Start(
+      gateway->dir.WriteFile("fencegate.yaml", config.Yaml()), gateway->dir.Join("data"), error);
   if (!gateway->instance) return nullptr;
   return gateway;
+}
+
+std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
+                                      const YAML::Node& extra_backend_keys) {
+  return StartGateway(
+      DavGatewayConfig("http://127.0.0.1:" + std::to_string(dav_port), extra_backend_keys), error);
+}
+
+YAML::Node LockRetries(int attempts, const std::string& retry_delay) {
+  YAML::Node keys;
+  keys["lock_attempts"] = attempts;
+  keys["lock_retry_delay"] = retry_delay;
+  return keys;
 }
 
 integration::Response Send(std::uint16_t port, integration::Request request) {

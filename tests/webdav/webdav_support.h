@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/temp_dir.h"
@@ -15,21 +16,30 @@
 
 namespace fencegate::webdav_test {
 
-// A fencegate with one fenced route /dav/ (fence key per first path segment, fenced methods
-// PUT, DELETE, MOVE, COPY, MKCOL) to a webdav backend, with its own data dir and fence store.
+// A fencegate with its own data dir and fence store.
 struct Gateway {
   integration::TempDir dir;
   std::unique_ptr<integration::GatewayInstance> instance;
   std::uint16_t port() const { return instance->traffic_port(); }
 };
+
+// One fenced route /dav/ (fence key per first path segment, fenced methods PUT, DELETE, MOVE,
+// COPY, MKCOL) to the webdav backend "dav" at `url`, with `extra_backend_keys` (a map) in it.
+integration::GatewayConfig DavGatewayConfig(const std::string& url,
+                                            const YAML::Node& extra_backend_keys = YAML::Node());
+std::unique_ptr<Gateway> StartGateway(const integration::GatewayConfig& config, std::string* error);
+// DavGatewayConfig for the plain-HTTP Apache on `dav_port`.
 std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
-                                      const std::string& extra_backend_keys = "");
+                                      const YAML::Node& extra_backend_keys = YAML::Node());
+
+// The webdav backend's keys for `attempts` LOCKs `retry_delay` apart.
+YAML::Node LockRetries(int attempts, const std::string& retry_delay);
 
 // A fresh Apache for each test (skipped where apache2 is missing) and gateways in front of it.
 class ApacheDavTest : public ::testing::Test {
  protected:
   // Starts Apache, then `count` gateways with `extra_backend_keys` in their webdav backend.
-  void StartApacheAndGateways(int count, const std::string& extra_backend_keys);
+  void StartApacheAndGateways(int count, const YAML::Node& extra_backend_keys);
   std::uint16_t dav() const { return apache_->port(); }
   // What Apache answers a PROPPATCH of `path` sent straight to it without a lock token: 423
   // while a lock is held on it, 207 once it is written.

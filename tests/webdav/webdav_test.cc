@@ -21,7 +21,7 @@ class WebdavTest : public ApacheDavTest {
  protected:
   void SetUp() override {
     // Few, quick LOCK retries: the tests that meet a foreign lock wait for the 503.
-    StartApacheAndGateways(1, "    lock_attempts: 20\n    lock_retry_delay: 5ms\n");
+    StartApacheAndGateways(1, LockRetries(20, "5ms"));
   }
 
   std::uint16_t gw() const { return gateways_[0]->port(); }

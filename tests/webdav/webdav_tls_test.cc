@@ -52,27 +52,23 @@ class WebdavTlsTest : public ::testing::Test {
     return *response;
   }
 
-  std::unique_ptr<Gateway> Start(const std::string& tls_keys) {
-    std::string config =
-        "access_log:\n  path: \"\"\nbackends:\n  dav:\n    kind: webdav\n"
-        "    url: https://127.0.0.1:" +
-        std::to_string(apache_->port()) + "\n" + tls_keys +
-        "routes:\n  - name: dav\n    prefix: /dav/\n    backend: dav\n"
-        "    fence_key: \"dav:{segment:2}\"\n    fenced_methods: [PUT, DELETE, MOVE, COPY, "
-        "MKCOL]\n";
-    auto gateway = std::make_unique<Gateway>();
+  std::unique_ptr<Gateway> Start(const YAML::Node& tls_keys) {
     std::string error;
-    gateway->instance = integration::GatewayInstance::Start(
-        gateway->dir.WriteFile("fencegate.yaml", config), gateway->dir.Join("data"), &error);
-    EXPECT_NE(gateway->instance, nullptr) << error;
-    return gateway->instance ? std::move(gateway) : nullptr;
+    auto gateway = StartGateway(
+        DavGatewayConfig("https://127.0.0.1:" + std::to_string(apache_->port()), tls_keys), &error);
+    EXPECT_NE(gateway, nullptr) << error;
+    return gateway;
   }
 
-  std::string TrustedKeys() const {
-    return "    tls_ca_file: " + Cert("ca.pem") +
-           "\n    tls_client_cert_file: " + Cert("client.pem") +
-           "\n    tls_client_key_file: " + Cert("client.key") + "\n";
+  // The backend's TLS keys: the gateway's client certificate, and `ca` as the CA it trusts.
+  YAML::Node ClientTls(const std::string& ca) const {
+    YAML::Node keys;
+    keys["tls_ca_file"] = Cert(ca);
+    keys["tls_client_cert_file"] = Cert("client.pem");
+    keys["tls_client_key_file"] = Cert("client.key");
+    return keys;
   }
+  YAML::Node TrustedKeys() const { return ClientTls("ca.pem"); }
 
   static integration::Response Put(const Gateway& gateway, const std::string& path,
                                    const std::string& token, const std::string& body) {
@@ -130,21 +126,23 @@ TEST_F(WebdavTlsTest, FencedWriteLandsOverMutualTls) {
 }
 
 TEST_F(WebdavTlsTest, WrongCaAndHostnameMismatchAreRefused) {
-  auto wrong_ca = Start("    tls_ca_file: " + Cert("other_ca.pem") +
-                        "\n    tls_client_cert_file: " + Cert("client.pem") +
-                        "\n    tls_client_key_file: " + Cert("client.key") + "\n");
+  auto wrong_ca = Start(ClientTls("other_ca.pem"));
   ASSERT_NE(wrong_ca, nullptr);
   ExpectRefused(*wrong_ca, "wrong CA");
 
   // Apache's certificate names localhost and 127.0.0.1, not elsewhere.example.
-  auto mismatch = Start(TrustedKeys() + "    tls_server_name: elsewhere.example\n");
+  YAML::Node other_name = TrustedKeys();
+  other_name["tls_server_name"] = "elsewhere.example";
+  auto mismatch = Start(other_name);
   ASSERT_NE(mismatch, nullptr);
   ExpectRefused(*mismatch, "hostname mismatch");
 }
 
 TEST_F(WebdavTlsTest, NameVerificationOffIsExplicitAndLogged) {
-  auto gateway = Start(TrustedKeys() +
-                       "    tls_server_name: elsewhere.example\n    tls_verify_hostname: false\n");
+  YAML::Node unverified = TrustedKeys();
+  unverified["tls_server_name"] = "elsewhere.example";
+  unverified["tls_verify_hostname"] = false;
+  auto gateway = Start(unverified);
   ASSERT_NE(gateway, nullptr);
   const unsigned status = Put(*gateway, "/dav/loose.txt", "1", "x").result_int();
   EXPECT_TRUE(status == 201u || status == 204u) << status;
