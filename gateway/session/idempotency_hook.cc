@@ -22,8 +22,8 @@ lockstore::IdempotencyRecord IdempotencyHook::Marker(std::string_view route,
                                                      std::string_view method,
                                                      std::string_view target, std::int64_t now_ms) {
   // Hashed: the identity may be a credential, and store keys are visible on disk.
-  scope_key_ =
-      IdempotencyScopeKey(route, fence_key, identity ? encoding::Sha256Of(*identity) : std::string(), key_);
+  scope_key_ = IdempotencyScopeKey(route, fence_key,
+                                   identity ? encoding::Sha256Of(*identity) : std::string(), key_);
   request_digest_ = RequestDigest(method, target);
   expires_ms_ = now_ms + config_->expire_after.count();
   lockstore::IdempotencyRecord marker;
