@@ -62,7 +62,7 @@ int Run(int argc, char** argv) {
   if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
   ApplyOverrides(command_line, &config);
 
-  Server server(std::move(config));
+  Server server(std::move(config), command_line);
   if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
     std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
     return kExitStartupFailure;

@@ -9,12 +9,14 @@
 #include "gateway/admin/admin_request.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/cluster/replica_cluster.h"
+#include "gateway/server/generation_slot.h"
 
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 
-void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response* response) {
+bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response* response,
+                      std::function<void()> answered) {
   response->version(request.version());
   response->keep_alive(request.keep_alive());
   const std::string_view target = request.target();
@@ -23,7 +25,9 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   const std::string_view query =
       question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
 
-  const auth::AdminGuard::Result caller = context_.admin_guard->Check(
+  // The admin credentials in force: a reload may change them (held for this request).
+  const auto generation = context_.generations->Current();
+  const auth::AdminGuard::Result caller = generation->admin_guard->Check(
       path, request[http::field::authorization], request.count(http::field::authorization), &peer);
   if (caller.status != 0) {
     SetProblem(Refusal::kUnauthenticated,
@@ -36,19 +40,28 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
                   caller.reason == "missing_credentials"
                       ? "Bearer realm=\"fencegate-admin\""
                       : "Bearer realm=\"fencegate-admin\", error=\"invalid_token\"");
-    return;
+    return true;
   }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
                      path == "/admin/rejections" || path.starts_with(kAdminFencesPrefix) ||
                      (path == "/admin/cluster" && context_.cluster != nullptr);
+  if (path == kAdminReloadPath && reloader_) {
+    if (request.method() != http::verb::post) {
+      SetProblem(Refusal::kMethodNotAllowed, "reload with POST", path, response);
+      response->set(http::field::allow, "POST");
+      return true;
+    }
+    StartAdminReload(reloader_, admin_executor_, query, response, std::move(answered));
+    return false;
+  }
   if (IsFenceRepairRequest(request, path)) {
     HandleFenceRepair(context_, request, path, query, caller.principal, response);
-    return;
+    return true;
   }
   const bool lock_path = context_.lock_table != nullptr && IsAdminLockPath(path);
   if (!known && !lock_path) {
     SetProblem(Refusal::kNotFound, "no such admin resource", path, response);
-    return;
+    return true;
   }
   if (lock_path) {
     const std::string_view allow = AdminLockAllow(path);
@@ -59,15 +72,15 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
       SetProblem(Refusal::kMethodNotAllowed, "this lock resource allows " + std::string(allow),
                  path, response);
       response->set(http::field::allow, allow);
-      return;
+      return true;
     }
     HandleAdminLock(context_, request, path, query, caller.principal, response);
-    return;
+    return true;
   }
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
     SetProblem(Refusal::kMethodNotAllowed, "the admin API is read-only", path, response);
     response->set(http::field::allow, "GET, HEAD");
-    return;
+    return true;
   }
   if (path == "/metrics") {
     Metrics(response);
@@ -82,6 +95,7 @@ void AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   } else {
     Fence(path.substr(kAdminFencesPrefix.size()), path, response);
   }
+  return true;
 }
 
 void AdminApi::Metrics(Response* response) {

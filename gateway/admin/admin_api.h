@@ -3,6 +3,11 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <functional>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "gateway/admin/admin_reload.h"
 #include "gateway/server/gateway_context.h"
 #include "gateway/tls/peer_identity.h"
 
@@ -18,6 +23,7 @@ namespace fencegate::gateway {
 //                                 (gateway/admin/admin_fence_repair.h)
 //   /admin/locks, /admin/locks/{name}[/force-release], /admin/lock-audit: the built-in locks
 //                                 (gateway/admin/admin_lock_api.h)
+//   POST /admin/reload            re-reads the configuration file (gateway/admin/admin_reload.h)
 // Runs on the admin thread: it may block on the store, which network threads never do.
 // The prefix of GET /admin/fences/{key} and POST /admin/fences/{key}/repair.
 inline constexpr std::string_view kAdminFencesPrefix = "/admin/fences/";
@@ -29,9 +35,18 @@ class AdminApi {
 
   explicit AdminApi(const GatewayContext& context) : context_(context) {}
 
-  // Fills `response` (status, Content-Type, body) for `request`; `peer` is the client
-  // certificate of a TLS connection (empty on plain ones), an admin credential like a key.
-  void Handle(const Request& request, const PeerIdentity& peer, Response* response);
+  // Where POST /admin/reload goes, and the admin thread's executor its answer comes back on.
+  void SetReloader(AdminReloader reloader, boost::asio::any_io_executor admin_executor) {
+    reloader_ = std::move(reloader);
+    admin_executor_ = std::move(admin_executor);
+  }
+
+  // Fills `response` (status, Content-Type, body) for `request` and returns true; `peer` is the
+  // client certificate of a TLS connection (empty on plain ones), an admin credential like a
+  // key. Returns false when the answer comes later (POST /admin/reload): `answered` is then
+  // called on the admin thread once `response` is filled.
+  bool Handle(const Request& request, const PeerIdentity& peer, Response* response,
+              std::function<void()> answered);
 
  private:
   void Metrics(Response* response);
@@ -40,6 +55,8 @@ class AdminApi {
   void Rejections(std::string_view query, std::string_view path, Response* response);
 
   const GatewayContext& context_;
+  AdminReloader reloader_;
+  boost::asio::any_io_executor admin_executor_;
 };
 
 }  // namespace fencegate::gateway

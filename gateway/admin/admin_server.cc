@@ -115,10 +115,14 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
     if (ec) {
       response_.result(http::status::bad_request);
       response_.keep_alive(false);
-    } else {
-      api_.Handle(parser_->get(), peer_, &response_);
+    } else if (!api_.Handle(parser_->get(), peer_, &response_,
+                            [self = shared_from_this()] { self->Write(false); })) {
+      return;  // answered later, on this thread (POST /admin/reload)
     }
-    const bool head = !ec && parser_->get().method() == http::verb::head;
+    Write(!ec && parser_->get().method() == http::verb::head);
+  }
+
+  void Write(bool head) {
     response_.prepare_payload();
     if (head) response_.body().clear();
     stream_.expires_after(kAdminTimeout);

@@ -25,6 +25,10 @@ class AdminServer {
   // Binds and listens; on failure a status naming the cause.
   lockstore::Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
   boost::asio::ip::tcp::endpoint local_endpoint() const;
+  // POST /admin/reload's way to the reload thread (before Start()).
+  void SetReloader(AdminReloader reloader) {
+    api_.SetReloader(std::move(reloader), ioc_.get_executor());
+  }
   void Start();
   void Stop();  // thread-safe
   void Join();  // after Stop(): waits for the request being handled, if any

@@ -111,9 +111,12 @@ constexpr std::array kRefusals = std::to_array<RefusalRow>({
     {kRepairNotLower, 409, "repair-not-lower", "Repair does not lower the fence",
      "highest_token must be below the fence's current highest; a higher token raises the fence "
      "by itself"},
+    {kConfigInvalid, 422, "config-invalid", "Configuration invalid",
+     "the configuration file was not reloaded: the gateway keeps serving on the one in force "
+     "(the errors member lists what --check-config reports)"},
 });
 
-static_assert(kRefusals.size() == static_cast<std::size_t>(kRepairNotLower) + 1,
+static_assert(kRefusals.size() == static_cast<std::size_t>(kConfigInvalid) + 1,
               "one row per Refusal");
 
 }  // namespace

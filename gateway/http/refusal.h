@@ -72,6 +72,7 @@ enum class Refusal : std::uint8_t {
   kFenceNotFound,
   kFenceBusy,
   kRepairNotLower,
+  kConfigInvalid,
 };
 
 struct RefusalRow {

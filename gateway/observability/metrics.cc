@@ -92,32 +92,32 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
       barrier_wait_{"fencegate_barrier_wait_seconds",
                     "Time fenced writes waited for older writes on their fence.",
                     {}} {
-  auto& requests = prometheus::BuildCounter()
-                       .Name("fencegate_requests_total")
-                       .Help("Requests answered, by route, method and status class.")
-                       .Register(*registry_);
-  auto& admitted = prometheus::BuildCounter()
-                       .Name("fencegate_writes_admitted_total")
-                       .Help("Fenced writes admitted and forwarded.")
-                       .Register(*registry_);
-  auto& rejected = prometheus::BuildCounter()
-                       .Name("fencegate_writes_rejected_total")
-                       .Help("Fenced writes refused, by reason.")
-                       .Register(*registry_);
-  auto& advances = prometheus::BuildCounter()
-                       .Name("fencegate_fence_advances_total")
-                       .Help("Admitted writes that raised their fence's highest token.")
-                       .Register(*registry_);
-  auto& verifications = prometheus::BuildCounter()
-                            .Name("fencegate_token_verifications_total")
-                            .Help(
-                                "Live checks with the lock service of tokens beyond "
-                                "max_token_advance, by result (held: admitted).")
-                            .Register(*registry_);
-  auto& upstream = prometheus::BuildCounter()
-                       .Name("fencegate_upstream_errors_total")
-                       .Help("Forwards that failed at the backend, by kind.")
-                       .Register(*registry_);
+  requests_ = &prometheus::BuildCounter()
+                   .Name("fencegate_requests_total")
+                   .Help("Requests answered, by route, method and status class.")
+                   .Register(*registry_);
+  admitted_ = &prometheus::BuildCounter()
+                   .Name("fencegate_writes_admitted_total")
+                   .Help("Fenced writes admitted and forwarded.")
+                   .Register(*registry_);
+  rejected_ = &prometheus::BuildCounter()
+                   .Name("fencegate_writes_rejected_total")
+                   .Help("Fenced writes refused, by reason.")
+                   .Register(*registry_);
+  advances_ = &prometheus::BuildCounter()
+                   .Name("fencegate_fence_advances_total")
+                   .Help("Admitted writes that raised their fence's highest token.")
+                   .Register(*registry_);
+  verifications_ = &prometheus::BuildCounter()
+                        .Name("fencegate_token_verifications_total")
+                        .Help(
+                            "Live checks with the lock service of tokens beyond "
+                            "max_token_advance, by result (held: admitted).")
+                        .Register(*registry_);
+  upstream_ = &prometheus::BuildCounter()
+                   .Name("fencegate_upstream_errors_total")
+                   .Help("Forwards that failed at the backend, by kind.")
+                   .Register(*registry_);
   requests_in_flight_ = &prometheus::BuildGauge()
                              .Name("fencegate_requests_in_flight")
                              .Help("Requests being processed.")
@@ -159,52 +159,62 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
   underscore_fields_dropped_ = &underscore.Add({{"action", "dropped"}});
   underscore_requests_refused_ = &underscore.Add({{"action", "refused"}});
 
-  std::vector<std::string> labels = route_names;
-  labels.emplace_back(kUnroutedLabel);
-  routes_.resize(labels.size());
-  for (std::size_t r = 0; r < labels.size(); ++r) {
-    RouteMetrics& m = routes_[r];
-    const std::string& route = labels[r];
-    for (std::size_t method = 0; method < kMethodLabels.size(); ++method) {
-      for (std::size_t status = 0; status < kStatusClassLabels.size(); ++status) {
-        m.requests[method][status] =
-            &requests.Add({{"route", route},
+  route_names_ = route_names;
+  std::lock_guard lock(routes_mutex_);
+  for (const std::string& route : route_names) AddRoute(route);
+  unrouted_ = &AddRoute(std::string(kUnroutedLabel));
+}
+
+const RouteMetrics& GatewayMetrics::RouteNamed(const std::string& name) {
+  std::lock_guard lock(routes_mutex_);
+  if (const auto found = by_name_.find(name); found != by_name_.end()) return *found->second;
+  return AddRoute(name);
+}
+
+RouteMetrics& GatewayMetrics::AddRoute(const std::string& route) {
+  RouteMetrics& m = routes_.emplace_back();
+  if (route != kUnroutedLabel) by_name_.emplace(route, &m);
+  for (std::size_t method = 0; method < kMethodLabels.size(); ++method) {
+    for (std::size_t status = 0; status < kStatusClassLabels.size(); ++status) {
+      m.requests[method][status] =
+          &requests_->Add({{"route", route},
                            {"method", std::string(kMethodLabels[method])},
                            {"status_class", std::string(kStatusClassLabels[status])}});
-      }
-    }
-    m.request_duration =
-        request_duration_.by_route
-            .emplace_back(route, std::make_unique<ShardedHistogram>(kDurationBuckets, threads))
-            .second.get();
-    // A request that matched no route is never admitted nor forwarded: exporting write and
-    // upstream series for it would only add series that stay at zero forever.
-    if (r + 1 == labels.size()) continue;
-    m.writes_admitted = &admitted.Add({{"route", route}});
-    for (std::size_t reason = 0; reason < kRejectionReasonCount; ++reason) {
-      m.writes_rejected[reason] = &rejected.Add(
-          {{"route", route},
-           {"reason", std::string(RejectionReasonName(static_cast<RejectionReason>(reason)))}});
-    }
-    m.fence_advances = &advances.Add({{"route", route}});
-    for (std::size_t result = 0; result < m.token_verifications.size(); ++result) {
-      m.token_verifications[result] = &verifications.Add(
-          {{"route", route}, {"result", std::string(kVerificationLabels[result])}});
-    }
-    m.barrier_wait =
-        barrier_wait_.by_route
-            .emplace_back(route, std::make_unique<ShardedHistogram>(kBarrierBuckets, threads))
-            .second.get();
-    for (std::size_t kind = 0; kind < kUpstreamErrorKindCount; ++kind) {
-      m.upstream_errors[kind] =
-          &upstream.Add({{"route", route}, {"kind", std::string(kUpstreamErrorKindLabels[kind])}});
     }
   }
+  m.request_duration =
+      request_duration_.by_route
+          .emplace_back(route, std::make_unique<ShardedHistogram>(kDurationBuckets, threads_))
+          .second.get();
+  // A request that matched no route is never admitted nor forwarded: exporting write and
+  // upstream series for it would only add series that stay at zero forever.
+  if (route == kUnroutedLabel) return m;
+  m.writes_admitted = &admitted_->Add({{"route", route}});
+  for (std::size_t reason = 0; reason < kRejectionReasonCount; ++reason) {
+    m.writes_rejected[reason] = &rejected_->Add(
+        {{"route", route},
+         {"reason", std::string(RejectionReasonName(static_cast<RejectionReason>(reason)))}});
+  }
+  m.fence_advances = &advances_->Add({{"route", route}});
+  for (std::size_t result = 0; result < m.token_verifications.size(); ++result) {
+    m.token_verifications[result] = &verifications_->Add(
+        {{"route", route}, {"result", std::string(kVerificationLabels[result])}});
+  }
+  m.barrier_wait =
+      barrier_wait_.by_route
+          .emplace_back(route, std::make_unique<ShardedHistogram>(kBarrierBuckets, threads_))
+          .second.get();
+  for (std::size_t kind = 0; kind < kUpstreamErrorKindCount; ++kind) {
+    m.upstream_errors[kind] =
+        &upstream_->Add({{"route", route}, {"kind", std::string(kUpstreamErrorKindLabels[kind])}});
+  }
+  return m;
 }
 
 std::string GatewayMetrics::RenderText() const {
   std::ostringstream out;
   std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  std::lock_guard lock(routes_mutex_);
   for (const HistogramFamily* source : {&request_duration_, &barrier_wait_}) {
     prometheus::MetricFamily& family = families.emplace_back();
     family.name = source->name;

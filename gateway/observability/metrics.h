@@ -2,7 +2,10 @@
 
 #include <array>
 #include <cstddef>
+#include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,8 +80,13 @@ class GatewayMetrics {
 
   std::size_t thread_count() const { return threads_; }
 
-  const RouteMetrics& route(std::size_t index) const { return routes_[index]; }
-  const RouteMetrics& unrouted() const { return routes_.back(); }
+  // The metrics of the index-th route named at construction.
+  const RouteMetrics& route(std::size_t index) const { return *by_name_.at(route_names_[index]); }
+  const RouteMetrics& unrouted() const { return *unrouted_; }
+  // The route's metrics, created the first time a route of that name appears (a reload that
+  // adds one). Thread-safe; the reference stays valid for the object's life, so a removed
+  // route's series keep their counts.
+  const RouteMetrics& RouteNamed(const std::string& name);
 
   // Set from GatewayContext's counts when /metrics is scraped.
   prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }
@@ -108,11 +116,24 @@ class GatewayMetrics {
     std::vector<std::pair<std::string, std::unique_ptr<ShardedHistogram>>> by_route;
   };
 
+  RouteMetrics& AddRoute(const std::string& route);  // under routes_mutex_
+
   std::size_t threads_;
   std::shared_ptr<prometheus::Registry> registry_;
+  // Guards the histogram families' route lists and by_name_ (RouteNamed against RenderText).
+  mutable std::mutex routes_mutex_;
   HistogramFamily request_duration_;
   HistogramFamily barrier_wait_;
-  std::vector<RouteMetrics> routes_;
+  std::vector<std::string> route_names_;  // as constructed
+  std::deque<RouteMetrics> routes_;       // a deque: references stay valid as routes are added
+  std::map<std::string, RouteMetrics*, std::less<>> by_name_;
+  RouteMetrics* unrouted_ = nullptr;
+  prometheus::Family<prometheus::Counter>* requests_ = nullptr;
+  prometheus::Family<prometheus::Counter>* admitted_ = nullptr;
+  prometheus::Family<prometheus::Counter>* rejected_ = nullptr;
+  prometheus::Family<prometheus::Counter>* advances_ = nullptr;
+  prometheus::Family<prometheus::Counter>* verifications_ = nullptr;
+  prometheus::Family<prometheus::Counter>* upstream_ = nullptr;
   prometheus::Gauge* requests_in_flight_ = nullptr;
   prometheus::Gauge* connections_open_ = nullptr;
   prometheus::Gauge* store_ready_ = nullptr;

@@ -19,7 +19,7 @@ bool RouteRuntime::IsFenced(http::verb verb, std::string_view method) const {
 
 std::vector<RouteRuntime> ResolveRoutes(const Config& config,
                                         const std::vector<std::string>& backend_names,
-                                        const GatewayMetrics& metrics) {
+                                        GatewayMetrics& metrics) {
   std::vector<RouteRuntime> routes;
   routes.reserve(config.routes.size());
   for (std::size_t i = 0; i < config.routes.size(); ++i) {
@@ -28,7 +28,7 @@ std::vector<RouteRuntime> ResolveRoutes(const Config& config,
     runtime.config = &route;
     const auto backend = std::find(backend_names.begin(), backend_names.end(), route.backend);
     runtime.backend_index = static_cast<std::size_t>(backend - backend_names.begin());
-    runtime.metrics = &metrics.route(i);
+    runtime.metrics = &metrics.RouteNamed(route.name);
     for (const std::string& method : route.fenced_methods) {
       const http::verb verb = http::string_to_verb(method);
       const auto index = static_cast<std::size_t>(verb);

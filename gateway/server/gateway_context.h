@@ -25,15 +25,12 @@
 
 namespace fencegate::gateway {
 
+class GenerationSlot;
 class LockApi;
 class ReplicaCluster;
 namespace tls {
 class ListenerTls;
 }
-namespace auth {
-class Authorizer;
-class AdminGuard;
-}  // namespace auth
 
 // A route as the request path uses it: configuration plus what was resolved at start-up.
 struct RouteRuntime {
@@ -49,21 +46,18 @@ struct RouteRuntime {
   bool IsFenced(boost::beast::http::verb verb, std::string_view method) const;
 };
 
-// Everything the network threads share. Server::Start builds it completely before any thread
-// starts and hands it out as const&: afterwards only the atomics below change (hence mutable).
-// The pointees are owned by the Server, which stops every thread before it lets them go.
+// Everything the network threads share for the process's life. Server::Start builds it
+// completely before any thread starts and hands it out as const&: afterwards only the atomics
+// below change (hence mutable). The pointees are owned by the Server, which stops every thread
+// before it lets them go. What a reload changes (routes, backends, authentication, limits,
+// timeouts) is in ConfigGeneration instead.
 struct GatewayContext {
-  const Config* config = nullptr;
-  const Router* router = nullptr;
-  std::vector<RouteRuntime> routes;  // same order as config->routes
   lockstore::FenceStore* store = nullptr;
   lockstore::AdmissionController* admission = nullptr;
   const GatewayMetrics* metrics = nullptr;
   AccessLog* access_log = nullptr;
   LockApi* locks = nullptr;                      // null when locks.enabled is false
   lockstore::LockService* lock_table = nullptr;  // for the admin lock endpoints
-  // Null unless a route keeps idempotency records (README "Idempotency keys").
-  lockstore::IdempotencyStore* idempotency = nullptr;
   // Null unless locks.signing is configured (README "Tokens").
   const lockstore::TokenSigner* token_signer = nullptr;
   const tls::ListenerTls* traffic_tls = nullptr;  // the traffic listener's TLS and counters
@@ -73,11 +67,11 @@ struct GatewayContext {
   // limits.relay_buffer_memory's metrics, brought up to date before /metrics renders.
   RelayBudgetMetrics* relay_budget_metrics = nullptr;
   // Null unless `cluster:` is configured (docs/ARCHITECTURE.md "Several replicas"). The peers'
-  // adapters follow the backends' in each network thread, from peer_adapter_base on.
+  // adapters follow the backends' in each network thread (ConfigGeneration::peer_adapter_base).
   const ReplicaCluster* cluster = nullptr;
-  std::size_t peer_adapter_base = 0;
-  const auth::Authorizer* auth = nullptr;         // route policies (gateway/auth/)
-  const auth::AdminGuard* admin_guard = nullptr;  // the admin listener's credentials
+  // The generation in force, for the admin listener (its credentials); network threads keep
+  // their own views.
+  const GenerationSlot* generations = nullptr;
 
   mutable std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   mutable std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive
@@ -86,9 +80,9 @@ struct GatewayContext {
 };
 
 // Builds the RouteRuntime of each configured route. `backend_names` lists the backends in
-// adapter order.
+// adapter order; each route's metrics are looked up by its name (GatewayMetrics::RouteNamed).
 std::vector<RouteRuntime> ResolveRoutes(const Config& config,
                                         const std::vector<std::string>& backend_names,
-                                        const GatewayMetrics& metrics);
+                                        GatewayMetrics& metrics);
 
 }  // namespace fencegate::gateway

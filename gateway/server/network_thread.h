@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,6 +18,7 @@
 #include "gateway/http/request_id.h"
 #include "gateway/observability/error_log_cap.h"
 #include "gateway/server/gateway_context.h"
+#include "gateway/server/thread_generation.h"
 #include "gateway/session/client_stream.h"
 #include "gateway/session/decision_mailbox.h"
 #include "resource_adapters/adapter.h"
@@ -27,12 +30,16 @@ class Session;
 // One network thread: its own io_context, its own acceptor (a dup of the process's one
 // listening socket, so threads share no locks and accept without a hand-over), its own
 // adapter instance per backend, and the sessions it accepted.
+//
+// Reloads (README "Reloading"): the thread keeps a view (ThreadGeneration) of each
+// configuration generation one of its sessions still uses; new sessions take the current one.
 class NetworkThread {
  public:
-  // `factories` in backend order (RouteRuntime::backend_index). `index`: this thread's place
-  // among the network threads, 0 to threads - 1 (its shard of ShardedHistogram metrics).
-  NetworkThread(const GatewayContext& context,
-                const std::vector<adapters::AdapterFactory*>& factories, std::size_t index);
+  // `generation`: the configuration at start. `peer_factories`: one per peer replica, whose
+  // adapters follow the backends' in every generation. `index`: this thread's place among the
+  // network threads, 0 to threads - 1 (its shard of ShardedHistogram metrics).
+  NetworkThread(const GatewayContext& context, std::shared_ptr<const ConfigGeneration> generation,
+                const std::vector<adapters::AdapterFactory*>& peer_factories, std::size_t index);
   ~NetworkThread();
   NetworkThread(const NetworkThread&) = delete;
   NetworkThread& operator=(const NetworkThread&) = delete;
@@ -50,11 +57,23 @@ class NetworkThread {
   // What else keeps a session (its pending handlers) goes with the io_context.
   void ReleaseSessions();
 
+  // Thread-safe: makes `generation` current for the sessions accepted from now on, with an
+  // adapter per backend (the current view's where the backend's factory is the same), then
+  // calls `adopted` on this thread.
+  void AdoptGeneration(std::shared_ptr<const ConfigGeneration> generation,
+                       std::function<void()> adopted);
+
   // For sessions, on this thread only.
   const GatewayContext& context() const { return context_; }
-  adapters::ResourceAdapter& adapter(std::size_t backend_index) {
-    return *adapters_[backend_index];
+  // The current view, counted as used by one more session until ReleaseGeneration.
+  ThreadGeneration& AcquireGeneration() {
+    ++current_->sessions;
+    return *current_;
   }
+  void ReleaseGeneration(ThreadGeneration& view);
+  // False once a reload made another generation current: a session on `view` then ends its
+  // connection after the request it serves (Connection: close).
+  bool IsCurrent(const ThreadGeneration& view) const { return &view == current_; }
   RequestIdGenerator& request_ids() { return request_ids_; }
   ErrorLogCap& error_log_cap() { return error_log_cap_; }
   std::size_t index() const { return index_; }
@@ -67,6 +86,7 @@ class NetworkThread {
 
  private:
   void Accept();
+  void ForgetGeneration(ThreadGeneration& view);
   void OnAccept(boost::system::error_code ec, ClientSocket socket);
 
   const GatewayContext& context_;
@@ -74,6 +94,12 @@ class NetworkThread {
   // Sessions unregister in their destructors, which can run while ioc_ is destroyed: declared
   // before ioc_ so it outlives it.
   std::unordered_set<Session*> sessions_;
+  // The views sessions still use, the current one last (std::list: sessions point into it).
+  // Sessions release theirs in their destructors too: declared before ioc_ for the same reason.
+  // Their adapters go in ReleaseSessions, before ioc_.
+  std::list<ThreadGeneration> generations_;
+  ThreadGeneration* current_ = nullptr;
+  bool released_ = false;  // ReleaseSessions ran
   // Its drain is a handler of ioc_: declared before ioc_ so it outlives every pending one.
   DecisionMailbox decisions_{ioc_};
   // Destroyed after every I/O object below, which all belong to it. Only this thread starts
@@ -83,7 +109,7 @@ class NetworkThread {
   boost::asio::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE};
   adapters::ThreadInbox& inbox_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-  std::vector<std::unique_ptr<adapters::ResourceAdapter>> adapters_;
+  std::vector<std::shared_ptr<adapters::ResourceAdapter>> peer_adapters_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_pause_;
   RequestIdGenerator request_ids_;

@@ -16,13 +16,12 @@
 #include "gateway/cli/store_command.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/http/time_format.h"
+#include "gateway/server/config_text.h"
 #include "gateway/server/listen_socket.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
-#include "lockstore/etcd/etcd_token_verifier.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
 #include "resource_adapters/http/http_adapter.h"
-#include "resource_adapters/registry/registry.h"
 
 namespace fencegate::gateway {
 namespace net = boost::asio;
@@ -51,15 +50,6 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
 }
 
-// Turning name verification off must be explicit (config) and loud (here, at every start).
-void WarnIfUnverified(const std::string& name, const adapters::UpstreamOptions& upstream) {
-  if (!upstream.tls || upstream.tls_options.verify_hostname) return;
-  std::fprintf(stderr,
-               "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any certificate "
-               "from the configured CA is accepted for %s\n",
-               name.c_str(), upstream.host.c_str());
-}
-
 void ReopenSignalMask(int how) {
   sigset_t reopen;
   sigemptyset(&reopen);
@@ -69,13 +59,17 @@ void ReopenSignalMask(int how) {
 
 }  // namespace
 
-Server::Server(Config config) : config_(std::move(config)) {}
+Server::Server(Config config, CommandLine command_line)
+    : config_(std::move(config)), command_line_(std::move(command_line)) {}
 
 Server::~Server() { Shutdown(); }
 
 void Server::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  // 0. Reloads: none hands a generation to the threads from here on (a POST /admin/reload
+  // still arriving is dropped, its connection closed unanswered).
+  if (reload_worker_) reload_worker_->Stop();
   // 1. Listeners.
   if (context_) {
     context_->accepting = false;
@@ -110,7 +104,10 @@ void Server::Shutdown() {
   for (auto& thread : threads_) thread->ReleaseSessions();
   threads_.clear();
   admin_.reset();
+  reload_worker_.reset();
   context_.reset();
+  generation_slot_.Set(nullptr);
+  generation_.reset();
   // 7. The store.
   if (store_) {
     FlushStore();
@@ -144,9 +141,6 @@ lockstore::Status Server::Start() {
   const unsigned thread_count =
       config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
   metrics_ = std::make_unique<GatewayMetrics>(route_names, thread_count);
-  router_ = std::make_unique<Router>(config_.routes);
-  authorizer_ = std::make_unique<auth::Authorizer>(config_, metrics_->registry());
-  admin_guard_ = std::make_unique<auth::AdminGuard>(config_.admin, metrics_->registry());
   for (const std::string& warning : auth::OpenAccessWarnings(config_)) {
     std::fprintf(stderr, "fencegate: warning: %s\n", warning.c_str());
   }
@@ -163,18 +157,33 @@ lockstore::Status Server::Start() {
     rocksdb_metrics_ = std::make_unique<RocksDbStoreMetrics>(metrics_->registry(), *rocksdb);
   }
   for (lockstore::Status (Server::*step)() :
-       {&Server::StartCluster, &Server::StartLocks, &Server::OpenIdempotencyStore, &Server::LoadTls,
-        &Server::BuildAdapters, &Server::StartTokenVerifiers}) {
+       {&Server::StartCluster, &Server::StartLocks, &Server::LoadTls, &Server::BuildPeerAdapters}) {
     if (lockstore::Status status = (this->*step)(); !status.ok()) return status;
   }
+  // The file as loaded, for the hash and the next reload's diff; unreadable now (it was read a
+  // moment ago), the first reload reports every entry as new.
+  std::string file_text;
+  if (!ReadConfigText(config_.source_path, &file_text)) file_text.clear();
+  if (lockstore::Status built =
+          BuildGeneration(config_, std::move(file_text), nullptr, nullptr, &generation_);
+      !built.ok()) {
+    return built;
+  }
+  generation_slot_.Set(generation_);
+  reload_metrics_ =
+      std::make_unique<ReloadMetrics>(metrics_->registry(), generation_->config_hash, NowUnixMs());
 
   // Everything the threads share exists: the context is complete before any thread starts.
   context_ = BuildContext();
   for (std::size_t i = 0; i < metrics_->thread_count(); ++i) {
-    threads_.push_back(std::make_unique<NetworkThread>(*context_, adapter_order_, i));
+    threads_.push_back(std::make_unique<NetworkThread>(*context_, generation_, peer_factories_, i));
   }
   admin_ = std::make_unique<AdminServer>(*context_, *admin_tls_);
+  admin_->SetReloader([this](ReloadRequest request, std::function<void(const ReloadReport&)> done) {
+    RequestReload(std::move(request), std::move(done));
+  });
   if (lockstore::Status listening = Listen(); !listening.ok()) return listening;
+  reload_worker_ = std::make_unique<ReloadWorker>();
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
   context_->accepting = true;
@@ -183,19 +192,12 @@ lockstore::Status Server::Start() {
 
 std::unique_ptr<const GatewayContext> Server::BuildContext() {
   auto context = std::make_unique<GatewayContext>();
-  context->config = &config_;
-  context->router = router_.get();
-  context->routes = ResolveRoutes(config_, backend_names_, *metrics_);
-  for (std::size_t i = 0; i < context->routes.size(); ++i) {
-    context->routes[i].token_verifier = verifier_of_route_[i];
-  }
   context->store = store_.get();
   context->admission = admission_.get();
   context->metrics = metrics_.get();
   context->access_log = access_log_.get();
   context->locks = lock_api_.get();
   context->lock_table = lock_service_.get();
-  context->idempotency = idempotency_.get();
   context->token_signer = token_signer_.get();
   context->traffic_tls = traffic_tls_.get();
   // Store-specific metrics (the etcd store's counters, RocksDB's properties) and the
@@ -208,9 +210,7 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
   };
   context->relay_budget_metrics = relay_budget_metrics_.get();
   context->cluster = cluster_.get();
-  context->peer_adapter_base = peer_adapter_base_;
-  context->auth = authorizer_.get();
-  context->admin_guard = admin_guard_.get();
+  context->generations = &generation_slot_;
   return context;
 }
 
@@ -295,13 +295,7 @@ lockstore::Status Server::StartCluster() {
 
 // Only when a route keeps idempotency records (mode store); its own database under data_dir.
 lockstore::Status Server::OpenIdempotencyStore() {
-  bool needed = false;
-  for (const RouteConfig& route : config_.routes) {
-    if (route.idempotency && route.idempotency->mode == IdempotencyConfig::Mode::kStore) {
-      needed = true;
-    }
-  }
-  if (!needed) return lockstore::Status::Ok();
+  if (idempotency_) return lockstore::Status::Ok();
   lockstore::IdempotencyStoreOptions options;
   options.path = config_.data_dir + "/idempotency";
   options.log = [](std::string_view line) {
@@ -381,34 +375,12 @@ lockstore::Status Server::LoadTls() {
   return admin_tls_->Load();
 }
 
-lockstore::Status Server::BuildAdapters() {
-  std::string error_text;
-  std::string* error = &error_text;
-  std::vector<adapters::AdapterFactory*>& factories = adapter_order_;
+lockstore::Status Server::BuildPeerAdapters() {
   relay_budget_ = std::make_shared<adapters::RelayBudget>(config_.limits.relay_buffer_memory);
   relay_budget_metrics_ =
       std::make_unique<RelayBudgetMetrics>(metrics_->registry(), *relay_budget_);
-  for (const auto& [name, backend] : config_.backends) {
-    const adapters::BackendKindRow* kind = adapters::FindBackendKind(backend.kind);
-    if (kind == nullptr) {
-      *error = "backend '" + name + "' has unsupported kind '" + backend.kind + "'";
-      return lockstore::Status::InvalidArgument(*error);
-    }
-    auto factory = kind->make_factory(backend, relay_budget_, error);
-    if (!factory) {
-      *error = "backend '" + name + "': " + *error;
-      return lockstore::Status::InvalidArgument(*error);
-    }
-    if (const adapters::UpstreamOptions* upstream = kind->upstream(backend)) {
-      WarnIfUnverified(name, *upstream);
-    }
-    factories_.push_back(std::move(factory));
-    backend_names_.push_back(name);
-    factories.push_back(factories_.back().get());
-  }
   // Several replicas: one plain http adapter per peer, after the backends' adapters. The peer
   // gets the token in Fencing-Token, as the client sent it, and admits or refuses it itself.
-  peer_adapter_base_ = factories.size();
   if (cluster_) {
     // The owner answers within its barrier wait plus its own upstream timeout, or with 503/504.
     const auto owner_answers_within =
@@ -420,45 +392,8 @@ lockstore::Status Server::BuildAdapters() {
       options.forward_token_header = std::string(kFencingTokenField);
       options.response_timeout = owner_answers_within;
       factories_.push_back(adapters::MakeHttpAdapterFactory(options));
-      factories.push_back(factories_.back().get());
+      peer_factories_.push_back(factories_.back().get());
     }
-  }
-  return lockstore::Status::Ok();
-}
-
-// One etcd client set per route with verify_tokens: routes may ask different lock services.
-lockstore::Status Server::StartTokenVerifiers() {
-  verifier_of_route_.assign(config_.routes.size(), nullptr);
-  for (std::size_t i = 0; i < config_.routes.size(); ++i) {
-    const RouteConfig& route = config_.routes[i];
-    if (!route.verify_tokens) continue;
-    const TokenVerifyConfig& verify = *route.verify_tokens;
-    lockstore::etcd::EtcdTokenVerifierOptions options;
-    options.client.endpoints = verify.endpoints;
-    // One bound for the whole check, shared so that a silent member leaves the others time.
-    options.client.request_timeout =
-        std::max(std::chrono::milliseconds(1),
-                 verify.timeout / static_cast<std::int64_t>(verify.endpoints.size()));
-    options.client.operation_timeout = verify.timeout;
-    options.client.tls = verify.tls;
-    if (verify.tls) {
-      std::string error;
-      options.client.tls_context = tls_client::BuildClientContext(*verify.tls, &error);
-      if (!options.client.tls_context) {
-        return lockstore::Status::InvalidArgument("route '" + route.name +
-                                                  "': verify_tokens.etcd.tls: " + error);
-      }
-      if (!verify.tls->verify_hostname) {
-        std::fprintf(stderr,
-                     "fencegate: WARNING: route '%s': verify_tokens.etcd.tls.verify_hostname is "
-                     "off: any certificate from the configured CA is accepted for every etcd "
-                     "member\n",
-                     route.name.c_str());
-      }
-    }
-    token_verifiers_.push_back(
-        std::make_unique<lockstore::etcd::EtcdTokenVerifier>(std::move(options)));
-    verifier_of_route_[i] = token_verifiers_.back().get();
   }
   return lockstore::Status::Ok();
 }
@@ -519,8 +454,7 @@ int Server::RunUntilSignal() {
   std::function<void()> await_reload = [&] {
     reload_signal.async_wait([&](boost::system::error_code ec, int) {
       if (ec) return;
-      traffic_tls_->Reload();
-      admin_tls_->Reload();
+      RequestReload({.trigger = "SIGHUP", .accepted_fence_key_changes = {}}, nullptr);
       await_reload();
     });
   };

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,16 +10,23 @@
 #include "gateway/auth/admin_guard.h"
 #include "gateway/auth/authorizer.h"
 #include "gateway/cluster/replica_cluster.h"
+#include "gateway/config/command_line.h"
 #include "gateway/config/config.h"
+#include "gateway/config/config_diff.h"
 #include "gateway/http/router.h"
 #include "gateway/locks/lock_api.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/etcd_metrics.h"
 #include "gateway/observability/lock_metrics.h"
 #include "gateway/observability/metrics.h"
+#include "gateway/observability/reload_metrics.h"
 #include "gateway/observability/rocksdb_store_metrics.h"
+#include "gateway/server/config_generation.h"
 #include "gateway/server/gateway_context.h"
+#include "gateway/server/generation_slot.h"
 #include "gateway/server/network_thread.h"
+#include "gateway/server/reload_report.h"
+#include "gateway/server/reload_worker.h"
 #include "gateway/tls/listener_tls.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/fence_store.h"
@@ -41,11 +50,14 @@ enum ExitCode : int {
 // The whole gateway: fence store, admission, adapters, network threads and the admin listener.
 //
 // Start() builds every component, then the GatewayContext from them (complete, and const from
-// then on), then the threads that share it. Shutdown() takes it all down in one written order
-// (see there); the destructor runs it too, so no member relies on its declaration order.
+// then on) and the first ConfigGeneration, then the threads that share them. A reload builds a
+// new generation and hands it to each thread (README "Reloading"). Shutdown() takes it all down
+// in one written order (see there); the destructor runs it too, so no member relies on its
+// declaration order.
 class Server {
  public:
-  explicit Server(Config config);
+  // `command_line`: its overrides are applied again to each reloaded configuration.
+  explicit Server(Config config, CommandLine command_line = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -61,10 +73,16 @@ class Server {
   // Blocks until SIGTERM or SIGINT, then drains: stops accepting, closes idle connections, lets
   // requests in flight finish for up to timeouts.shutdown_drain, then Shutdown(). Returns
   // kExitOk, or kExitDrainCut if requests were still in flight at the deadline. SIGHUP reloads
-  // the TLS certificates.
+  // the configuration (RequestReload).
   int RunUntilSignal();
 
+  // Thread-safe, after Start(): re-reads Config::source_path on the reload thread and, when it
+  // loads, applies it for new connections and reloads the listeners' TLS certificates; then
+  // logs the result and calls `done` with it (on the reload thread). Reloads run one at a time.
+  void RequestReload(ReloadRequest request, std::function<void(const ReloadReport&)> done);
+
   // Stops everything, in this order (each step relies on the ones before it):
+  //  0. reloads: the one in progress finishes, queued ones are dropped;
   //  1. listeners: readiness off, no new connections;
   //  2. lock waiters: the lock clock stops, long-poll acquires are answered;
   //  3. network threads and the admin listener: their io_contexts stop, the threads are joined
@@ -88,17 +106,34 @@ class Server {
   lockstore::Status StartLocks();
   lockstore::Status StartLockTable();
   void StartEtcdLocks();
+  // Opens the idempotency store (under data_dir) the first time a generation has a route that
+  // keeps idempotency records, at start or at a reload.
   lockstore::Status OpenIdempotencyStore();
-  lockstore::Status BuildAdapters();
-  lockstore::Status StartTokenVerifiers();
+  lockstore::Status BuildPeerAdapters();
   lockstore::Status LoadTls();
+  // The generation of `config` (server_generation.cc). `previous` (null at start) and `diff`:
+  // its backends' factories and routes' token verifiers are kept where their entries did not
+  // change.
+  lockstore::Status BuildGeneration(Config config, std::string file_text,
+                                    const ConfigGeneration* previous, const ConfigDiff* diff,
+                                    std::shared_ptr<const ConfigGeneration>* out);
+  lockstore::Status BuildBackendFactories(const ConfigGeneration* previous, const ConfigDiff* diff,
+                                          ConfigGeneration& generation);
+  lockstore::Status ResolveTokenVerifiers(const ConfigDiff* diff, ConfigGeneration& generation);
+  // server_reload.cc: one reload, on the reload thread.
+  ReloadReport Reload(const ReloadRequest& request);
+  // Makes `generation` current on every network thread, and waits until each has.
+  void PublishGeneration(std::shared_ptr<const ConfigGeneration> generation);
   // The context of what the steps above built; nothing changes it afterwards but its atomics.
   std::unique_ptr<const GatewayContext> BuildContext();
   lockstore::Status Listen();
   // Flushes the fence store, logging a failure: at shutdown nobody is left to answer.
   void FlushStore();
 
+  // The configuration at start: what a reload cannot change (listeners, store, locks, cluster)
+  // is read from here. The one in force for routes and backends is generation_'s.
   Config config_;
+  CommandLine command_line_;
   std::unique_ptr<lockstore::SteadyLockClock> lock_clock_;
   std::unique_ptr<lockstore::FenceStore> store_;
   lockstore::etcd::EtcdFenceStore* etcd_store_ = nullptr;   // store_ when store.kind is etcd
@@ -107,17 +142,13 @@ class Server {
   std::unique_ptr<RocksDbStoreMetrics> rocksdb_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
-  std::unique_ptr<Router> router_;
+  std::unique_ptr<ReloadMetrics> reload_metrics_;
   std::unique_ptr<tls::ListenerTls> traffic_tls_;
   std::unique_ptr<tls::ListenerTls> admin_tls_;
-  std::unique_ptr<auth::Authorizer> authorizer_;
-  std::unique_ptr<auth::AdminGuard> admin_guard_;
+  // Every adapter factory made since start: generations point into it, and a thread's adapters
+  // may still use an older generation's until its last session ends.
   std::vector<std::unique_ptr<adapters::AdapterFactory>> factories_;
-  // The adapter factories in the network threads' adapter order: the backends' (named in
-  // backend_names_), then one per peer replica from peer_adapter_base_ on.
-  std::vector<adapters::AdapterFactory*> adapter_order_;
-  std::vector<std::string> backend_names_;
-  std::size_t peer_adapter_base_ = 0;
+  std::vector<adapters::AdapterFactory*> peer_factories_;  // one per peer replica
   // limits.relay_buffer_memory, shared by the adapters of every backend and thread.
   std::shared_ptr<adapters::RelayBudget> relay_budget_;
   std::unique_ptr<RelayBudgetMetrics> relay_budget_metrics_;
@@ -128,12 +159,17 @@ class Server {
   std::unique_ptr<lockstore::TokenSigner> token_signer_;  // locks.signing (README "Tokens")
   std::unique_ptr<LockApi> lock_api_;
   std::unique_ptr<lockstore::IdempotencyStore> idempotency_;
-  // The routes' verify_tokens checks; verifier_of_route_[i] is route i's, or null.
+  // The routes' verify_tokens checks, every one made since start (an older generation's
+  // sessions may still ask theirs); the current one of each route by name.
   std::vector<std::unique_ptr<lockstore::TokenVerifier>> token_verifiers_;
-  std::vector<lockstore::TokenVerifier*> verifier_of_route_;
+  std::map<std::string, lockstore::TokenVerifier*> verifier_of_route_;
   std::unique_ptr<lockstore::AdmissionController> admission_;
   std::unique_ptr<ReplicaCluster> cluster_;
   std::unique_ptr<const GatewayContext> context_;
+  // The generation in force. Written at start and then only by the reload thread.
+  std::shared_ptr<const ConfigGeneration> generation_;
+  GenerationSlot generation_slot_;  // the same, for the admin listener
+  std::unique_ptr<ReloadWorker> reload_worker_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;
   std::unique_ptr<AdminServer> admin_;
   bool shut_down_ = false;

@@ -41,6 +41,8 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
                  std::shared_ptr<net::ssl::context> tls_context)
     : thread_(thread),
       context_(thread.context()),
+      generation_view_(thread.AcquireGeneration()),
+      generation_(*generation_view_.generation),
       stream_(ClientStream(std::move(socket)), std::move(tls_context)),
       client_deadline_(stream_.get_executor(), &Session::CancelClientIo),
       barrier_deadline_(stream_.get_executor(), &Session::OnFenceDeadline),
@@ -56,6 +58,7 @@ Session::Session(ClientSocket socket, NetworkThread& thread,
 Session::~Session() {
   CloseSocket();
   thread_.Unregister(this);
+  thread_.ReleaseGeneration(generation_view_);
 }
 
 void Session::Start() {
@@ -89,7 +92,7 @@ void Session::CloseSocket() {
 // ---- Reading the request header ----
 
 void Session::StartRequest() {
-  const Config& config = *context_.config;
+  const Config& config = generation_.config;
   body_read_deadline_.Stop();
   // A chunked body was read through buffer_ in relay-buffer-sized pieces; an idle connection
   // does not keep that room.
@@ -117,7 +120,7 @@ void Session::ContinueHeaderRead() {
     buffer_.consume(2);
   }
   const std::string_view data(static_cast<const char*>(buffer_.data().data()), buffer_.size());
-  const std::size_t max_header = context_.config->limits.max_header_bytes;
+  const std::size_t max_header = generation_.config.limits.max_header_bytes;
   // No request line starts with this byte; a ClientHello does, and would otherwise wait out
   // the header timeout for a header end that never comes.
   if (header_scanned_ == 0 && !data.empty() && !stream_.is_tls() &&
@@ -141,12 +144,12 @@ void Session::ContinueHeaderRead() {
   }
   std::chrono::steady_clock::time_point deadline;
   if (data.empty()) {
-    deadline = adapters::DeadlineClock::Now() + context_.config->timeouts.idle;
+    deadline = adapters::DeadlineClock::Now() + generation_.config.timeouts.idle;
   } else {
     if (exchange_.started_unix_ms == 0) {
       // The first bytes of this request: its header must be complete by the deadline.
       exchange_.started_unix_ms = NowUnixMs();
-      header_deadline_ = adapters::DeadlineClock::Now() + context_.config->timeouts.header_read;
+      header_deadline_ = adapters::DeadlineClock::Now() + generation_.config.timeouts.header_read;
     }
     deadline = header_deadline_;
   }
@@ -272,12 +275,12 @@ void Session::HandleRequest() {
     if (AuthorizeLock(path, fields)) HandleLockRequest();
     return;
   }
-  const auto route_index = context_.router->Match(host, path);
+  const auto route_index = generation_.router->Match(host, path);
   if (!route_index) {
     Refuse({.refusal = Refusal::kNoRoute, .outcome = "no_route"});
     return;
   }
-  exchange_.route = &context_.routes[*route_index];
+  exchange_.route = &generation_.routes[*route_index];
   const RouteRuntime& route = *exchange_.route;
   if (!Authorize(fields)) return;
   if (!CheckIdempotencyKey()) return;
@@ -411,7 +414,7 @@ void Session::DrainBodyThenWrite() {
   scratch_.resize(16 * 1024);
   body.data = scratch_.data();
   body.size = scratch_.size();
-  stream_.expires_after(context_.config->timeouts.body_read);
+  stream_.expires_after(generation_.config.timeouts.body_read);
   http::async_read_some(stream_, buffer_, *parser_,
                         [self = shared_from_this()](error_code ec, std::size_t) {
                           if (ec == http::error::need_buffer) ec = {};
@@ -493,7 +496,10 @@ void Session::Close() {
     ShutdownTls();
     return;
   }
-  if (parser_ && parser_->is_header_done() && !parser_->is_done()) {
+  // A connection closed because a reload superseded its configuration lingers too: a request
+  // the client sent before it read Connection: close must not turn into a reset.
+  if ((parser_ && parser_->is_header_done() && !parser_->is_done()) ||
+      !thread_.IsCurrent(generation_view_)) {
     LingeringClose();
     return;
   }

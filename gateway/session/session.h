@@ -20,7 +20,9 @@
 #include "gateway/http/refusal.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/locks/lock_api.h"
+#include "gateway/server/config_generation.h"
 #include "gateway/server/gateway_context.h"
+#include "gateway/server/thread_generation.h"
 #include "gateway/session/client_deadline.h"
 #include "gateway/session/client_stream.h"
 #include "gateway/session/fenced_write.h"
@@ -261,6 +263,11 @@ class Session : public std::enable_shared_from_this<Session>,
 
   NetworkThread& thread_;
   const GatewayContext& context_;
+  // The configuration this connection was accepted under (README "Reloading"), kept for its
+  // life: every request on it runs on one generation. After a reload the connection closes
+  // once nothing more from the client waits to be answered (PrepareResponseHeader).
+  ThreadGeneration& generation_view_;
+  const ConfigGeneration& generation_;
   tls::ClientTransport stream_;
   // timeouts.idle / header_read / response_write of the header reads and response writes that
   // go to the socket directly (not through stream_'s per-operation timer).

@@ -25,8 +25,8 @@ void Session::Admit() {
     OnAdmissionDecision(*decision);
     return;
   }
-  barrier_deadline_.Begin(std::chrono::steady_clock::now() + context_.config->timeouts.barrier_wait,
-                          self_hold_);
+  barrier_deadline_.Begin(
+      std::chrono::steady_clock::now() + generation_.config.timeouts.barrier_wait, self_hold_);
 }
 
 void Session::OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision) {
@@ -60,7 +60,7 @@ void Session::CutAdmittedWrite() {
 
 void Session::OnBarrierTimeout() {
   if (phase_ != Phase::kAdmitting || !self_hold_) return;
-  if (!fenced_.AbandonBarrierWait(context_.config->timeouts.barrier_wait)) return;
+  if (!fenced_.AbandonBarrierWait(generation_.config.timeouts.barrier_wait)) return;
   exchange_.route->metrics->barrier_wait->Observe(
       thread_.index(), std::chrono::duration<double>(fenced_.barrier_wait()).count());
   Refuse(FencedWrite::kBarrierTimeoutRefusal);
@@ -79,7 +79,7 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
       }
       exchange_.outcome = "admitted";
       barrier_deadline_.Begin(
-          adapters::DeadlineClock::Now() + context_.config->timeouts.write_deadline, *this);
+          adapters::DeadlineClock::Now() + generation_.config.timeouts.write_deadline, *this);
       const RouteMetrics& metrics = *exchange_.route->metrics;
       metrics.writes_admitted->Increment();
       if (decision.advanced) metrics.fence_advances->Increment();
@@ -114,7 +114,7 @@ void Session::Forward() {
   forward.fence_key = fenced_.fence_key();
   forward.request_id = exchange_.request_id;
   self_hold_ = shared_from_this();
-  thread_.adapter(exchange_.peer_adapter.value_or(exchange_.route->backend_index))
+  generation_view_.adapter(exchange_.peer_adapter.value_or(exchange_.route->backend_index))
       .Forward(forward, *this,
                [this](adapters::ForwardOutcome outcome) { OnForwardDone(std::move(outcome)); });
 }

@@ -17,11 +17,11 @@ constexpr std::string_view kInvalidChallenge =
 
 bool Session::Authorize(const RequestFields& fields) {
   auto& request = parser_->get();
-  const std::size_t route = exchange_.route - context_.routes.data();
+  const std::size_t route = exchange_.route - generation_.routes.data();
   const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
   // A TLS client's verified certificate (empty, unverified, on plain connections).
-  exchange_.auth = context_.auth->Check(route, write, fields.authorization,
-                                        fields.authorization_count, &peer_identity_);
+  exchange_.auth = generation_.authorizer->Check(route, write, fields.authorization,
+                                                 fields.authorization_count, &peer_identity_);
   if (!exchange_.auth.guarded) return true;
   // The key is fencegate's credential, not the backend's: it is never forwarded.
   request.erase(http::field::authorization);
@@ -36,11 +36,11 @@ bool Session::Authorize(const RequestFields& fields) {
 
 bool Session::AuthorizeLock(std::string_view path, const RequestFields& fields) {
   const auto& request = parser_->get();
-  std::string_view name = path.substr(context_.config->locks.prefix.size());
+  std::string_view name = path.substr(generation_.config.locks.prefix.size());
   name = name.substr(0, name.find('/'));
   const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
-  exchange_.auth = context_.auth->CheckLock(name, write, fields.authorization,
-                                            fields.authorization_count, &peer_identity_);
+  exchange_.auth = generation_.authorizer->CheckLock(name, write, fields.authorization,
+                                                     fields.authorization_count, &peer_identity_);
   if (!exchange_.auth.refused) return true;
   RefuseUnauthorized(*exchange_.auth.refused,
                      write ? "locks.policy does not let this principal acquire, renew or release "
@@ -68,8 +68,8 @@ void Session::RefuseUnauthorized(auth::Refusal refusal, std::string_view forbidd
 }
 
 std::optional<lockstore::Token> Session::AdmitBound() {
-  exchange_.advance_forbidden = !context_.auth->MayAdvance(exchange_.route - context_.routes.data(),
-                                                           exchange_.auth, fenced_.fence_key());
+  exchange_.advance_forbidden = !generation_.authorizer->MayAdvance(
+      exchange_.route - generation_.routes.data(), exchange_.auth, fenced_.fence_key());
   if (exchange_.advance_forbidden) return lockstore::Token{0};
   const lockstore::Token route_bound = exchange_.route->config->max_token_advance;
   if (exchange_.token_signed || exchange_.token_verified || route_bound == 0) return std::nullopt;
@@ -77,8 +77,8 @@ std::optional<lockstore::Token> Session::AdmitBound() {
 }
 
 void Session::RefuseAdvance() {
-  context_.auth->CountRefusal(exchange_.route - context_.routes.data(),
-                              auth::Refusal::kAdvanceNotPermitted);
+  generation_.authorizer->CountRefusal(exchange_.route - generation_.routes.data(),
+                                       auth::Refusal::kAdvanceNotPermitted);
   Refuse({.refusal = Refusal::kForbidden,
           .detail = "this token would raise the fence, and the route's policy grants this "
                     "principal no advance on this fence key; a write at the current highest "

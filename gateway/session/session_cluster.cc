@@ -19,8 +19,8 @@ Session::ShardStep Session::RouteByShard() {
     case ShardRoute::Kind::kForward:
       // A plain proxy hop: the owner admits (and keeps any idempotency record); this replica
       // neither admits nor stores anything for the write.
-      request.set(kForwardedByHeader, context_.config->cluster.name);
-      exchange_.peer_adapter = context_.peer_adapter_base + route.peer;
+      request.set(kForwardedByHeader, generation_.config.cluster.name);
+      exchange_.peer_adapter = generation_.peer_adapter_base + route.peer;
       exchange_.outcome = "forwarded";
       return ShardStep::kForwardToOwner;
     case ShardRoute::Kind::kRefuse:

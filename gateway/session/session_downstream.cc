@@ -11,6 +11,7 @@
 #include "base/net/deadline_clock.h"
 #include "gateway/http/header_sanitizer.h"
 #include "gateway/http/request_fields.h"
+#include "gateway/server/network_thread.h"
 #include "gateway/session/session.h"
 
 namespace fencegate::gateway {
@@ -56,7 +57,7 @@ void Session::AsyncReadBody(net::mutable_buffer buffer, ReadHandler handler) {
   if (exchange_.expect_continue && !exchange_.continue_sent) {
     // Admission is done, so the client may now send the body.
     exchange_.continue_sent = true;
-    stream_.expires_after(context_.config->timeouts.response_write);
+    stream_.expires_after(generation_.config.timeouts.response_write);
     net::async_write(stream_, net::buffer(kContinueResponse),
                      [self = shared_from_this(), buffer](error_code ec, std::size_t) {
                        if (ec) {
@@ -94,7 +95,7 @@ bool Session::WaitForBodyNowOrLater(WaitHandler handler) {
     return true;
   }
   body_wait_handler_ = std::move(handler);
-  body_read_deadline_.Begin(adapters::DeadlineClock::Now() + context_.config->timeouts.body_read,
+  body_read_deadline_.Begin(adapters::DeadlineClock::Now() + generation_.config.timeouts.body_read,
                             *this);
   stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
     if (self->body_read_deadline_.End() && ec == net::error::operation_aborted) {
@@ -164,7 +165,7 @@ void Session::ReadBodyFromSocket() {
                         static_cast<std::size_t>(std::min<std::uint64_t>(body.size, *remaining)))
           : buffer_.prepare(
                 std::clamp(body_read_target_.size(), kHeaderReadChunk, kMaxChunkedBodyRead));
-  body_read_deadline_.Begin(adapters::DeadlineClock::Now() + context_.config->timeouts.body_read,
+  body_read_deadline_.Begin(adapters::DeadlineClock::Now() + generation_.config.timeouts.body_read,
                             *this);
   stream_.untimed().async_read_some(
       target, [self = shared_from_this(), in_place](error_code ec, std::size_t bytes) {
@@ -262,7 +263,10 @@ void Session::PrepareResponseHeader() {
       exchange_.close_after = true;  // close-delimited body for an HTTP/1.0 client
     }
   }
-  const bool keep_alive = exchange_.keep_alive && !exchange_.close_after &&
+  // After a reload, a connection on the previous configuration ends with this response unless
+  // the client already sent more (pipelined bytes are answered first, on the same generation).
+  const bool superseded = !thread_.IsCurrent(generation_view_) && buffer_.size() == 0;
+  const bool keep_alive = exchange_.keep_alive && !exchange_.close_after && !superseded &&
                           !context_.draining.load(std::memory_order_relaxed);
   if (!keep_alive) exchange_.close_after = true;
   // The response has no Connection field here: SanitizeResponseHeader removed the backend's,
@@ -302,8 +306,8 @@ std::size_t Session::PrepareBodyPiece(net::const_buffer body, bool last) {
 
 void Session::WritePieceLater(std::size_t body_bytes) {
   auto self = shared_from_this();
-  client_deadline_.Begin(adapters::DeadlineClock::Now() + context_.config->timeouts.response_write,
-                         self);
+  client_deadline_.Begin(
+      adapters::DeadlineClock::Now() + generation_.config.timeouts.response_write, self);
   adapters::AsyncWriteAll(
       stream_.untimed(), write_gather_,
       [self = std::move(self), bytes = body_bytes](error_code ec) {

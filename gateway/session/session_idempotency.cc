@@ -70,13 +70,14 @@ void Session::Proceed() {
   lockstore::IdempotencyRecord marker = idempotency_.Marker(
       route, fenced_.fence_key(), identity, request.method_string(), request.target(), NowUnixMs());
   self_hold_ = shared_from_this();
-  context_.idempotency->Begin(idempotency_.scope_key(), std::move(marker),
-                              [this](lockstore::IdempotencyStore::BeginResult result) {
-                                // On the store's writer thread: hop back.
-                                thread_.inbox().Post([this, result = std::move(result)]() mutable {
-                                  OnIdempotencyBegin(std::move(result));
-                                });
-                              });
+  generation_.idempotency->Begin(
+      idempotency_.scope_key(), std::move(marker),
+      [this](lockstore::IdempotencyStore::BeginResult result) {
+        // On the store's writer thread: hop back.
+        thread_.inbox().Post([this, result = std::move(result)]() mutable {
+          OnIdempotencyBegin(std::move(result));
+        });
+      });
 }
 
 void Session::OnIdempotencyBegin(lockstore::IdempotencyStore::BeginResult result) {
@@ -185,7 +186,7 @@ void Session::RefuseAfterAdmission(const RefusalReply& refusal) {
 void Session::WriteLastPieceDurably(net::const_buffer body) {
   lockstore::IdempotencyRecord record = idempotency_.ResponseOutcome(
       parser_->is_done(), exchange_.status, exchange_.upstream_status, exchange_.started_unix_ms);
-  context_.idempotency->Finish(
+  generation_.idempotency->Finish(
       idempotency_.scope_key(), std::move(record),
       [self = shared_from_this(), body](lockstore::Status) mutable {
         // A failed write leaves the marker in flight: retries get 409, then (after a restart)
@@ -210,12 +211,12 @@ void Session::SettleIdempotency(adapters::ForwardOutcome outcome) {
         [self = std::move(self), outcome = std::move(outcome)] { self->OnForwardDone(outcome); });
   };
   if (never_reached) {
-    context_.idempotency->Abandon(idempotency_.scope_key(), std::move(resume));
+    generation_.idempotency->Abandon(idempotency_.scope_key(), std::move(resume));
     return;
   }
   lockstore::IdempotencyRecord record = idempotency_.UnknownOutcome(
       parser_->is_done(), exchange_.status, exchange_.upstream_status, exchange_.started_unix_ms);
-  context_.idempotency->Finish(idempotency_.scope_key(), std::move(record), std::move(resume));
+  generation_.idempotency->Finish(idempotency_.scope_key(), std::move(record), std::move(resume));
 }
 
 }  // namespace fencegate::gateway

@@ -1,4 +1,5 @@
-// The TLS steps of a Session (gateway/session/session.h): before the first request and after the last.
+// The TLS steps of a Session (gateway/session/session.h): before the first request and after the
+// last.
 #include <boost/asio/write.hpp>
 
 #include "gateway/server/network_thread.h"
@@ -55,7 +56,7 @@ void Session::RefusePlainHttp() {
   context_.traffic_tls->CountHandshake(tls::HandshakeResult::kPlainHttp);
   phase_ = Phase::kClosed;
   scratch_ = tls::PlainHttpOnTlsResponse();
-  stream_.expires_after(context_.config->timeouts.response_write);
+  stream_.expires_after(generation_.config.timeouts.response_write);
   net::async_write(stream_.lowest(), net::buffer(scratch_),
                    [self = shared_from_this()](error_code, std::size_t) { self->CloseSocket(); });
 }

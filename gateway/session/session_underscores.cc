@@ -11,7 +11,7 @@ bool Session::CheckUnderscoreFields() {
   std::string_view lookalike;
   const UnderscoreFinding finding = FindUnderscoreFields(parser_->get(), &lookalike);
   if (finding == UnderscoreFinding::kNone) return true;
-  const UnderscoreAction action = context_.config->limits.headers_with_underscores;
+  const UnderscoreAction action = generation_.config.limits.headers_with_underscores;
   if (finding == UnderscoreFinding::kOther && action == UnderscoreAction::kAllow) return true;
   if (finding == UnderscoreFinding::kOther && action == UnderscoreAction::kDrop) {
     context_.metrics->underscore_fields_dropped().Increment(

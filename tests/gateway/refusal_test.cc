@@ -17,7 +17,7 @@ namespace {
 
 TEST(RefusalTableTest, EveryRefusalHasItsOwnRow) {
   const auto table = RefusalTable();
-  ASSERT_EQ(table.size(), static_cast<std::size_t>(Refusal::kRepairNotLower) + 1);
+  ASSERT_EQ(table.size(), static_cast<std::size_t>(Refusal::kConfigInvalid) + 1);
   for (std::size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(static_cast<std::size_t>(table[i].refusal), i) << table[i].slug;
     EXPECT_EQ(&RefusalText(static_cast<Refusal>(i)), &table[i]);

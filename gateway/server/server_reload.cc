@@ -1,0 +1,78 @@
+// Server: reloading the configuration file (README "Reloading").
+#include <latch>
+
+#include "gateway/config/config_loader.h"
+#include "gateway/http/time_format.h"
+#include "gateway/server/config_text.h"
+#include "gateway/server/server.h"
+
+namespace fencegate::gateway {
+
+void Server::RequestReload(ReloadRequest request, std::function<void(const ReloadReport&)> done) {
+  reload_worker_->Post([this, request = std::move(request), done = std::move(done)] {
+    const ReloadReport report = Reload(request);
+    LogReload(report);
+    if (done) done(report);
+  });
+}
+
+ReloadReport Server::Reload(const ReloadRequest& request) {
+  ReloadReport report;
+  report.trigger = request.trigger;
+  report.config_path = generation_->config.source_path;
+  report.generation = generation_->number;
+  report.config_hash = generation_->config_hash;
+
+  // Loaded exactly as --check-config loads it; read again for the hash and the diff.
+  Config config;
+  const std::vector<ConfigError> errors = LoadConfigFile(report.config_path, &config);
+  for (const ConfigError& error : errors) report.errors.push_back(error.ToString());
+  std::string file_text;
+  if (errors.empty() && !ReadConfigText(report.config_path, &file_text)) {
+    report.errors.push_back(report.config_path + ": cannot read the configuration file");
+  }
+  if (!report.errors.empty()) {
+    reload_metrics_->CountFailure();
+    return report;
+  }
+  ApplyOverrides(command_line_, &config);
+  // Applied as written, except what needs a restart: that keeps its running value.
+  const ConfigDiff diff =
+      DiffConfigs(generation_->config, generation_->file_text, config, file_text);
+
+  // Fence-key templates (issue 26, the lead's part): CheckAndRecordRouteBindings(config, *store_,
+  // request.accepted_fence_key_changes) goes here, refusing the reload before anything applies.
+
+  std::shared_ptr<const ConfigGeneration> next;
+  if (lockstore::Status built =
+          BuildGeneration(std::move(config), std::move(file_text), generation_.get(), &diff, &next);
+      !built.ok()) {
+    report.errors.push_back(built.message());
+    reload_metrics_->CountFailure();
+    return report;
+  }
+  // Certificates are re-read from the same files (tls: itself needs a restart); a failure keeps
+  // the certificate in force and is counted by the listener.
+  traffic_tls_->Reload();
+  admin_tls_->Reload();
+  generation_ = next;
+  generation_slot_.Set(next);
+  PublishGeneration(std::move(next));
+  reload_metrics_->CountSuccess(generation_->config_hash, NowUnixMs());
+  report.applied = true;
+  report.generation = generation_->number;
+  report.config_hash = generation_->config_hash;
+  report.diff = diff;
+  return report;
+}
+
+void Server::PublishGeneration(std::shared_ptr<const ConfigGeneration> generation) {
+  // Answered only once every thread has it: a request sent after the answer sees it.
+  std::latch adopted(static_cast<std::ptrdiff_t>(threads_.size()));
+  for (auto& thread : threads_) {
+    thread->AdoptGeneration(generation, [&adopted] { adopted.count_down(); });
+  }
+  adopted.wait();
+}
+
+}  // namespace fencegate::gateway
