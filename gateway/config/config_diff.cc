@@ -1,5 +1,8 @@
 #include "gateway/config/config_diff.h"
 
+#include "gateway/config/config_loader.h"
+
+#include <algorithm>
 #include <map>
 
 #include <yaml-cpp/yaml.h>
@@ -103,12 +106,43 @@ ConfigDiff DiffConfigs(const Config& before, const std::string& before_text, con
   if (before.timeouts.shutdown_drain != after.timeouts.shutdown_drain) {
     diff.restart_required.push_back("timeouts.shutdown_drain");
   }
-  for (const char* section : {"store", "cluster", "locks", "tls", "access_log"}) {
+  // The access log moves from one file to another live; turning it on or off, or to or from
+  // standard output, needs a restart.
+  const auto is_file = [](const std::string& path) { return !path.empty() && path != "-"; };
+  if (before.access_log.path != after.access_log.path &&
+      !(is_file(before.access_log.path) && is_file(after.access_log.path))) {
+    diff.restart_required.push_back("access_log.path");
+  }
+  if (before.access_log.error_lines_per_second != after.access_log.error_lines_per_second) {
+    diff.restart_required.push_back("access_log.error_lines_per_second");
+  }
+  for (const char* section : {"store", "cluster", "locks", "tls"}) {
     if (!SameNode(old_root[section], new_root[section])) {
       diff.restart_required.push_back(section);
     }
   }
   return diff;
+}
+
+void KeepRestartOnlyValues(const Config& running, const ConfigDiff& diff, Config* next) {
+  next->listen = running.listen;
+  next->admin_listen = running.admin_listen;
+  next->threads = running.threads;
+  next->limits.relay_buffer_memory = running.limits.relay_buffer_memory;
+  next->timeouts.shutdown_drain = running.timeouts.shutdown_drain;
+  next->store = running.store;
+  next->cluster = running.cluster;
+  next->locks = running.locks;
+  next->tls = running.tls;
+  next->access_log.error_lines_per_second = running.access_log.error_lines_per_second;
+  if (std::find(diff.restart_required.begin(), diff.restart_required.end(), "access_log.path") !=
+      diff.restart_required.end()) {
+    next->access_log.path = running.access_log.path;
+  }
+  if (next->data_dir != running.data_dir) {
+    next->data_dir = running.data_dir;
+    ExpandDataDirInPaths(next);  // "{data_dir}" in backends' paths stays the running one
+  }
 }
 
 }  // namespace fencegate::gateway

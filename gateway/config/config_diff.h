@@ -19,9 +19,10 @@ struct NamedChanges {
 // What a reload changes (README "Reloading"): the routes and backends added, removed or changed,
 // and the keys whose new value takes effect only at the next start (the listeners' addresses,
 // data_dir, the store, the cluster, the thread count, the built-in locks, the listeners' TLS
-// settings, the access log and the relay buffer budget). Entries are compared as written in the
-// files (a file a key names, such as a key file, is not compared), the command-line overrides
-// as applied.
+// settings, the relay buffer budget, the drain time, the access log's error-line cap, and an
+// access log turned on or off or moved to or from standard output). Entries are compared as written
+// in the files (a file a key names, such as a key file, is not compared), the command-line
+// overrides as applied.
 struct ConfigDiff {
   NamedChanges routes;
   NamedChanges backends;
@@ -32,5 +33,10 @@ struct ConfigDiff {
 // both must have loaded without errors.
 ConfigDiff DiffConfigs(const Config& before, const std::string& before_text, const Config& after,
                        const std::string& after_text);
+
+// Sets in `next` the running values of every key DiffConfigs counts as needing a restart, so
+// that a reloaded configuration never half-applies one (a lock policy with the old lock service,
+// say). `diff` is DiffConfigs(running, ..., *next, ...).
+void KeepRestartOnlyValues(const Config& running, const ConfigDiff& diff, Config* next);
 
 }  // namespace fencegate::gateway

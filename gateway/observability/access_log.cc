@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 #include "base/encoding/json_escape.h"
 #include "gateway/http/time_format.h"
@@ -115,6 +116,16 @@ lockstore::Status AccessLog::Reopen() {
                                       std::strerror(dup_errno));
   }
   return lockstore::Status::Ok();
+}
+
+lockstore::Status AccessLog::Retarget(const std::string& path) {
+  if (!owned_ || path.empty() || path == "-") {
+    return lockstore::Status::InvalidArgument("only a file's access log can move to another file");
+  }
+  const std::string previous = std::exchange(path_, path);
+  const lockstore::Status moved = Reopen();
+  if (!moved.ok()) path_ = previous;
+  return moved;
 }
 
 AccessLog::~AccessLog() {

@@ -54,6 +54,11 @@ class AccessLog {
   // descriptor number stays the same, dup3(2) swaps what it refers to atomically. A failure
   // keeps the current file. No-op for standard output or when off. Not on a network thread.
   lockstore::Status Reopen();
+  // A reload's new access_log.path, from a file to another file: opened, then put in place of
+  // the current one as Reopen does. A failure keeps the current file. False (nothing done) when
+  // this log or `path` is not a file: that change needs a restart. Not on a network thread, nor
+  // at the same time as Reopen.
+  lockstore::Status Retarget(const std::string& path);
   // Formats and writes one line. Write errors are dropped: logging never fails a request.
   void Write(const AccessLogEntry& entry);
 

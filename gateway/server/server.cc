@@ -164,6 +164,7 @@ lockstore::Status Server::Start() {
   // moment ago), the first reload reports every entry as new.
   std::string file_text;
   if (!ReadConfigText(config_.source_path, &file_text)) file_text.clear();
+  started_file_text_ = file_text;
   if (lockstore::Status built =
           BuildGeneration(config_, std::move(file_text), nullptr, nullptr, &generation_);
       !built.ok()) {
@@ -460,12 +461,15 @@ int Server::RunUntilSignal() {
   };
   await_reload();
 
-  // Opening the file blocks: it happens here, never on a network thread.
+  // Opening the file blocks: it happens on the reload thread, never on a network thread, and
+  // never at the same time as a reload moving the access log to another file.
   std::function<void()> await_reopen = [&] {
     reopen_signal.async_wait([&](boost::system::error_code ec, int) {
       if (ec) return;
-      const lockstore::Status reopened = access_log_->Reopen();
-      if (!reopened.ok()) std::fprintf(stderr, "fencegate: %s\n", reopened.ToString().c_str());
+      reload_worker_->Post([this] {
+        const lockstore::Status reopened = access_log_->Reopen();
+        if (!reopened.ok()) std::fprintf(stderr, "fencegate: %s\n", reopened.ToString().c_str());
+      });
       await_reopen();
     });
   };

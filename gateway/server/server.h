@@ -133,6 +133,7 @@ class Server {
   // The configuration at start: what a reload cannot change (listeners, store, locks, cluster)
   // is read from here. The one in force for routes and backends is generation_'s.
   Config config_;
+  std::string started_file_text_;  // config_'s file, for what a reload cannot change
   CommandLine command_line_;
   std::unique_ptr<lockstore::SteadyLockClock> lock_clock_;
   std::unique_ptr<lockstore::FenceStore> store_;

@@ -36,9 +36,13 @@ ReloadReport Server::Reload(const ReloadRequest& request) {
     return report;
   }
   ApplyOverrides(command_line_, &config);
-  // Applied as written, except what needs a restart: that keeps its running value.
-  const ConfigDiff diff =
-      DiffConfigs(generation_->config, generation_->file_text, config, file_text);
+  // Routes and backends compared with the generation in force; what needs a restart with the
+  // configuration the process started with (it keeps running on that), so it is reported by
+  // every reload until the restart.
+  ConfigDiff diff = DiffConfigs(generation_->config, generation_->file_text, config, file_text);
+  diff.restart_required =
+      DiffConfigs(config_, started_file_text_, config, file_text).restart_required;
+  KeepRestartOnlyValues(generation_->config, diff, &config);
 
   // Fence-key templates (issue 26, the lead's part): CheckAndRecordRouteBindings(config, *store_,
   // request.accepted_fence_key_changes) goes here, refusing the reload before anything applies.
@@ -50,6 +54,16 @@ ReloadReport Server::Reload(const ReloadRequest& request) {
     report.errors.push_back(built.message());
     reload_metrics_->CountFailure();
     return report;
+  }
+  // A file-to-file move of the access log applies now (other changes to it keep the running
+  // path until a restart: KeepRestartOnlyValues).
+  const std::string& new_log = next->config.access_log.path;
+  if (new_log != generation_->config.access_log.path) {
+    if (lockstore::Status moved = access_log_->Retarget(new_log); !moved.ok()) {
+      report.errors.push_back(moved.ToString());
+      reload_metrics_->CountFailure();
+      return report;
+    }
   }
   // Certificates are re-read from the same files (tls: itself needs a restart); a failure keeps
   // the certificate in force and is counted by the listener.

@@ -264,6 +264,22 @@ TEST_F(ReloadTest, MetricsCountReloadsAndCarryTheConfigHash) {
       started);
 }
 
+// access_log.path from one file to another applies live; lines of requests after the reload go
+// to the new file.
+TEST_F(ReloadTest, AccessLogMovesToAnotherFile) {
+  const std::string moved = dir_.Join("moved.log");
+  const std::string before(Send(MakeRequest(http::verb::get, "/kv/a"))["X-Request-Id"]);
+  ASSERT_TRUE(Eventually(
+      [&] { return ReadWholeFile(dir_.Join("access.log")).find(before) != std::string::npos; }));
+  WriteConfig(GatewayConfig::HttpBackend(backend_.port(), moved).Yaml());
+  const Response reloaded = PostReload();
+  ASSERT_EQ(reloaded.result_int(), 200) << reloaded.body();
+  EXPECT_EQ(Strings(boost::json::parse(reloaded.body()).at("restart_required")), Names{});
+  const std::string after(Send(MakeRequest(http::verb::get, "/kv/a"))["X-Request-Id"]);
+  EXPECT_TRUE(Eventually([&] { return ReadWholeFile(moved).find(after) != std::string::npos; }));
+  EXPECT_EQ(ReadWholeFile(dir_.Join("access.log")).find(after), std::string::npos);
+}
+
 TEST_F(ReloadTest, ReloadAnswersOnlyToPost) {
   const auto response =
       Fetch(gateway_->admin_port(), MakeRequest(http::verb::get, "/admin/reload"));

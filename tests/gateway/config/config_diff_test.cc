@@ -99,6 +99,36 @@ TEST(ConfigDiffTest, WhatOnlyAStartAppliesIsReported) {
             (Names{"listen", "data_dir", "threads", "limits.relay_buffer_memory", "locks"}));
 }
 
+TEST(ConfigDiffTest, AnAccessLogMovesBetweenFilesLiveButNotOnOrOff) {
+  const std::string file = kBase + "access_log:\n  path: /var/log/a.log\n";
+  EXPECT_TRUE(Diff(file, kBase + "access_log:\n  path: /var/log/b.log\n").restart_required.empty());
+  EXPECT_EQ(Diff(file, kBase + "access_log:\n  path: \"-\"\n").restart_required,
+            Names{"access_log.path"});
+  EXPECT_EQ(Diff(file, kBase + "access_log:\n  path: \"\"\n").restart_required,
+            Names{"access_log.path"});
+  EXPECT_EQ(Diff(file, file + "  error_lines_per_second: 3\n").restart_required,
+            Names{"access_log.error_lines_per_second"});
+}
+
+TEST(ConfigDiffTest, RestartOnlyKeysKeepTheirRunningValuesTheRestApplies) {
+  const Config running = Load(kBase + "access_log:\n  path: /var/log/a.log\n");
+  const std::string text = kBase +
+                           "listen: 127.0.0.1:8181\n"
+                           "threads: 3\n"
+                           "locks:\n  prefix: /other-locks/\n"
+                           "access_log:\n  path: \"-\"\n"
+                           "timeouts:\n  idle: 5s\n";
+  Config next = Load(text);
+  const ConfigDiff diff =
+      DiffConfigs(running, kBase + "access_log:\n  path: /var/log/a.log\n", next, text);
+  KeepRestartOnlyValues(running, diff, &next);
+  EXPECT_EQ(next.listen.port, running.listen.port);
+  EXPECT_EQ(next.threads, running.threads);
+  EXPECT_EQ(next.locks.prefix, running.locks.prefix);
+  EXPECT_EQ(next.access_log.path, "/var/log/a.log");
+  EXPECT_EQ(next.timeouts.idle, std::chrono::seconds(5));  // applies live
+}
+
 TEST(ConfigDiffTest, AppliedOverridesCountNotTheFile) {
   // --listen given on the command line: the file's listen changing makes no difference.
   Config before = Load(kBase);
