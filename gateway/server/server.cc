@@ -50,11 +50,15 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
 }
 
-void ReopenSignalMask(int how) {
-  sigset_t reopen;
-  sigemptyset(&reopen);
-  sigaddset(&reopen, SIGUSR1);
-  pthread_sigmask(how, &reopen, nullptr);
+// SIGUSR1 (reopen) and SIGHUP (reload): blocked from the start of Start() in every thread, so
+// one sent right after start-up stays pending until RunUntilSignal takes it up instead of
+// ending the process (SIGHUP's default action).
+void OperatorSignalMask(int how) {
+  sigset_t operator_signals;
+  sigemptyset(&operator_signals);
+  sigaddset(&operator_signals, SIGUSR1);
+  sigaddset(&operator_signals, SIGHUP);
+  pthread_sigmask(how, &operator_signals, nullptr);
 }
 
 }  // namespace
@@ -126,10 +130,11 @@ void Server::FlushStore() {
 lockstore::Status Server::Start() {
   // Signals an operator's tools send that must never end the process (README "Signals"): a
   // closed pipe (SIGPIPE) and haproxy-style reloads (SIGUSR2) are ignored. Logrotate's SIGUSR1
-  // stays pending (blocked here, in every thread started from here on) until RunUntilSignal
-  // takes it up, so one sent right after start-up still reopens the access log.
+  // and a reload's SIGHUP stay pending (blocked here, in every thread started from here on)
+  // until RunUntilSignal takes them up, so one sent right after start-up still reopens the
+  // access log or reloads.
   for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
-  ReopenSignalMask(SIG_BLOCK);
+  OperatorSignalMask(SIG_BLOCK);
   if (lockstore::Status opened = OpenStore(); !opened.ok()) return opened;
   const lockstore::Status log_status = AccessLog::Open(config_.access_log.path, &access_log_);
   if (!log_status.ok()) {
@@ -433,7 +438,7 @@ int Server::RunUntilSignal() {
   net::signal_set signals(ioc, SIGTERM, SIGINT);
   net::signal_set reload_signal(ioc, SIGHUP);
   net::signal_set reopen_signal(ioc, SIGUSR1);
-  ReopenSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
+  OperatorSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
   net::steady_timer poll(ioc);
   int exit_code = kExitOk;
   std::chrono::steady_clock::time_point deadline;
@@ -488,7 +493,7 @@ int Server::RunUntilSignal() {
     check_drained();
   });
   ioc.run();
-  ReopenSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
+  OperatorSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
 
   Shutdown();
   return exit_code;
