@@ -280,6 +280,29 @@ TEST_F(ReloadTest, AccessLogMovesToAnotherFile) {
   EXPECT_EQ(ReadWholeFile(dir_.Join("access.log")).find(after), std::string::npos);
 }
 
+// The first route with idempotency records arrives by reload: the store opens then, and a retry
+// is answered from it without reaching the backend again.
+TEST_F(ReloadTest, ReloadCanTurnOnIdempotencyRecords) {
+  GatewayConfig config = GatewayConfig::HttpBackend(backend_.port(), dir_.Join("access.log"));
+  config.Route("kv")["idempotency"] = YAML::Node(YAML::NodeType::Map);
+  WriteConfig(config.Yaml());
+  const Response reloaded = PostReload();
+  ASSERT_EQ(reloaded.result_int(), 200) << reloaded.body();
+  EXPECT_EQ(Strings(boost::json::parse(reloaded.body()).at("routes").at("changed")), Names{"kv"});
+  const auto post = [&] {
+    Request request = MakeRequest(http::verb::post, "/kv/a/orders", {}, "order-1");
+    request.set("Fencing-Token", "1");
+    request.set("Idempotency-Key", "\"k1\"");
+    return Send(std::move(request));
+  };
+  const Response first = post();
+  EXPECT_EQ(first.result_int(), 200);
+  const Response replay = post();
+  EXPECT_EQ(replay.result_int(), 200);
+  EXPECT_EQ(replay["Idempotency-Replayed"], "?1");
+  EXPECT_EQ(backend_.Requests().size(), 1u);
+}
+
 TEST_F(ReloadTest, ReloadAnswersOnlyToPost) {
   const auto response =
       Fetch(gateway_->admin_port(), MakeRequest(http::verb::get, "/admin/reload"));
