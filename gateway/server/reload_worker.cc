@@ -11,8 +11,8 @@ ReloadWorker::~ReloadWorker() { Stop(); }
 void ReloadWorker::Post(std::function<void()> job) {
   {
     std::lock_guard lock(mutex_);
+    (stopping_ ? dropped_ : jobs_).push_back(std::move(job));
     if (stopping_) return;
-    jobs_.push_back(std::move(job));
   }
   wake_.notify_one();
 }
@@ -21,6 +21,7 @@ void ReloadWorker::Stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    for (auto& job : jobs_) dropped_.push_back(std::move(job));
     jobs_.clear();
   }
   wake_.notify_one();

@@ -72,7 +72,7 @@ void Server::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   // 0. Reloads: none hands a generation to the threads from here on (a POST /admin/reload
-  // still arriving is dropped, its connection closed unanswered).
+  // still waiting is dropped, its connection closed unanswered in step 6).
   if (reload_worker_) reload_worker_->Stop();
   // 1. Listeners.
   if (context_) {
@@ -107,8 +107,8 @@ void Server::Shutdown() {
   // cut at the drain deadline), then the io_contexts with what they still held.
   for (auto& thread : threads_) thread->ReleaseSessions();
   threads_.clear();
+  reload_worker_.reset();  // the admin connections its dropped reloads held, before their thread's
   admin_.reset();
-  reload_worker_.reset();
   context_.reset();
   generation_slot_.Set(nullptr);
   generation_.reset();

@@ -92,8 +92,8 @@ class Server {
   //     lock service (after the store has made the grants in flight durable), the replica
   //     cluster (its lease is revoked) and the admission controller;
   //  6. sessions: each thread lets go of its sessions, including those that still held
-  //     themselves for a request cut at the drain deadline; then the threads, the admin
-  //     listener and the context go;
+  //     themselves for a request cut at the drain deadline; then the threads, the reload
+  //     thread's dropped jobs, the admin listener and the context go;
   //  7. the store: flushed (a failure is logged) and closed.
   // Idempotent; also for a Start() that failed half-way.
   void Shutdown();
