@@ -4,7 +4,9 @@
 #include "gateway/config/config_loader.h"
 #include "gateway/http/time_format.h"
 #include "gateway/server/config_text.h"
+#include "gateway/server/route_bindings.h"
 #include "gateway/server/server.h"
+#include "gateway/server/startup_check.h"
 
 namespace fencegate::gateway {
 
@@ -36,6 +38,14 @@ ReloadReport Server::Reload(const ReloadRequest& request) {
     return report;
   }
   ApplyOverrides(command_line_, &config);
+  // What --check-config checks beyond the file (certificates, client TLS settings), refused alike.
+  for (const ConfigError& error : CheckWhatStartWouldLoad(config)) {
+    report.errors.push_back(error.ToString());
+  }
+  if (!report.errors.empty()) {
+    reload_metrics_->CountFailure();
+    return report;
+  }
   // Routes and backends compared with the generation in force; what needs a restart with the
   // configuration the process started with (it keeps running on that), so it is reported by
   // every reload until the restart.
@@ -44,14 +54,21 @@ ReloadReport Server::Reload(const ReloadRequest& request) {
       DiffConfigs(config_, started_file_text_, config, file_text).restart_required;
   KeepRestartOnlyValues(generation_->config, diff, &config);
 
-  // Fence-key templates (issue 26, the lead's part): CheckAndRecordRouteBindings(config, *store_,
-  // request.accepted_fence_key_changes) goes here, refusing the reload before anything applies.
-
   std::shared_ptr<const ConfigGeneration> next;
   if (lockstore::Status built =
           BuildGeneration(std::move(config), std::move(file_text), generation_.get(), &diff, &next);
       !built.ok()) {
     report.errors.push_back(built.message());
+    reload_metrics_->CountFailure();
+    return report;
+  }
+  // Fence-key templates: a changed binding of a route with fences is refused unless this request
+  // accepts it (the command line's --accept-fence-key-change was for the start only). Last
+  // before anything applies: it records the new bindings.
+  if (lockstore::Status bound =
+          CheckAndRecordRouteBindings(next->config, *store_, request.accepted_fence_key_changes);
+      !bound.ok()) {
+    report.errors.push_back(bound.message());
     reload_metrics_->CountFailure();
     return report;
   }
