@@ -303,6 +303,28 @@ TEST_F(ReloadTest, ReloadCanTurnOnIdempotencyRecords) {
   EXPECT_EQ(backend_.Requests().size(), 1u);
 }
 
+// A reload that changes the fence-key template of a route that admitted writes is refused,
+// naming the route, and nothing changes; the request that accepts it for that route applies it.
+TEST_F(ReloadTest, AFenceKeyTemplateChangeIsRefusedUnlessAccepted) {
+  ASSERT_EQ(Put("/kv/a/x", "5").result_int(), 200);
+  GatewayConfig config = GatewayConfig::HttpBackend(backend_.port(), dir_.Join("access.log"));
+  config.Route("kv")["fence_key"] = "kv:{path}";
+  WriteConfig(config.Yaml());
+  const Response refused = PostReload();
+  EXPECT_EQ(refused.result_int(), 422) << refused.body();
+  const auto errors = Strings(boost::json::parse(refused.body()).at("errors"));
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors.front().find("kv"), std::string::npos) << errors.front();
+  // Still the old template: the fence of "kv:a" refuses a lower token.
+  EXPECT_EQ(Put("/kv/a/y", "4").result_int(), 409);
+
+  const Response accepted = PostReload("?accept_fence_key_change=kv");
+  EXPECT_EQ(accepted.result_int(), 200) << accepted.body();
+  EXPECT_EQ(Strings(boost::json::parse(accepted.body()).at("routes").at("changed")), Names{"kv"});
+  // "kv:/kv/a/y" is a new fence.
+  EXPECT_EQ(Put("/kv/a/y", "4").result_int(), 200);
+}
+
 TEST_F(ReloadTest, ReloadAnswersOnlyToPost) {
   const auto response =
       Fetch(gateway_->admin_port(), MakeRequest(http::verb::get, "/admin/reload"));
