@@ -8,6 +8,8 @@ packages=(
   libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libexpat1-dev
   libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
+  # sd_notify readiness for the systemd unit (gateway/server/service_notify.cc).
+  libsystemd-dev
   curl procps
   # Lock services and their clients, for examples/ and tests/lock_services/.
   etcd-server etcd-client redis-server postgresql zookeeperd

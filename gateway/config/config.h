@@ -171,6 +171,11 @@ struct Config {
   ListenAddress listen{"127.0.0.1", 8080};
   ListenAddress admin_listen{"127.0.0.1", 9901};
   std::string data_dir = "./var";
+  // Started as root: the account the process becomes once its listeners are bound (docs/
+  // OPERATIONS.md "Running as another user"); empty: it stays who started it. `group` defaults
+  // to the user's primary group.
+  std::string user;
+  std::string group;
   unsigned threads = 0;  // 0 = one per core
   Limits limits;
   Timeouts timeouts;
