@@ -10,6 +10,9 @@ packages=(
   libgtest-dev libgmock-dev
   # sd_notify readiness for the systemd unit (gateway/server/service_notify.cc).
   libsystemd-dev
+  # The package stage (tests/deploy/): cpack's dpkg-shlibdeps, the man page lint, the unit's
+  # systemd-analyze verify, logrotate -d of the installed rotation.
+  dpkg-dev mandoc systemd logrotate
   curl procps
   # Lock services and their clients, for examples/ and tests/lock_services/.
   etcd-server etcd-client redis-server postgresql zookeeperd

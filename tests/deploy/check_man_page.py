@@ -23,7 +23,9 @@ def options_of(args):
 
 
 with open(page_path, encoding='utf-8') as f:
-    page = f.read().replace('\\-', '-')
+    source = f.read()
+# The text a reader sees: '\-' is '-', font changes (\fB, \fI, \fR, \fP) and \& are not text.
+page = re.sub(r'\\f[BIRP]|\\&', '', source.replace('\\-', '-'))
 
 gateway_options = options_of(['--help'])
 store_options = options_of(['store', '--help'])
@@ -35,7 +37,7 @@ for option in sorted(gateway_options | store_options):
 
 for section in ('NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'SIGNALS', 'EXIT STATUS', 'FILES',
                 'SEE ALSO'):
-    if not re.search(r'^\.SH "?' + section + r'"?$', page, re.M):
+    if not re.search(r'^\.SH "?' + section + r'"?$', source, re.M):
         failures.append(f'{page_path}: no section {section}')
 
 if shutil.which('mandoc'):

@@ -17,10 +17,13 @@ build_dir=$(realpath "$1")
 source_dir=$(realpath "$(dirname "$0")/../..")
 work=$(mktemp -d)
 gateway_pid=
+installed=
 cleanup() {
   if [ -n "$gateway_pid" ] && kill -0 "$gateway_pid" 2>/dev/null; then
     kill -KILL "$gateway_pid" 2>/dev/null || true
   fi
+  # A failed check leaves no package behind that the next run would take for someone else's.
+  if [ -n "$installed" ]; then dpkg -P fencegate >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,15 +42,18 @@ echo "built $deb"
 step "dpkg-deb -I"
 dpkg-deb -I "$deb" | tee "$work/info"
 depends=$(dpkg-deb -f "$deb" Depends)
-for library in libc6 libstdc++6 librocksdb libyaml-cpp libssl3 libsystemd0 adduser; do
+# RocksDB is linked statically (the RocksDB CMake package of librocksdb-dev names the .a); its
+# compression libraries are dependencies instead (libsnappy1v5, libzstd1, ...).
+for library in libc6 libstdc++6 libyaml-cpp libssl3 libsystemd0 libboost-json libsnappy adduser; do
   grep -q "$library" <<<"$depends" || fail "Depends lacks $library: $depends"
 done
 dpkg-deb --ctrl-tarfile "$deb" | tar -x -O ./conffiles >"$work/conffiles"
 for conffile in /etc/fencegate/fencegate.yaml /etc/logrotate.d/fencegate; do
   grep -qx "$conffile" "$work/conffiles" || fail "$conffile is not a conffile"
 done
+dpkg-deb --ctrl-tarfile "$deb" | tar -t >"$work/control-files"
 for script in postinst prerm postrm; do
-  dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -qx "./$script" || fail "no $script"
+  grep -qx "./$script" "$work/control-files" || fail "no $script"
 done
 
 step "dpkg-deb -c"
@@ -67,13 +73,15 @@ if [ "$(id -u)" -eq 0 ] && ! dpkg-query -W fencegate >/dev/null 2>&1; then
   mode=machine
   root=
   step "dpkg -i (into this machine)"
+  installed=yes
   dpkg -i "$deb"
   getent passwd fencegate >/dev/null || fail "postinst did not create the user fencegate"
   [ "$(stat -c '%U:%G %a' /var/lib/fencegate)" = "fencegate:fencegate 750" ] ||
     fail "/var/lib/fencegate: $(stat -c '%U:%G %a' /var/lib/fencegate)"
   # Under a running systemd postinst started the service: this test runs its own instance.
   if [ -d /run/systemd/system ]; then systemctl stop fencegate.service || true; fi
-  run_as=(runuser -u fencegate --)
+  # setpriv execs the gateway (runuser would stay its parent): $! is the gateway's pid.
+  run_as=(setpriv --reuid=fencegate --regid=fencegate --init-groups --)
 else
   mode=scratch
   root=$work/root
@@ -165,6 +173,7 @@ if [ "$mode" = machine ]; then
   [ -f /etc/fencegate/fencegate.yaml ] || fail "remove deleted the conffile"
   step "dpkg -P: the state goes"
   dpkg -P fencegate
+  installed=
   [ ! -e /var/lib/fencegate ] || fail "purge kept /var/lib/fencegate"
   [ ! -e /etc/fencegate/fencegate.yaml ] || fail "purge kept the conffile"
 fi
