@@ -96,9 +96,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
     }
   }
   if (root["group"] && !root["user"]) {
-    reader.sink()->Add(root["group"], "group",
-                       "needs user: the group is the one of the account "
-                       "the process becomes");
+    reader.sink()->Add(root["group"], "group", "needs user: the group the process becomes");
   }
   if (root["threads"]) reader.Count(root["threads"], "threads", 0, 1024, &config->threads);
   if (root["limits"]) ReadLimits(reader, root["limits"], &config->limits);
