@@ -1,7 +1,10 @@
 // `user:` (docs/OPERATIONS.md "Running as another user"): started as root, the gateway binds,
 // then serves as the user; the store and the files it writes are the user's. Needs root (CI runs
 // as root); skipped otherwise.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +18,7 @@
 #include "tests/support/fencegate_run.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
+#include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
@@ -101,6 +105,45 @@ TEST_F(PrivilegeDropTest, RootServesAsTheUserAndItsFencedWritesWork) {
     EXPECT_EQ(info.st_uid, uid_) << path;
   }
   EXPECT_EQ(ReadWholeFile(data_dir_ + "/files/a.txt"), "fresh");
+}
+
+// A port below 1024 is bound while the process is root, and served once it is the user.
+TEST_F(PrivilegeDropTest, APortBelow1024IsBoundAsRootAndServedAsTheUser) {
+  ASSERT_EQ(::chown(data_dir_.c_str(), uid_, gid_), 0);
+  // A privileged port free now: the gateway binds it right after, with SO_REUSEADDR.
+  std::uint16_t port = 0;
+  for (std::uint16_t candidate = 990; candidate > 900 && port == 0; --candidate) {
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(candidate);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(probe, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0) {
+      port = candidate;
+    }
+    ::close(probe);
+  }
+  ASSERT_NE(port, 0) << "no free port in 901..990";
+  std::string error;
+  std::unique_ptr<Process> process =
+      Process::Start({FencegateBinary(), "--config", config_, "--data-dir", data_dir_, "--listen",
+                      "127.0.0.1:" + std::to_string(port), "--admin-listen", "127.0.0.1:0"},
+                     &error);
+  ASSERT_NE(process, nullptr) << error;
+  std::uint16_t traffic = 0, admin = 0;
+  ASSERT_TRUE(process->WaitForStdoutLine(
+      [&](const std::string& line) { return ParseListeningLine(line, &traffic, &admin); },
+      std::chrono::seconds(15)))
+      << process->Stderr();
+  EXPECT_EQ(traffic, port);
+  EXPECT_EQ(IdsLine(process->pid(), "Uid").substr(0, std::to_string(uid_).size() + 1),
+            std::to_string(uid_) + " ");
+  std::optional<Response> written = Fetch(
+      port, MakeRequest(http::verb::put, "/files/low.txt", {{"Fencing-Token", "1"}}, "x"), &error);
+  ASSERT_TRUE(written.has_value()) << error;
+  EXPECT_TRUE(written->result_int() == 201 || written->result_int() == 204)
+      << written->result_int();
+  EXPECT_EQ(process->Stop(std::chrono::seconds(20)), 0) << process->Stderr();
 }
 
 // Opened as the user, a data dir the user cannot write fails the start, rather than the first
