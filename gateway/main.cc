@@ -11,7 +11,9 @@
 #include "gateway/cli/store_command.h"
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
+#include "gateway/server/privilege_drop.h"
 #include "gateway/server/server.h"
+#include "gateway/server/service_notify.h"
 #include "gateway/server/startup_check.h"
 
 namespace {
@@ -72,13 +74,20 @@ int Run(int argc, char** argv) {
   if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
   ApplyOverrides(command_line, &config);
 
-  Server server(std::move(config), command_line);
+  PrivilegeDrop privileges;
+  if (const auto planned = PrivilegeDrop::Plan(config.user, config.group, &privileges);
+      !planned.ok()) {
+    std::cerr << "fencegate: start-up failed: " << planned.message() << std::endl;
+    return kExitStartupFailure;
+  }
+  Server server(std::move(config), command_line, std::move(privileges));
   if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
     std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
     return kExitStartupFailure;
   }
   std::cout << "fencegate listening traffic=" << server.traffic_address()
             << " admin=" << server.admin_address() << std::endl;
+  NotifyReady();
   return server.RunUntilSignal();
 }
 

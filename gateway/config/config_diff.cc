@@ -100,6 +100,8 @@ ConfigDiff DiffConfigs(const Config& before, const std::string& before_text, con
   }
   if (before.data_dir != after.data_dir) diff.restart_required.push_back("data_dir");
   if (before.threads != after.threads) diff.restart_required.push_back("threads");
+  if (before.user != after.user) diff.restart_required.push_back("user");
+  if (before.group != after.group) diff.restart_required.push_back("group");
   if (before.limits.relay_buffer_memory != after.limits.relay_buffer_memory) {
     diff.restart_required.push_back("limits.relay_buffer_memory");
   }
@@ -128,6 +130,8 @@ void KeepRestartOnlyValues(const Config& running, const ConfigDiff& diff, Config
   next->listen = running.listen;
   next->admin_listen = running.admin_listen;
   next->threads = running.threads;
+  next->user = running.user;
+  next->group = running.group;
   next->limits.relay_buffer_memory = running.limits.relay_buffer_memory;
   next->timeouts.shutdown_drain = running.timeouts.shutdown_drain;
   next->store = running.store;

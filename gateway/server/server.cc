@@ -20,6 +20,7 @@
 #include "gateway/server/config_text.h"
 #include "gateway/server/listen_socket.h"
 #include "gateway/server/route_bindings.h"
+#include "gateway/server/service_notify.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
@@ -52,21 +53,22 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
 }
 
-// SIGUSR1 (reopen) and SIGHUP (reload): blocked from the start of Start() in every thread, so
-// one sent right after start-up stays pending until RunUntilSignal takes it up instead of
-// ending the process (SIGHUP's default action).
-void OperatorSignalMask(int how) {
-  sigset_t operator_signals;
-  sigemptyset(&operator_signals);
-  sigaddset(&operator_signals, SIGUSR1);
-  sigaddset(&operator_signals, SIGHUP);
-  pthread_sigmask(how, &operator_signals, nullptr);
+void ReopenSignalMask(int how) {
+  sigset_t reopen;
+  sigemptyset(&reopen);
+  sigaddset(&reopen, SIGUSR1);
+  // A reload (systemctl reload) right after the readiness notification, too: SIGHUP's default
+  // action would end the process.
+  sigaddset(&reopen, SIGHUP);
+  pthread_sigmask(how, &reopen, nullptr);
 }
 
 }  // namespace
 
-Server::Server(Config config, CommandLine command_line)
-    : config_(std::move(config)), command_line_(std::move(command_line)) {}
+Server::Server(Config config, CommandLine command_line, PrivilegeDrop privileges)
+    : config_(std::move(config)),
+      command_line_(std::move(command_line)),
+      privileges_(std::move(privileges)) {}
 
 Server::~Server() { Shutdown(); }
 
@@ -136,7 +138,9 @@ lockstore::Status Server::Start() {
   // until RunUntilSignal takes them up, so one sent right after start-up still reopens the
   // access log or reloads.
   for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
-  OperatorSignalMask(SIG_BLOCK);
+  ReopenSignalMask(SIG_BLOCK);
+  // Everything from here on is opened with the rights the process keeps (privilege_drop.h).
+  if (lockstore::Status acting = privileges_.ActAsUser(); !acting.ok()) return acting;
   if (lockstore::Status opened = OpenStore(); !opened.ok()) return opened;
   if (lockstore::Status bound =
           CheckAndRecordRouteBindings(config_, *store_, config_.accepted_fence_key_changes);
@@ -195,7 +199,11 @@ lockstore::Status Server::Start() {
   admin_->SetReloader([this](ReloadRequest request, std::function<void(const ReloadReport&)> done) {
     RequestReload(std::move(request), std::move(done));
   });
+  if (lockstore::Status root = privileges_.RegainRootToBind(); !root.ok()) return root;
   if (lockstore::Status listening = Listen(); !listening.ok()) return listening;
+  // No network thread serves before the process has dropped root for good.
+  if (lockstore::Status dropped = privileges_.DropForGood(); !dropped.ok()) return dropped;
+  // Started after the drop: it inherits the process's rights and the blocked signals.
   reload_worker_ = std::make_unique<ReloadWorker>();
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
@@ -446,7 +454,7 @@ int Server::RunUntilSignal() {
   net::signal_set signals(ioc, SIGTERM, SIGINT);
   net::signal_set reload_signal(ioc, SIGHUP);
   net::signal_set reopen_signal(ioc, SIGUSR1);
-  OperatorSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
+  ReopenSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
   net::steady_timer poll(ioc);
   int exit_code = kExitOk;
   std::chrono::steady_clock::time_point deadline;
@@ -492,6 +500,7 @@ int Server::RunUntilSignal() {
     if (ec) return;
     reload_signal.cancel();  // lets ioc run out of work once drained
     reopen_signal.cancel();
+    NotifyStopping();
     context_->accepting = false;
     context_->draining = true;
     // Long-poll acquires answer 503 at once instead of holding the drain up.
@@ -501,7 +510,7 @@ int Server::RunUntilSignal() {
     check_drained();
   });
   ioc.run();
-  OperatorSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
+  ReopenSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
 
   Shutdown();
   return exit_code;

@@ -25,6 +25,7 @@
 #include "gateway/server/gateway_context.h"
 #include "gateway/server/generation_slot.h"
 #include "gateway/server/network_thread.h"
+#include "gateway/server/privilege_drop.h"
 #include "gateway/server/reload_report.h"
 #include "gateway/server/reload_worker.h"
 #include "gateway/tls/listener_tls.h"
@@ -57,7 +58,9 @@ enum ExitCode : int {
 class Server {
  public:
   // `command_line`: its overrides are applied again to each reloaded configuration.
-  explicit Server(Config config, CommandLine command_line = {});
+  // `privileges`: the config's user: to become once the listeners are bound (privilege_drop.h).
+  explicit Server(Config config, CommandLine command_line = {},
+                  PrivilegeDrop privileges = PrivilegeDrop());
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -173,6 +176,7 @@ class Server {
   std::unique_ptr<ReloadWorker> reload_worker_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;
   std::unique_ptr<AdminServer> admin_;
+  PrivilegeDrop privileges_;
   bool shut_down_ = false;
 };
 
