@@ -6,13 +6,17 @@
 #include "gateway/server/config_text.h"
 #include "gateway/server/route_bindings.h"
 #include "gateway/server/server.h"
+#include "gateway/server/service_notify.h"
 #include "gateway/server/startup_check.h"
 
 namespace fencegate::gateway {
 
 void Server::RequestReload(ReloadRequest request, std::function<void(const ReloadReport&)> done) {
   reload_worker_->Post([this, request = std::move(request), done = std::move(done)] {
+    // systemctl reload waits from RELOADING=1 to READY=1, applied or refused.
+    NotifyReloading();
     const ReloadReport report = Reload(request);
+    NotifyReady();
     LogReload(report);
     if (done) done(report);
   });
