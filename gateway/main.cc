@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log/event_log.h"
 #include "gateway/cli/lock_command.h"
 #include "gateway/cli/store_command.h"
 #include "gateway/config/command_line.h"
@@ -62,9 +63,14 @@ int Run(int argc, char** argv) {
   if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
   ApplyOverrides(command_line, &config);
 
+  // A failed start is an event like any other; when events go to a file, whoever started the
+  // gateway still reads why on the terminal.
+  const bool events_to_file = !config.log.path.empty() && config.log.path != "-";
   Server server(std::move(config));
   if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
-    std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
+    fencegate::log::Error("start-up failed: " + started.message());
+    if (events_to_file)
+      std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
     return kExitStartupFailure;
   }
   std::cout << "fencegate listening traffic=" << server.traffic_address()

@@ -1,9 +1,9 @@
 #include "gateway/server/server.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <thread>
@@ -12,10 +12,12 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/log/event_log.h"
 #include "base/tls_client/client_tls.h"
 #include "gateway/cli/store_command.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/http/time_format.h"
+#include "gateway/observability/store_log_sink.h"
 #include "gateway/server/listen_socket.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
@@ -54,10 +56,11 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
 // Turning name verification off must be explicit (config) and loud (here, at every start).
 void WarnIfUnverified(const std::string& name, const adapters::UpstreamOptions& upstream) {
   if (!upstream.tls || upstream.tls_options.verify_hostname) return;
-  std::fprintf(stderr,
-               "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any certificate "
-               "from the configured CA is accepted for %s\n",
-               name.c_str(), upstream.host.c_str());
+  log::Warn("WARNING: backend '" + name +
+                "': tls_verify_hostname is off: any certificate from the configured CA is "
+                "accepted for " +
+                upstream.host,
+            {{"backend", name}});
 }
 
 void ReopenSignalMask(int how) {
@@ -121,8 +124,7 @@ void Server::Shutdown() {
 void Server::FlushStore() {
   const lockstore::Status flushed = store_->Flush();
   if (!flushed.ok()) {
-    std::fprintf(stderr, "fencegate: flushing the fence store failed: %s\n",
-                 flushed.ToString().c_str());
+    log::Error("flushing the fence store failed", {{"error", flushed.ToString()}});
   }
 }
 
@@ -133,7 +135,15 @@ lockstore::Status Server::Start() {
   // takes it up, so one sent right after start-up still reopens the access log.
   for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
   ReopenSignalMask(SIG_BLOCK);
+  if (std::string error; !log::ProcessLog().Open(config_.log.path, &error)) {
+    return lockstore::Status::IOError(error);
+  }
+  log::ProcessLog().set_level(config_.log.level);
+  log::Info("fencegate starting", {{"version", FENCEGATE_VERSION},
+                                   {"config", config_.source_path},
+                                   {"pid", static_cast<std::int64_t>(::getpid())}});
   if (lockstore::Status opened = OpenStore(); !opened.ok()) return opened;
+  LogStoreOpened();
   const lockstore::Status log_status = AccessLog::Open(config_.access_log.path, &access_log_);
   if (!log_status.ok()) {
     // The message alone named the cause before start-up spoke Status; keep it that way.
@@ -148,7 +158,7 @@ lockstore::Status Server::Start() {
   authorizer_ = std::make_unique<auth::Authorizer>(config_, metrics_->registry());
   admin_guard_ = std::make_unique<auth::AdminGuard>(config_.admin, metrics_->registry());
   for (const std::string& warning : auth::OpenAccessWarnings(config_)) {
-    std::fprintf(stderr, "fencegate: warning: %s\n", warning.c_str());
+    log::Warn("warning: " + warning);
   }
 
   lockstore::AdmissionOptions admission_options;
@@ -178,7 +188,26 @@ lockstore::Status Server::Start() {
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
   context_->accepting = true;
+  log::Info("listening", {{"traffic", traffic_address()},
+                          {"traffic_tls", config_.tls.traffic.enabled},
+                          {"admin", admin_address()},
+                          {"admin_tls", config_.tls.admin.enabled},
+                          {"threads", threads_.size()}});
   return lockstore::Status::Ok();
+}
+
+void Server::LogStoreOpened() {
+  if (etcd_store_ != nullptr) {
+    std::string endpoints;
+    for (const std::string& endpoint : config_.store.endpoints) {
+      endpoints.append(endpoints.empty() ? "" : ",").append(endpoint);
+    }
+    log::Info(
+        "store opened",
+        {{"kind", config_.store.kind}, {"endpoints", endpoints}, {"prefix", config_.store.prefix}});
+    return;
+  }
+  log::Info("store opened", {{"kind", config_.store.kind}, {"path", FenceStorePath(config_)}});
 }
 
 std::unique_ptr<const GatewayContext> Server::BuildContext() {
@@ -241,10 +270,8 @@ lockstore::Status Server::OpenRocksDbStore() {
   options.rejection_retention = config_.store.rejection_retention;
   options.rejection_queue = config_.store.rejection_queue;
   options.group_commit_wait = config_.store.group_commit_wait;
-  // Store failures and recoveries are operator news: they go to the gateway's error log.
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  // Store failures and recoveries are operator news: they go to the gateway's event log.
+  options.log = StoreEventLogSink();
   const lockstore::Status status = lockstore::OpenRocksDbFenceStore(options, &store_);
   if (!status.ok()) {
     return lockstore::Status::IOError("cannot open the fence store at " + options.path + ": " +
@@ -265,18 +292,16 @@ lockstore::Status Server::OpenEtcdStore() {
     client.tls_context = tls_client::BuildClientContext(*client.tls, &error);
     if (!client.tls_context) return lockstore::Status::InvalidArgument("store.tls: " + error);
     if (!client.tls->verify_hostname) {
-      std::fprintf(stderr,
-                   "fencegate: WARNING: store: tls.verify_hostname is off: any certificate from "
-                   "the configured CA is accepted for every etcd member\n");
+      log::Warn(
+          "WARNING: store: tls.verify_hostname is off: any certificate from the configured CA "
+          "is accepted for every etcd member");
     }
   }
   lockstore::etcd::EtcdFenceStoreOptions options;
   options.client = client;
   options.prefix = config_.store.prefix;
   options.rejection_retention = config_.store.rejection_retention;
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  options.log = StoreEventLogSink();
   std::unique_ptr<lockstore::etcd::EtcdFenceStore> store;
   const lockstore::Status status = lockstore::etcd::EtcdFenceStore::Open(options, &store);
   if (!status.ok()) {
@@ -304,9 +329,7 @@ lockstore::Status Server::OpenIdempotencyStore() {
   if (!needed) return lockstore::Status::Ok();
   lockstore::IdempotencyStoreOptions options;
   options.path = config_.data_dir + "/idempotency";
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  options.log = StoreEventLogSink();
   options.now_ms = [] { return NowUnixMs(); };
   const lockstore::Status status = lockstore::IdempotencyStore::Open(options, &idempotency_);
   if (!status.ok()) {
@@ -449,11 +472,10 @@ lockstore::Status Server::StartTokenVerifiers() {
                                                   "': verify_tokens.etcd.tls: " + error);
       }
       if (!verify.tls->verify_hostname) {
-        std::fprintf(stderr,
-                     "fencegate: WARNING: route '%s': verify_tokens.etcd.tls.verify_hostname is "
-                     "off: any certificate from the configured CA is accepted for every etcd "
-                     "member\n",
-                     route.name.c_str());
+        log::Warn("WARNING: route '" + route.name +
+                      "': verify_tokens.etcd.tls.verify_hostname is off: any certificate from "
+                      "the configured CA is accepted for every etcd member",
+                  {{"route", route.name}});
       }
     }
     token_verifiers_.push_back(
@@ -505,9 +527,15 @@ int Server::RunUntilSignal() {
   std::function<void()> check_drained = [&] {
     const bool idle =
         context_->requests_in_flight.load() == 0 && context_->open_connections.load() == 0;
-    if (idle) return;  // nothing left: ioc runs out of work and returns
+    if (idle) {
+      log::Info("drained", {{"cut", 0}});
+      return;  // nothing left: ioc runs out of work and returns
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
-      if (context_->requests_in_flight.load() > 0) exit_code = kExitDrainCut;
+      const std::int64_t cut = context_->requests_in_flight.load();
+      if (cut > 0) exit_code = kExitDrainCut;
+      log::Warn("drain deadline reached",
+                {{"cut", cut}, {"connections", context_->open_connections.load()}});
       return;
     }
     poll.expires_after(kDrainPoll);
@@ -530,15 +558,26 @@ int Server::RunUntilSignal() {
   std::function<void()> await_reopen = [&] {
     reopen_signal.async_wait([&](boost::system::error_code ec, int) {
       if (ec) return;
-      const lockstore::Status reopened = access_log_->Reopen();
-      if (!reopened.ok()) std::fprintf(stderr, "fencegate: %s\n", reopened.ToString().c_str());
+      if (const lockstore::Status reopened = access_log_->Reopen(); !reopened.ok()) {
+        log::Error("access log not reopened, writing on to the old file",
+                   {{"path", config_.access_log.path}, {"error", reopened.ToString()}});
+      } else {
+        log::Info("access log reopened", {{"path", config_.access_log.path}});
+      }
+      if (std::string error; !log::ProcessLog().Reopen(&error)) {
+        log::Error("event log not reopened, writing on to the old file", {{"error", error}});
+      }
       await_reopen();
     });
   };
   await_reopen();
 
-  signals.async_wait([&](boost::system::error_code ec, int) {
+  signals.async_wait([&](boost::system::error_code ec, int signal) {
     if (ec) return;
+    log::Info("draining", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
+                           {"in_flight", context_->requests_in_flight.load()},
+                           {"connections", context_->open_connections.load()},
+                           {"deadline_ms", config_.timeouts.shutdown_drain.count()}});
     reload_signal.cancel();  // lets ioc run out of work once drained
     reopen_signal.cancel();
     context_->accepting = false;
@@ -553,6 +592,7 @@ int Server::RunUntilSignal() {
   ReopenSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
 
   Shutdown();
+  log::Info("stopped", {{"exit_code", exit_code}});
   return exit_code;
 }
 

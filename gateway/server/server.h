@@ -82,6 +82,7 @@ class Server {
 
  private:
   lockstore::Status OpenStore();
+  void LogStoreOpened();
   lockstore::Status OpenRocksDbStore();
   lockstore::Status OpenEtcdStore();
   lockstore::Status StartCluster();
