@@ -30,8 +30,8 @@ class Field {
   template <std::signed_integral T>
   Field(std::string_view key, T value) : key_(key), kind_(Kind::kSigned), signed_(value) {}
   template <std::unsigned_integral T>
-    requires(!std::same_as<T, bool>)
-  Field(std::string_view key, T value) : key_(key), kind_(Kind::kUnsigned), unsigned_(value) {}
+  requires(!std::same_as<T, bool>) Field(std::string_view key, T value)
+      : key_(key), kind_(Kind::kUnsigned), unsigned_(value) {}
 
   // Appends ,"key":value (the key as given: a name the caller spells, never input).
   void AppendTo(std::string* out) const;
@@ -71,9 +71,7 @@ class EventLog {
   bool Reopen(std::string* error);
 
   void set_level(Level level) { level_.store(int(level), std::memory_order_relaxed); }
-  bool Enabled(Level level) const {
-    return int(level) >= level_.load(std::memory_order_relaxed);
-  }
+  bool Enabled(Level level) const { return int(level) >= level_.load(std::memory_order_relaxed); }
 
   // Write errors are dropped: logging never fails what it reports on.
   void Write(Level level, std::string_view msg, std::initializer_list<Field> fields = {});

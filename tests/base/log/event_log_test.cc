@@ -57,8 +57,7 @@ TEST(EventLogFormatTest, WritesTimeLevelMessageAndFieldsAsOneJsonLine) {
   ASSERT_EQ(line.back(), '\n');
   EXPECT_EQ(line.find('\n'), line.size() - 1);
   // The fixed members come first, in this order, so that `grep`/`cut` users see them first.
-  EXPECT_EQ(line.rfind("{\"time\":\"2025-12-02T10:17:00.123Z\",\"level\":\"warn\",\"msg\":", 0),
-            0u)
+  EXPECT_EQ(line.rfind("{\"time\":\"2025-12-02T10:17:00.123Z\",\"level\":\"warn\",\"msg\":", 0), 0u)
       << line;
   const json::object doc = json::parse(line).as_object();
   EXPECT_EQ(doc.at("msg").as_string(), "backend connection failed");
