@@ -16,7 +16,7 @@ struct ForwardingFacts {
   bool tls = false;  // the request came in over TLS: Forwarded says proto=https
   // A traceparent the gateway generated (trace_context.h), set in place of any the client sent;
   // empty: the client's is passed on as it is.
-  std::string_view traceparent;
+  std::string_view traceparent{};
 };
 
 // Prepares a request header for the backend (RFC 9110 7.6.1): removes Connection, every field

@@ -5,6 +5,7 @@
 
 #include "base/log/event_log.h"
 #include "base/log/log_rate_limit.h"
+#include "resource_adapters/registry/registry.h"
 
 namespace fencegate::gateway {
 namespace {
