@@ -12,6 +12,7 @@
 
 #include "tests/support/admin_client.h"
 #include "tests/support/eventually.h"
+#include "tests/support/held_put.h"
 #include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
@@ -252,6 +253,34 @@ TEST_F(OperatorLogsTest, Usr1ReopenIsAnEvent) {
       AwaitEvent(gateway_->process(), "access log reopened");
   ASSERT_TRUE(reopened.has_value()) << gateway_->process().Stderr();
   EXPECT_EQ(reopened->at("path").as_string(), AccessLogPath());
+}
+
+// A request still running at the drain deadline is cut, and the event log says how many were.
+class ShortDrainLogTest : public HttpGatewayTest {
+ protected:
+  void CustomizeConfig(GatewayConfig* config) const override {
+    (*config)["timeouts"]["shutdown_drain"] = "200ms";
+  }
+};
+
+TEST_F(ShortDrainLogTest, TheDrainDeadlineEventCountsTheCutRequests) {
+  auto slow = PutHeldAtBackend(gateway_->traffic_port(), "/kv/s/x", "1", 1500, "slow");
+  ASSERT_TRUE(backend_.WaitForArrived(1, std::chrono::seconds(5)));
+  gateway_->process().Signal(SIGTERM);
+  ASSERT_EQ(gateway_->process().Wait(std::chrono::seconds(10)), 4) << gateway_->process().Stderr();
+  slow.wait();
+  ASSERT_TRUE(gateway_->process().WaitForOutputEnd(std::chrono::seconds(10)));
+  const std::vector<json::object> draining = Events(gateway_->process(), "draining");
+  ASSERT_EQ(draining.size(), 1u) << gateway_->process().Stderr();
+  EXPECT_EQ(draining[0].at("in_flight").as_int64(), 1);
+  const std::vector<json::object> cut = Events(gateway_->process(), "drain deadline reached");
+  ASSERT_EQ(cut.size(), 1u) << gateway_->process().Stderr();
+  EXPECT_EQ(cut[0].at("level").as_string(), "warn");
+  EXPECT_EQ(cut[0].at("cut").as_int64(), 1);
+  EXPECT_TRUE(Events(gateway_->process(), "drained").empty());
+  const std::vector<json::object> stopped = Events(gateway_->process(), "stopped");
+  ASSERT_EQ(stopped.size(), 1u);
+  EXPECT_EQ(stopped[0].at("exit_code").as_int64(), 4);
 }
 
 // `trace_context.generate: false`: a request without a traceparent goes upstream without one.
