@@ -40,7 +40,6 @@ class RequestTrace {
   // (several make it invalid). With `generate`, a request without a valid one gets a new one.
   void Resolve(std::string_view received, std::size_t count, bool generate,
                TraceparentGenerator& generator);
-  void Clear() { trace_id_size_ = 0, generated_ = false; }
 
   std::string_view trace_id() const { return {trace_id_.data(), trace_id_size_}; }
   // The traceparent to send upstream in place of the client's; empty: pass the request's on.
