@@ -13,6 +13,7 @@
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
 #include "gateway/server/server.h"
+#include "gateway/server/startup_check.h"
 
 namespace {
 
@@ -22,6 +23,16 @@ constexpr const char* kVersionLine = "fencegate 0.1.0";
 
 bool LoadOrReport(const std::string& path, Config* config) {
   const std::vector<ConfigError> errors = LoadConfigFile(path, config);
+  for (const ConfigError& error : errors) std::cerr << error.ToString() << '\n';
+  return errors.empty();
+}
+
+// --check-config: the file, then what start-up would load from it.
+bool CheckOrReport(const CommandLine& command_line) {
+  Config config;
+  if (!LoadOrReport(command_line.config_path, &config)) return false;
+  ApplyOverrides(command_line, &config);
+  const std::vector<ConfigError> errors = CheckWhatStartWouldLoad(config);
   for (const ConfigError& error : errors) std::cerr << error.ToString() << '\n';
   return errors.empty();
 }
@@ -50,8 +61,7 @@ int Run(int argc, char** argv) {
       std::cout << UsageText();
       return kExitOk;
     case CommandLine::Action::kCheckConfig: {
-      Config config;
-      if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
+      if (!CheckOrReport(command_line)) return kExitConfigError;
       std::cout << command_line.config_path << ": OK" << std::endl;
       return kExitOk;
     }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "gateway/cli/store_location.h"
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
 #include "gateway/http/time_format.h"
@@ -161,6 +162,10 @@ int RunStoreCommand(const std::vector<std::string>& args) {
     return kExitUsageError;
   }
   const std::string path = FenceStorePath(config);
+  if (lockstore::Status kept = CheckStoreNotLeftBehind(config); !kept.ok()) {
+    std::cerr << "fencegate store: " << kept.message() << '\n';
+    return kExitStartupFailure;
+  }
   if (store_args.verb == "init") return Init(path);
   return Floor(path, *store_args.prefix, store_args.floor);
 }

@@ -37,6 +37,11 @@ bool ExpectMapping(const YAML::Node& node, const std::string& path,
                      "unknown key " + Quote(name) + "; expected one of " + expected);
     }
   }
+  if (errors.schema_key) {
+    for (std::string_view key : known) {
+      errors.schema_key(Child(path, key), static_cast<bool>(node[std::string(key)]));
+    }
+  }
   return true;
 }
 
@@ -220,6 +225,7 @@ void ReadCredentials(const YAML::Node& node, const std::string& path,
   if (node["api_keys_file"]) {
     const std::string key = Child(path, "api_keys_file");
     if (ReadString(node["api_keys_file"], key, errors, &out->api_keys_file)) {
+      if (errors.resolve_path) out->api_keys_file = errors.resolve_path(out->api_keys_file);
       ReadKeysFile(node["api_keys_file"], key, errors, out);
     }
   }

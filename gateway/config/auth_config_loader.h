@@ -17,6 +17,10 @@ struct AuthConfigErrors {
   std::function<void(const std::string& file, int line, const std::string& key,
                      const std::string& message)>
       in_file;
+  // A path as written in the file -> the path to open (relative to the file's directory).
+  std::function<std::string(const std::string&)> resolve_path;
+  // The schema walk: a key a mapping may have, and whether it has (ErrorSink::SchemaKeySeen).
+  std::function<void(const std::string& key, bool present)> schema_key;
 };
 
 // `auth:` (traffic principals) and the principals of `admin:`: a mapping with `principals`

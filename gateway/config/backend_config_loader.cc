@@ -292,8 +292,11 @@ void ExpandDataDirInPaths(Config* config) {
   for (auto& [name, backend] : config->backends) {
     const adapters::BackendKindRow* row = adapters::FindBackendKind(backend.kind);
     std::string* path = row != nullptr ? row->data_dir_path(backend) : nullptr;
-    if (path != nullptr)
-      *path = config_reading::ExpandDataDir(backend.data_dir_path_as_written, config->data_dir);
+    if (path != nullptr) {
+      *path = config_reading::ResolveAgainst(
+          config->config_dir,
+          config_reading::ExpandDataDir(backend.data_dir_path_as_written, config->data_dir));
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 #include "gateway/config/command_line.h"
 
 #include <arpa/inet.h>
+#include <filesystem>
 
 #include <cstdint>
 #include <string_view>
@@ -151,6 +152,10 @@ bool ParseCommandLine(const std::vector<std::string>& args, CommandLine* out, st
       std::string dir;
       ok = value(&dir);
       parsed.data_dir = dir;
+    } else if (name == "--accept-fence-key-change") {
+      std::string route;
+      ok = value(&route);
+      parsed.accepted_fence_key_changes.push_back(route);
     } else {
       *error = "unknown option '" + args[i] + "' (see --help)";
       return false;
@@ -166,10 +171,14 @@ bool ParseCommandLine(const std::vector<std::string>& args, CommandLine* out, st
 }
 
 void ApplyOverrides(const CommandLine& command_line, Config* config) {
+  config->accepted_fence_key_changes = command_line.accepted_fence_key_changes;
   if (command_line.listen) config->listen = *command_line.listen;
   if (command_line.admin_listen) config->admin_listen = *command_line.admin_listen;
   if (command_line.data_dir) {
-    config->data_dir = *command_line.data_dir;
+    // A command-line path is the shell's: relative to the working directory.
+    config->data_dir =
+        std::filesystem::absolute(*command_line.data_dir).lexically_normal().string();
+    config->data_dir_as_written.clear();
     // An empty store.path already means <data_dir>/fences, resolved by the runtime. Filesystem
     // roots are the served resource, not state, so they move only where the file asked for it
     // with "{data_dir}"; a literal root stays as written.
@@ -186,12 +195,16 @@ std::string UsageText() {
          "refused.\n"
          "\n"
          "Options (each takes its value as '--opt VALUE' or '--opt=VALUE'):\n"
-         "  --config FILE         configuration file (default: config/fencegate.yaml)\n"
+         "  --config FILE         configuration file (default: " FENCEGATE_DEFAULT_CONFIG
+         ")\n"
          "  --check-config FILE   validate FILE, print 'FILE: OK' or its errors, and exit\n"
          "  --listen HOST:PORT    traffic listener, overrides 'listen' ([V6]:PORT for IPv6)\n"
          "  --admin-listen HOST:PORT\n"
          "                        operator listener, overrides 'admin_listen'\n"
          "  --data-dir DIR        state directory, overrides 'data_dir'\n"
+         "  --accept-fence-key-change ROUTE\n"
+         "                        start although ROUTE's fence_key or backend changed while\n"
+         "                        the store holds its fences (repeatable; see fencegate(8))\n"
          "  --version             print the version and exit\n"
          "  -h, --help            print this help and exit\n"
          "\n"

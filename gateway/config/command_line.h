@@ -12,10 +12,14 @@ namespace fencegate::gateway {
 struct CommandLine {
   enum class Action { kRun, kCheckConfig, kVersion, kHelp };
   Action action = Action::kRun;
-  std::string config_path = "config/fencegate.yaml";
+  // FENCEGATE_DEFAULT_CONFIG: <sysconfdir>/fencegate/fencegate.yaml of the build's install prefix
+  // (/etc/fencegate/fencegate.yaml in the package).
+  std::string config_path = FENCEGATE_DEFAULT_CONFIG;
   std::optional<ListenAddress> listen;        // --listen HOST:PORT
   std::optional<ListenAddress> admin_listen;  // --admin-listen HOST:PORT
   std::optional<std::string> data_dir;        // --data-dir DIR
+  // --accept-fence-key-change ROUTE, repeatable (gateway/server/route_bindings.h).
+  std::vector<std::string> accepted_fence_key_changes;
 };
 
 // Parses argv. On error returns false and sets `error` to a one-line message.

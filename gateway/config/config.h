@@ -51,7 +51,8 @@ struct Timeouts {
 
 struct StoreConfig {
   std::string kind = "rocksdb";
-  std::string path;  // default: <data_dir>/fences
+  std::string path;             // default: <data_dir>/fences
+  std::string path_as_written;  // before it was made absolute against the config's directory
   std::size_t block_cache_bytes = 32u << 20;
   std::size_t cached_keys = 100000;
   std::size_t rejection_retention = 10000;
@@ -182,9 +183,13 @@ std::chrono::milliseconds LongestUpstreamResponse(const Config& config);
 
 struct Config {
   std::string source_path;  // the file it was loaded from
+  // source_path's directory, absolute: relative paths in the file are resolved against it.
+  std::string config_dir;
   ListenAddress listen{"127.0.0.1", 8080};
   ListenAddress admin_listen{"127.0.0.1", 9901};
-  std::string data_dir = "./var";
+  std::string data_dir = "./var";  // absolute once loaded
+  // data_dir as the file (or the default) wrote it; "" after --data-dir overrode it.
+  std::string data_dir_as_written = "./var";
   unsigned threads = 0;  // 0 = one per core
   Limits limits;
   Timeouts timeouts;
@@ -199,6 +204,9 @@ struct Config {
   auth::CredentialsConfig auth;  // traffic principals (README "Authentication")
   auth::AdminAuthConfig admin;   // the admin listener's own principals
   ClusterConfig cluster;         // several replicas (store kind etcd)
+  // Not from the file: the routes whose changed fence-key binding the operator accepted for this
+  // start or reload (--accept-fence-key-change, gateway/server/route_bindings.h).
+  std::vector<std::string> accepted_fence_key_changes;
 };
 
 }  // namespace fencegate::gateway

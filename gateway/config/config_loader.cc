@@ -1,6 +1,7 @@
 #include "gateway/config/config_loader.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "gateway/config/auth_config_loader.h"
 #include "gateway/config/config_sections.h"
+#include "gateway/config/environment_expansion.h"
 #include "gateway/config/value_parsers.h"
 #include "gateway/config/yaml_reader.h"
 
@@ -46,7 +48,8 @@ namespace {
 // `auth`, `admin` and each route's `policy` (gateway/config/auth_config_loader.h). Policies
 // are matched to routes by name, after the principals they refer to are known.
 void ReadAuthSections(Reader& reader, const YAML::Node& root, Config* config) {
-  const AuthConfigErrors errors = reader.sink()->ForAuth();
+  AuthConfigErrors errors = reader.sink()->ForAuth();
+  errors.resolve_path = [&reader](const std::string& file) { return reader.ResolvePath(file); };
   if (root["auth"]) {
     if (reader.ExpectMapping(root["auth"], "auth", {"principals", "api_keys_file"})) {
       ReadCredentials(root["auth"], "auth", errors, &config->auth);
@@ -83,10 +86,13 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (root["admin_listen"])
     reader.Listen(root["admin_listen"], "admin_listen", &config->admin_listen);
   if (root["data_dir"]) {
-    reader.String(root["data_dir"], "data_dir", &config->data_dir);
+    reader.String(root["data_dir"], "data_dir", &config->data_dir_as_written);
+    config->data_dir = reader.ResolvePath(config->data_dir_as_written);
     if (root["data_dir"].IsScalar() && config->data_dir.empty()) {
       reader.sink()->Add(root["data_dir"], "data_dir", "must not be empty");
     }
+  } else {
+    config->data_dir = reader.ResolvePath(config->data_dir);
   }
   if (root["threads"]) reader.Count(root["threads"], "threads", 0, 1024, &config->threads);
   if (root["limits"]) ReadLimits(reader, root["limits"], &config->limits);
@@ -162,15 +168,27 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
 }  // namespace
 }  // namespace config_reading
 
+std::string ConfigDirectory(const std::string& file) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(file, error);
+  if (error) return {};
+  return absolute.parent_path().lexically_normal().string();
+}
+
 std::vector<ConfigError> LoadConfigText(const std::string& text, const std::string& file,
-                                        Config* config) {
+                                        Config* config, std::vector<SchemaKey>* schema_keys) {
   std::vector<ConfigError> errors;
   config_reading::ErrorSink sink(file, &errors);
+  sink.set_schema_keys(schema_keys);
   Config loaded;
   loaded.source_path = file;
   try {
     YAML::Node root = YAML::Load(text);
-    config_reading::Reader reader(&sink);
+    config_reading::ExpandEnvironmentInTree(
+        root, config_reading::ProcessEnvironment(),
+        [&](const YAML::Node& node, const std::string& error) { sink.Add(node, "", error); });
+    loaded.config_dir = ConfigDirectory(file);
+    config_reading::Reader reader(&sink, loaded.config_dir);
     config_reading::ReadTopLevel(reader, root, &loaded);
     ExpandDataDirInPaths(&loaded);
   } catch (const YAML::Exception& e) {

@@ -65,7 +65,10 @@ void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out) {
 
 void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out) {
   if (!reader.ExpectMapping(node, "access_log", {"path", "error_lines_per_second"})) return;
-  if (node["path"]) reader.String(node["path"], "access_log.path", &out->path);
+  if (node["path"]) {
+    reader.String(node["path"], "access_log.path", &out->path);
+    if (out->path != "-") out->path = reader.ResolvePath(out->path);  // "-": stdout
+  }
   if (node["error_lines_per_second"]) {
     reader.Count(node["error_lines_per_second"], "access_log.error_lines_per_second", 0, 1'000'000,
                  &out->error_lines_per_second);
@@ -74,7 +77,10 @@ void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out)
 
 void ReadEventLog(Reader& reader, const YAML::Node& node, EventLogConfig* out) {
   if (!reader.ExpectMapping(node, "log", {"path", "level"})) return;
-  if (node["path"]) reader.String(node["path"], "log.path", &out->path);
+  if (node["path"]) {
+    reader.String(node["path"], "log.path", &out->path);
+    if (out->path != "-") out->path = reader.ResolvePath(out->path);  // "-": stderr
+  }
   if (node["level"]) {
     reader.Choice<log::Level>(
         node["level"], "log.level",

@@ -46,7 +46,10 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
           "unsupported store kind " + Quote(kind) + "; expected 'rocksdb' or 'etcd'");
     }
   }
-  if (node["path"]) reader.String(node["path"], Child(path, "path"), &out->path);
+  if (node["path"]) {
+    reader.String(node["path"], Child(path, "path"), &out->path_as_written);
+    out->path = reader.ResolvePath(out->path_as_written);
+  }
   if (node["block_cache"]) {
     reader.Size(node["block_cache"], Child(path, "block_cache"), 0,
                 std::numeric_limits<std::size_t>::max(), &out->block_cache_bytes);

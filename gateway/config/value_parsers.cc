@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <initializer_list>
 #include <limits>
 #include <utility>
@@ -99,6 +100,13 @@ bool ParseSize(std::string_view text, std::uint64_t* out) {
     return true;
   }
   return false;
+}
+
+std::string ResolveAgainst(const std::string& base_dir, const std::string& path) {
+  if (path.empty()) return path;
+  const std::filesystem::path given(path);
+  if (given.is_absolute() || base_dir.empty()) return given.lexically_normal().string();
+  return (std::filesystem::path(base_dir) / given).lexically_normal().string();
 }
 
 std::string ExpandDataDir(const std::string& text, const std::string& data_dir) {

@@ -29,6 +29,9 @@ bool ParseSize(std::string_view text, std::uint64_t* out);
 // `text` with every "{data_dir}" replaced by `data_dir`.
 std::string ExpandDataDir(const std::string& text, const std::string& data_dir);
 
+// `path` made absolute against `base_dir` (itself absolute) and normalized; "" stays "".
+std::string ResolveAgainst(const std::string& base_dir, const std::string& path);
+
 // Parses "http://HOST[:PORT][/]" into host and port; returns an error message or "".
 std::string ParseBackendUrl(std::string_view url, adapters::UpstreamOptions* out);
 

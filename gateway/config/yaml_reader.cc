@@ -86,6 +86,9 @@ bool Reader::ExpectMapping(const YAML::Node& node, const std::string& path,
     if (!suggestion.empty()) message += "; did you mean " + Quote(suggestion) + "?";
     sink_->Add(key, Child(path, name), std::move(message));
   }
+  for (std::string_view name : known) {
+    sink_->SchemaKeySeen(Child(path, name), seen.count(std::string(name)) != 0);
+  }
   return true;
 }
 
@@ -111,9 +114,18 @@ void Reader::String(const YAML::Node& node, const std::string& path, std::string
   *out = std::move(text);
 }
 
+void Reader::Path(const YAML::Node& node, const std::string& path, std::string* out) {
+  String(node, path, out);
+  *out = ResolvePath(*out);
+}
+
+std::string Reader::ResolvePath(const std::string& file) const {
+  return ResolveAgainst(base_dir_, file);
+}
+
 void Reader::ReadableFile(const YAML::Node& node, const std::string& path, std::string* out) {
   const std::size_t errors_before = sink_->count();
-  String(node, path, out);
+  Path(node, path, out);
   if (sink_->count() != errors_before || out->empty()) return;
   const std::string problem = UnreadableFileProblem(*out);
   if (!problem.empty()) sink_->Add(node, path, "cannot read " + Quote(*out) + ": " + problem);
@@ -184,7 +196,7 @@ void ReadSecret(Reader& reader, const YAML::Node& node, const std::string& path,
     reader.String(node[key], Child(path, key), out);
   } else if (node[file_key]) {
     std::string file;
-    reader.String(node[file_key], Child(path, file_key), &file);
+    reader.Path(node[file_key], Child(path, file_key), &file);
     std::ifstream in(file, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

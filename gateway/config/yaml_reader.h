@@ -43,6 +43,12 @@ class ErrorSink {
 
   std::size_t count() const { return errors_->size(); }
 
+  // The schema walk (LoadConfigText's `schema_keys`): a key a mapping may have, and whether it has.
+  void set_schema_keys(std::vector<SchemaKey>* schema_keys) { schema_keys_ = schema_keys; }
+  void SchemaKeySeen(std::string key, bool present) {
+    if (schema_keys_ != nullptr) schema_keys_->push_back({std::move(key), present});
+  }
+
   // For the auth readers (auth_config_loader.h): problems at a node or in another file.
   AuthConfigErrors ForAuth() {
     return {[this](const YAML::Node& node, const std::string& key, const std::string& message) {
@@ -51,18 +57,23 @@ class ErrorSink {
             [this](const std::string& file, int line, const std::string& key,
                    const std::string& message) {
               errors_->push_back({file, line, 0, key, message});
-            }};
+            },
+            {},
+            [this](const std::string& key, bool present) { SchemaKeySeen(key, present); }};
   }
 
  private:
   std::string file_;
   std::vector<ConfigError>* errors_;
+  std::vector<SchemaKey>* schema_keys_ = nullptr;
 };
 
 // Reads typed values out of YAML nodes, reporting every problem to the sink.
 class Reader {
  public:
-  explicit Reader(ErrorSink* sink) : sink_(sink) {}
+  // `base_dir`: the config file's directory, absolute; relative paths in the file are relative
+  // to it (never to the working directory, so the file means the same wherever it is run from).
+  Reader(ErrorSink* sink, std::string base_dir) : sink_(sink), base_dir_(std::move(base_dir)) {}
 
   // Checks that `node` is a mapping whose keys are all in `known`, reporting unknown and
   // duplicate keys. Returns false (after reporting) if `node` is not a mapping at all.
@@ -74,6 +85,10 @@ class Reader {
               std::string* out);
 
   void String(const YAML::Node& node, const std::string& path, std::string* out);
+
+  // A filesystem path: a string, made absolute against the config file's directory.
+  void Path(const YAML::Node& node, const std::string& path, std::string* out);
+  std::string ResolvePath(const std::string& file) const;
 
   // A file the gateway reads at start (a certificate, key or CA bundle): it must open for
   // reading now, so that --check-config finds what start would fail on. Empty: not set.
@@ -154,6 +169,7 @@ class Reader {
 
  private:
   ErrorSink* sink_;
+  std::string base_dir_;
 };
 
 // A credential given inline (KEY), in a file (KEY_file, trailing newline dropped) or in an

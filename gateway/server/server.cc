@@ -15,10 +15,12 @@
 #include "base/log/event_log.h"
 #include "base/tls_client/client_tls.h"
 #include "gateway/cli/store_command.h"
+#include "gateway/cli/store_location.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/http/time_format.h"
 #include "gateway/observability/store_log_sink.h"
 #include "gateway/server/listen_socket.h"
+#include "gateway/server/route_bindings.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
 #include "lockstore/etcd/etcd_token_verifier.h"
@@ -144,6 +146,11 @@ lockstore::Status Server::Start() {
                                    {"pid", static_cast<std::int64_t>(::getpid())}});
   if (lockstore::Status opened = OpenStore(); !opened.ok()) return opened;
   LogStoreOpened();
+  if (lockstore::Status bound =
+          CheckAndRecordRouteBindings(config_, *store_, config_.accepted_fence_key_changes);
+      !bound.ok()) {
+    return bound;
+  }
   const lockstore::Status log_status = AccessLog::Open(config_.access_log.path, &access_log_);
   if (!log_status.ok()) {
     // The message alone named the cause before start-up spoke Status; keep it that way.
@@ -261,6 +268,7 @@ lockstore::Status Server::OpenStore() {
 }
 
 lockstore::Status Server::OpenRocksDbStore() {
+  if (lockstore::Status kept = CheckStoreNotLeftBehind(config_); !kept.ok()) return kept;
   lockstore::RocksDbFenceStoreOptions options;
   options.path = FenceStorePath(config_);
   // Made by the first start in a brand-new, empty data dir, or by `fencegate store init`; never

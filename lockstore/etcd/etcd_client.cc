@@ -434,6 +434,21 @@ Status EtcdClient::GetPrefix(std::string_view prefix, std::vector<EtcdKeyValue>*
   return DecodeKvs(answer, out);
 }
 
+Status EtcdClient::AnyWithPrefix(std::string_view prefix, bool* found) {
+  json::object answer;
+  Status status = impl_->Call("/v3/kv/range",
+                              {{"key", encoding::Base64Encode(prefix)},
+                               {"range_end", encoding::Base64Encode(PrefixEnd(prefix))},
+                               {"limit", 1},
+                               {"keys_only", true}},
+                              true, &answer);
+  if (!status.ok()) return status;
+  std::vector<EtcdKeyValue> kvs;
+  if (Status decoded = DecodeKvs(answer, &kvs); !decoded.ok()) return decoded;
+  *found = !kvs.empty();
+  return Status::Ok();
+}
+
 Status EtcdClient::Txn(const std::vector<EtcdCompare>& compares, const std::vector<EtcdOp>& success,
                        const std::vector<EtcdOp>& failure, bool idempotent, EtcdTxnResult* out) {
   json::array compare_json, success_json, failure_json;

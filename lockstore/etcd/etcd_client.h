@@ -91,6 +91,8 @@ class EtcdClient {
   Status Get(std::string_view key, std::optional<EtcdKeyValue>* out);
   // A linearizable read of every key under `prefix`.
   Status GetPrefix(std::string_view prefix, std::vector<EtcdKeyValue>* out);
+  // A linearizable check whether any key starts with `prefix`, reading at most one key.
+  Status AnyWithPrefix(std::string_view prefix, bool* found);
   // `idempotent`: the caller's transaction has the same effect when applied twice, so it may be
   // retried on another member after a timeout whose outcome is unknown.
   Status Txn(const std::vector<EtcdCompare>& compares, const std::vector<EtcdOp>& success,

@@ -147,6 +147,37 @@ class EtcdFenceStore::Impl {
 
   bool Ready() const { return ready_.load(); }
 
+  Status ReadRouteBindings(std::map<std::string, std::string>* out) {
+    EtcdClient client(options_.client, counters_);
+    std::vector<EtcdKeyValue> kvs;
+    const std::string prefix = options_.prefix + "routes/";
+    if (Status read = client.GetPrefix(prefix, &kvs); !read.ok()) return read;
+    out->clear();
+    for (EtcdKeyValue& kv : kvs) (*out)[kv.key.substr(prefix.size())] = std::move(kv.value);
+    return Status::Ok();
+  }
+
+  // One transaction: the replicas see a reload's bindings all at once.
+  Status WriteRouteBindings(const std::map<std::string, std::string>& bindings) {
+    if (bindings.empty()) return Status::Ok();
+    EtcdClient client(options_.client, counters_);
+    std::vector<EtcdOp> puts;
+    for (const auto& [route, binding] : bindings) {
+      EtcdOp put;
+      put.kind = EtcdOp::Kind::kPut;
+      put.key = options_.prefix + "routes/" + route;
+      put.value = binding;
+      puts.push_back(std::move(put));
+    }
+    EtcdTxnResult result;
+    return client.Txn({}, puts, {}, true, &result);
+  }
+
+  Status HasFenceWithPrefix(std::string_view prefix, bool* found) {
+    EtcdClient client(options_.client, counters_);
+    return client.AnyWithPrefix(options_.prefix + "fences/" + std::string(prefix), found);
+  }
+
   Stats stats() const {
     Stats stats;
     stats.round_trips = counters_->round_trips.load();
@@ -366,6 +397,18 @@ void EtcdFenceStore::Advance(std::string_view key, Token token, std::int64_t now
 
 void EtcdFenceStore::Repair(FenceRepairRecord record, RepairCallback callback) {
   impl_->Repair(std::move(record), std::move(callback));
+}
+
+Status EtcdFenceStore::ReadRouteBindings(std::map<std::string, std::string>* out) {
+  return impl_->ReadRouteBindings(out);
+}
+
+Status EtcdFenceStore::WriteRouteBindings(const std::map<std::string, std::string>& bindings) {
+  return impl_->WriteRouteBindings(bindings);
+}
+
+Status EtcdFenceStore::HasFenceWithPrefix(std::string_view prefix, bool* found) {
+  return impl_->HasFenceWithPrefix(prefix, found);
 }
 
 std::vector<FenceRepairRecord> EtcdFenceStore::RecentRepairs(std::size_t limit) {

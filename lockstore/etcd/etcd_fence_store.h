@@ -64,6 +64,10 @@ class EtcdFenceStore final : public FenceStore {
   // Waits until every queued operation has called back.
   Status Flush() override;
   bool Ready() const override;
+  // "<prefix>routes/<route name>" -> binding text.
+  Status ReadRouteBindings(std::map<std::string, std::string>* out) override;
+  Status WriteRouteBindings(const std::map<std::string, std::string>& bindings) override;
+  Status HasFenceWithPrefix(std::string_view prefix, bool* found) override;
 
   Stats stats() const;
   // Stops the threads; queued operations fail Unavailable. Idempotent.

@@ -131,4 +131,18 @@ bool FenceKeyTemplate::Render(const RequestFacts& facts, std::string* out) const
   return true;
 }
 
+std::string FenceKeyTemplate::KeyPrefix(std::string_view route) const {
+  std::string prefix;
+  for (const Part& part : parts_) {
+    if (part.kind == Part::Kind::kLiteral) {
+      prefix += part.literal;
+    } else if (part.kind == Part::Kind::kRoute) {
+      prefix += route;
+    } else {
+      break;
+    }
+  }
+  return prefix;
+}
+
 }  // namespace fencegate::lockstore

@@ -37,6 +37,10 @@ class FenceKeyTemplate {
 
   const std::string& source() const { return source_; }
 
+  // The text every key of `route` starts with: the literals (and {route}) up to the first
+  // placeholder that varies per request. "" when the template starts with one.
+  std::string KeyPrefix(std::string_view route) const;
+
  private:
   struct Part {
     enum class Kind { kLiteral, kPath, kSegment, kHost, kRoute };

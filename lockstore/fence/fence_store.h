@@ -3,7 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -70,6 +72,16 @@ class FenceStore {
 
   // True while the store accepts operations (the readiness probe).
   virtual bool Ready() const = 0;
+
+  // Route bindings: route name -> what its fence keys are made of (its fence-key template and
+  // backend), kept with the fences so that a gateway noticing a change of them at start-up or
+  // reload can refuse it (a changed template gives every resource a fresh fence, with no history
+  // to refuse a zombie's write). Synchronous: start-up and reload only, never a network thread.
+  virtual Status ReadRouteBindings(std::map<std::string, std::string>* out) = 0;
+  // Adds or replaces the given routes' bindings durably; others stay as recorded.
+  virtual Status WriteRouteBindings(const std::map<std::string, std::string>& bindings) = 0;
+  // Whether any fence key starts with `prefix` ("" : any fence). Synchronous, as above.
+  virtual Status HasFenceWithPrefix(std::string_view prefix, bool* found) = 0;
 };
 
 }  // namespace fencegate::lockstore

@@ -108,6 +108,22 @@ class MemoryFenceStore::Impl {
     return advance_calls_;
   }
 
+  std::map<std::string, std::string> ReadRouteBindings() {
+    std::lock_guard lock(mu_);
+    return route_bindings_;
+  }
+
+  void WriteRouteBindings(const std::map<std::string, std::string>& bindings) {
+    std::lock_guard lock(mu_);
+    for (const auto& [route, binding] : bindings) route_bindings_[route] = binding;
+  }
+
+  bool HasFenceWithPrefix(std::string_view prefix) {
+    std::lock_guard lock(mu_);
+    const auto it = fences_.lower_bound(prefix);
+    return it != fences_.end() && std::string_view(it->first).starts_with(prefix);
+  }
+
  private:
   // Applies one advance and calls back outside the lock, as a real store's thread would.
   void Apply(QueuedAdvance& advance) {
@@ -127,6 +143,7 @@ class MemoryFenceStore::Impl {
 
   mutable std::mutex mu_;
   std::map<std::string, FenceRecord, std::less<>> fences_;
+  std::map<std::string, std::string> route_bindings_;
   std::deque<RejectionRecord> rejections_;
   std::vector<FenceRepairRecord> repairs_;
   std::uint64_t next_sequence_ = 1;
@@ -170,6 +187,21 @@ std::vector<FenceRepairRecord> MemoryFenceStore::RecentRepairs(std::size_t limit
 
 Status MemoryFenceStore::Flush() { return Status::Ok(); }
 bool MemoryFenceStore::Ready() const { return true; }
+
+Status MemoryFenceStore::ReadRouteBindings(std::map<std::string, std::string>* out) {
+  *out = impl_->ReadRouteBindings();
+  return Status::Ok();
+}
+
+Status MemoryFenceStore::WriteRouteBindings(const std::map<std::string, std::string>& bindings) {
+  impl_->WriteRouteBindings(bindings);
+  return Status::Ok();
+}
+
+Status MemoryFenceStore::HasFenceWithPrefix(std::string_view prefix, bool* found) {
+  *found = impl_->HasFenceWithPrefix(prefix);
+  return Status::Ok();
+}
 
 void MemoryFenceStore::SetDeferred(bool deferred) { impl_->SetDeferred(deferred); }
 std::size_t MemoryFenceStore::RunPending() { return impl_->RunPending(); }

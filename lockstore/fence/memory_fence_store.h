@@ -23,6 +23,9 @@ class MemoryFenceStore : public FenceStore {
   std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   Status Flush() override;
   bool Ready() const override;
+  Status ReadRouteBindings(std::map<std::string, std::string>* out) override;
+  Status WriteRouteBindings(const std::map<std::string, std::string>& bindings) override;
+  Status HasFenceWithPrefix(std::string_view prefix, bool* found) override;
 
   // Test controls.
   void SetDeferred(bool deferred);       // queue advances instead of applying them

@@ -79,6 +79,10 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
   std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   Status Flush() override;
   bool Ready() const override;
+  // rocksdb_route_bindings.cc: in the metadata (default) family, written synced.
+  Status ReadRouteBindings(std::map<std::string, std::string>* out) override;
+  Status WriteRouteBindings(const std::map<std::string, std::string>& bindings) override;
+  Status HasFenceWithPrefix(std::string_view prefix, bool* found) override;
 
   // LockPersistence (lock_rocksdb.cc). Lock writes go through the same writer thread.
   Status LoadLocks(std::vector<LockRecord>* out) override;

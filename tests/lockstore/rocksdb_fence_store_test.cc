@@ -486,5 +486,37 @@ TEST_F(RocksDbFenceStoreTest, AcknowledgedAdvancesSurviveKill) {
   }
 }
 
+TEST_F(RocksDbFenceStoreTest, RouteBindingsAndFencePrefixesSurviveReopen) {
+  {
+    auto store = Open();
+    std::map<std::string, std::string> bindings;
+    ASSERT_TRUE(store->ReadRouteBindings(&bindings).ok());
+    EXPECT_TRUE(bindings.empty());
+    ASSERT_TRUE(store
+                    ->WriteRouteBindings(
+                        {{"files", "fence_key=files:{path}"}, {"api", "fence_key=api:{path}"}})
+                    .ok());
+    ASSERT_TRUE(store->WriteRouteBindings({{"files", "fence_key=f:{path}"}}).ok());
+    std::promise<Status> advanced;
+    store->Advance("files:/a", 5, 1, [&](Status s, FenceRecord) { advanced.set_value(s); });
+    ASSERT_TRUE(advanced.get_future().get().ok());
+  }
+  auto store = Open();
+  std::map<std::string, std::string> bindings;
+  ASSERT_TRUE(store->ReadRouteBindings(&bindings).ok());
+  EXPECT_EQ(bindings, (std::map<std::string, std::string>{{"api", "fence_key=api:{path}"},
+                                                          {"files", "fence_key=f:{path}"}}));
+  bool found = false;
+  ASSERT_TRUE(store->HasFenceWithPrefix("files:", &found).ok());
+  EXPECT_TRUE(found);
+  ASSERT_TRUE(store->HasFenceWithPrefix("api:", &found).ok());
+  EXPECT_FALSE(found);
+  ASSERT_TRUE(store->HasFenceWithPrefix("", &found).ok());
+  EXPECT_TRUE(found);
+  // Route bindings live beside the fences, never among them.
+  ASSERT_TRUE(store->HasFenceWithPrefix("fencegate.", &found).ok());
+  EXPECT_FALSE(found);
+}
+
 }  // namespace
 }  // namespace fencegate::lockstore

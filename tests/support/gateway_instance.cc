@@ -15,14 +15,14 @@ bool ParseListeningLine(const std::string& line, std::uint16_t* traffic_port,
   return true;
 }
 
-std::unique_ptr<GatewayInstance> GatewayInstance::Start(const std::string& config_path,
-                                                        const std::string& data_dir,
-                                                        std::string* error,
-                                                        std::chrono::milliseconds timeout) {
-  std::unique_ptr<Process> process =
-      Process::Start({FencegateBinary(), "--config", config_path, "--listen", "127.0.0.1:0",
-                      "--admin-listen", "127.0.0.1:0", "--data-dir", data_dir},
-                     error);
+std::unique_ptr<GatewayInstance> GatewayInstance::Start(
+    const std::string& config_path, const std::string& data_dir, std::string* error,
+    std::chrono::milliseconds timeout, const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv = {FencegateBinary(), "--config",    config_path,
+                                   "--listen",        "127.0.0.1:0", "--admin-listen",
+                                   "127.0.0.1:0",     "--data-dir",  data_dir};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  std::unique_ptr<Process> process = Process::Start(argv, error);
   if (!process) return nullptr;
   std::uint16_t traffic = 0;
   std::uint16_t admin = 0;

@@ -21,10 +21,11 @@ std::string FencegateBinary();
 class GatewayInstance {
  public:
   // Returns nullptr and sets `error` (with the child's stderr) if the gateway did not come up
-  // within `timeout`.
+  // within `timeout`. `extra_args` follow the ones above.
   static std::unique_ptr<GatewayInstance> Start(
       const std::string& config_path, const std::string& data_dir, std::string* error,
-      std::chrono::milliseconds timeout = std::chrono::seconds(15));
+      std::chrono::milliseconds timeout = std::chrono::seconds(15),
+      const std::vector<std::string>& extra_args = {});
 
   std::uint16_t traffic_port() const { return traffic_port_; }
   std::uint16_t admin_port() const { return admin_port_; }

@@ -172,7 +172,7 @@ TEST(AuthConfigTest, APolicyNeedsPrincipals) {
 }
 
 TEST(AuthConfigTest, KeysFileAddsPrincipalsAndItsErrorsNameItsLines) {
-  const std::string path = ::testing::TempDir() + "/auth_config_test_keys";
+  const std::string path = ::testing::TempDir() + "auth_config_test_keys";
   {
     std::ofstream out(path);
     out << "# name sha256\n"

@@ -33,7 +33,7 @@ std::string ParseError(const std::vector<std::string>& args) {
 TEST(CommandLineTest, DefaultsToRunWithTheDefaultConfig) {
   CommandLine command_line = Parse({"fencegate"});
   EXPECT_EQ(command_line.action, CommandLine::Action::kRun);
-  EXPECT_EQ(command_line.config_path, "config/fencegate.yaml");
+  EXPECT_EQ(command_line.config_path, FENCEGATE_DEFAULT_CONFIG);
   EXPECT_FALSE(command_line.listen);
   EXPECT_FALSE(command_line.admin_listen);
   EXPECT_FALSE(command_line.data_dir);
@@ -117,7 +117,8 @@ TEST(CommandLineTest, OverridesReplaceListenersAndDataDir) {
       "  - {name: a, prefix: /, backend: files, fence_key: \"k\"}\n",
       "t.yaml", &config);
   ASSERT_TRUE(errors.empty());
-  ASSERT_EQ(config.backends.at("files").filesystem.root, "./var/files");
+  // Relative to the file's directory (t.yaml: the working directory's).
+  ASSERT_EQ(config.backends.at("files").filesystem.root, ConfigDirectory("t.yaml") + "/var/files");
 
   CommandLine command_line = Parse({"fencegate", "--listen", "127.0.0.1:0", "--admin-listen",
                                     "127.0.0.1:1", "--data-dir", "/run/fg"});

@@ -50,7 +50,8 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(config.listen.port, 8080);
   EXPECT_EQ(config.admin_listen.host, "127.0.0.1");
   EXPECT_EQ(config.admin_listen.port, 9901);
-  EXPECT_EQ(config.data_dir, "./var");
+  // "../../var", relative to config/examples/: the repository's var/.
+  EXPECT_EQ(config.data_dir, RepoFile("var").lexically_normal().string());
   EXPECT_EQ(config.threads, 0u);
   EXPECT_EQ(config.limits.max_header_bytes, 16u * 1024);
   EXPECT_EQ(config.limits.max_body_bytes, 8ull << 30);
@@ -76,7 +77,7 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(files.name, "files");
   EXPECT_EQ(files.kind, "filesystem");
   EXPECT_EQ(files.data_dir_path_as_written, "{data_dir}/files");
-  EXPECT_EQ(files.filesystem.root, "./var/files");
+  EXPECT_EQ(files.filesystem.root, RepoFile("var/files").lexically_normal().string());
   EXPECT_EQ(files.filesystem.io_threads, 2u);
   EXPECT_TRUE(files.filesystem.sync_writes);
   const BackendConfig& api = config.backends.at("api");
@@ -190,7 +191,7 @@ TEST(ConfigLoaderTest, DefaultsApplyWhenKeysAreAbsent) {
   ASSERT_TRUE(Load(kMinimal, &config).empty());
   const Config defaults;
   EXPECT_EQ(config.listen.port, defaults.listen.port);
-  EXPECT_EQ(config.data_dir, defaults.data_dir);
+  EXPECT_EQ(config.data_dir, ConfigDirectory("test.yaml") + "/var");  // beside the file
   EXPECT_EQ(config.timeouts.barrier_wait, defaults.timeouts.barrier_wait);
   EXPECT_EQ(config.limits.max_body_bytes, defaults.limits.max_body_bytes);
   EXPECT_EQ(config.routes[0].fenced_methods, RouteConfig{}.fenced_methods);
