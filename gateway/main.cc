@@ -73,14 +73,13 @@ int Run(int argc, char** argv) {
   if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
   ApplyOverrides(command_line, &config);
 
-  // A failed start is an event like any other; when events go to a file, whoever started the
-  // gateway still reads why on the terminal.
+  // A failed start is said in plain text on stderr, as before (the terminal, scripts and tests
+  // read it, quotes and all); when events go to a file, the event log gets it too.
   const bool events_to_file = !config.log.path.empty() && config.log.path != "-";
   Server server(std::move(config));
   if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
-    fencegate::log::Error("start-up failed: " + started.message());
-    if (events_to_file)
-      std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
+    std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
+    if (events_to_file) fencegate::log::Error("start-up failed", {{"error", started.message()}});
     return kExitStartupFailure;
   }
   std::cout << "fencegate listening traffic=" << server.traffic_address()
