@@ -12,7 +12,9 @@
 #include "gateway/cli/store_command.h"
 #include "gateway/config/command_line.h"
 #include "gateway/config/config_loader.h"
+#include "gateway/server/privilege_drop.h"
 #include "gateway/server/server.h"
+#include "gateway/server/service_notify.h"
 #include "gateway/server/startup_check.h"
 
 namespace {
@@ -73,10 +75,16 @@ int Run(int argc, char** argv) {
   if (!LoadOrReport(command_line.config_path, &config)) return kExitConfigError;
   ApplyOverrides(command_line, &config);
 
+  PrivilegeDrop privileges;
+  if (const auto planned = PrivilegeDrop::Plan(config.user, config.group, &privileges);
+      !planned.ok()) {
+    std::cerr << "fencegate: start-up failed: " << planned.message() << std::endl;
+    return kExitStartupFailure;
+  }
   // A failed start is said in plain text on stderr, as before (the terminal, scripts and tests
   // read it, quotes and all); when events go to a file, the event log gets it too.
   const bool events_to_file = !config.log.path.empty() && config.log.path != "-";
-  Server server(std::move(config));
+  Server server(std::move(config), std::move(privileges));
   if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
     std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
     if (events_to_file) fencegate::log::Error("start-up failed", {{"error", started.message()}});
@@ -84,6 +92,7 @@ int Run(int argc, char** argv) {
   }
   std::cout << "fencegate listening traffic=" << server.traffic_address()
             << " admin=" << server.admin_address() << std::endl;
+  NotifyReady();
   return server.RunUntilSignal();
 }
 

@@ -8,6 +8,11 @@ packages=(
   libboost1.81-all-dev libboost-json1.81-dev libboost-url1.81-dev libexpat1-dev
   libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
+  # sd_notify readiness for the systemd unit (gateway/server/service_notify.cc).
+  libsystemd-dev
+  # The package stage (tests/deploy/): cpack's dpkg-shlibdeps, the man page lint, the unit's
+  # systemd-analyze verify, logrotate -d of the installed rotation.
+  dpkg-dev mandoc systemd logrotate
   curl procps
   # Lock services and their clients, for examples/ and tests/lock_services/.
   etcd-server etcd-client redis-server postgresql zookeeperd

@@ -6,12 +6,12 @@
 #
 # FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration faults load webdav lock_services s3 torture asan tsan fuzz (all but
-# the last three need "build"), and replicas (the etcd store and several replicas).
+# Stages: build unit integration package faults load webdav lock_services s3 torture asan tsan fuzz
+# (all but the last three need "build"), and replicas (the etcd store and several replicas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration faults load webdav lock_services replicas s3 torture asan tsan fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration package faults load webdav lock_services replicas s3 torture asan tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -133,6 +133,20 @@ ctest_stage() {
 
 ctest_stage unit "unit tests" unit 300 -j "$jobs"
 ctest_stage integration "integration tests" integration 600
+# The Debian package (tests/deploy/check_package.sh): built by cpack from the main build dir
+# (no second compile: only the install prefix changes, to /usr), inspected with dpkg-deb,
+# installed (root: into the machine; otherwise into a scratch root), started from / with the
+# installed config, a fenced write and a SIGHUP reload, then removed and purged.
+if want package; then
+  stage "package"
+  if [ ! -f build/build.ninja ]; then
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFENCEGATE_BUILD_TESTS=OFF >/dev/null
+  fi
+  cmake -S . -B build -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+  cmake --build build --target fencegate fencegate_man -j "$jobs"
+  timeout 900 tests/deploy/check_package.sh build
+  stage_done "package"
+fi
 # kill -9 loop, full and read-only store disk (mounts: root), wall-clock jumps under faketime.
 ctest_stage faults "faults" faults 600
 # Abuse of the real binary with its memory bounds asserted: a flood of stale writes, hundreds of

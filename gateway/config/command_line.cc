@@ -186,6 +186,8 @@ void ApplyOverrides(const CommandLine& command_line, Config* config) {
   }
 }
 
+const char* DefaultConfigPath() { return FENCEGATE_DEFAULT_CONFIG; }
+
 std::string UsageText() {
   return "Usage: fencegate [OPTIONS]\n"
          "       fencegate lock acquire|renew|release|run NAME ... (fencegate lock --help)\n"

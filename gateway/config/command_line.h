@@ -8,13 +8,15 @@
 
 namespace fencegate::gateway {
 
+// The config file read without --config: <sysconfdir>/fencegate/fencegate.yaml of the install
+// prefix the binary was built for (/etc/fencegate/fencegate.yaml in the package).
+const char* DefaultConfigPath();
+
 // What the fencegate command was asked to do.
 struct CommandLine {
   enum class Action { kRun, kCheckConfig, kVersion, kHelp };
   Action action = Action::kRun;
-  // FENCEGATE_DEFAULT_CONFIG: <sysconfdir>/fencegate/fencegate.yaml of the build's install prefix
-  // (/etc/fencegate/fencegate.yaml in the package).
-  std::string config_path = FENCEGATE_DEFAULT_CONFIG;
+  std::string config_path = DefaultConfigPath();
   std::optional<ListenAddress> listen;        // --listen HOST:PORT
   std::optional<ListenAddress> admin_listen;  // --admin-listen HOST:PORT
   std::optional<std::string> data_dir;        // --data-dir DIR

@@ -190,6 +190,11 @@ struct Config {
   std::string data_dir = "./var";  // absolute once loaded
   // data_dir as the file (or the default) wrote it; "" after --data-dir overrode it.
   std::string data_dir_as_written = "./var";
+  // Started as root: the account the process becomes once its listeners are bound (docs/
+  // OPERATIONS.md "Running as another user"); empty: it stays who started it. `group` defaults
+  // to the user's primary group.
+  std::string user;
+  std::string group;
   unsigned threads = 0;  // 0 = one per core
   Limits limits;
   Timeouts timeouts;

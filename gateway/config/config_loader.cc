@@ -78,9 +78,9 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
     return;
   }
   if (!reader.ExpectMapping(root, "",
-                            {"listen", "admin_listen", "data_dir", "threads", "limits", "timeouts",
-                             "store", "access_log", "log", "trace_context", "backends", "routes",
-                             "locks", "tls", "auth", "admin", "cluster"}))
+                            {"listen", "admin_listen", "data_dir", "user", "group", "threads",
+                             "limits", "timeouts", "store", "access_log", "log", "trace_context",
+                             "backends", "routes", "locks", "tls", "auth", "admin", "cluster"}))
     return;
   if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
   if (root["admin_listen"])
@@ -93,6 +93,16 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
     }
   } else {
     config->data_dir = reader.ResolvePath(config->data_dir);
+  }
+  for (const auto& [key, value] : {std::pair{"user", &config->user}, {"group", &config->group}}) {
+    if (!root[key]) continue;
+    reader.String(root[key], key, value);
+    if (root[key].IsScalar() && value->empty()) {
+      reader.sink()->Add(root[key], key, "must not be empty");
+    }
+  }
+  if (root["group"] && !root["user"]) {
+    reader.sink()->Add(root["group"], "group", "needs user: the group the process becomes");
   }
   if (root["threads"]) reader.Count(root["threads"], "threads", 0, 1024, &config->threads);
   if (root["limits"]) ReadLimits(reader, root["limits"], &config->limits);

@@ -21,6 +21,7 @@
 #include "gateway/observability/store_log_sink.h"
 #include "gateway/server/listen_socket.h"
 #include "gateway/server/route_bindings.h"
+#include "gateway/server/service_notify.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "lockstore/etcd/etcd_lock_service.h"
 #include "lockstore/etcd/etcd_token_verifier.h"
@@ -69,12 +70,16 @@ void ReopenSignalMask(int how) {
   sigset_t reopen;
   sigemptyset(&reopen);
   sigaddset(&reopen, SIGUSR1);
+  // A reload (systemctl reload) right after the readiness notification, too: SIGHUP's default
+  // action would end the process.
+  sigaddset(&reopen, SIGHUP);
   pthread_sigmask(how, &reopen, nullptr);
 }
 
 }  // namespace
 
-Server::Server(Config config) : config_(std::move(config)) {}
+Server::Server(Config config, PrivilegeDrop privileges)
+    : config_(std::move(config)), privileges_(std::move(privileges)) {}
 
 Server::~Server() { Shutdown(); }
 
@@ -137,6 +142,8 @@ lockstore::Status Server::Start() {
   // takes it up, so one sent right after start-up still reopens the access log.
   for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
   ReopenSignalMask(SIG_BLOCK);
+  // Everything from here on is opened with the rights the process keeps (privilege_drop.h).
+  if (lockstore::Status acting = privileges_.ActAsUser(); !acting.ok()) return acting;
   if (std::string error; !log::ProcessLog().Open(config_.log.path, &error)) {
     return lockstore::Status::IOError(error);
   }
@@ -191,7 +198,10 @@ lockstore::Status Server::Start() {
     threads_.push_back(std::make_unique<NetworkThread>(*context_, adapter_order_, i));
   }
   admin_ = std::make_unique<AdminServer>(*context_, *admin_tls_);
+  if (lockstore::Status root = privileges_.RegainRootToBind(); !root.ok()) return root;
   if (lockstore::Status listening = Listen(); !listening.ok()) return listening;
+  // No network thread serves before the process has dropped root for good.
+  if (lockstore::Status dropped = privileges_.DropForGood(); !dropped.ok()) return dropped;
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
   context_->accepting = true;
@@ -588,6 +598,7 @@ int Server::RunUntilSignal() {
                            {"deadline_ms", config_.timeouts.shutdown_drain.count()}});
     reload_signal.cancel();  // lets ioc run out of work once drained
     reopen_signal.cancel();
+    NotifyStopping();
     context_->accepting = false;
     context_->draining = true;
     // Long-poll acquires answer 503 at once instead of holding the drain up.

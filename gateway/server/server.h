@@ -18,6 +18,7 @@
 #include "gateway/observability/rocksdb_store_metrics.h"
 #include "gateway/server/gateway_context.h"
 #include "gateway/server/network_thread.h"
+#include "gateway/server/privilege_drop.h"
 #include "gateway/tls/listener_tls.h"
 #include "lockstore/fence/admission.h"
 #include "lockstore/fence/fence_store.h"
@@ -45,7 +46,8 @@ enum ExitCode : int {
 // (see there); the destructor runs it too, so no member relies on its declaration order.
 class Server {
  public:
-  explicit Server(Config config);
+  // `privileges`: the config's user: to become once the listeners are bound (privilege_drop.h).
+  explicit Server(Config config, PrivilegeDrop privileges = PrivilegeDrop());
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -137,6 +139,7 @@ class Server {
   std::unique_ptr<const GatewayContext> context_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;
   std::unique_ptr<AdminServer> admin_;
+  PrivilegeDrop privileges_;
   bool shut_down_ = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include "base/tls_client/client_tls.h"
 #include "gateway/cli/store_location.h"
+#include "gateway/server/privilege_drop.h"
 #include "gateway/tls/listener_tls.h"
 #include "resource_adapters/registry/registry.h"
 
@@ -50,6 +51,13 @@ std::vector<ConfigError> CheckWhatStartWouldLoad(const Config& config) {
       CheckClientTls(config, "routes[" + std::to_string(i) + "].verify_tokens.tls",
                      *route.verify_tokens->tls, &errors);
     }
+  }
+  // Whoever checks, the account must exist where the gateway will run.
+  PrivilegeDrop privileges;
+  if (const lockstore::Status resolved =
+          PrivilegeDrop::Resolve(config.user, config.group, &privileges);
+      !resolved.ok()) {
+    errors.push_back({config.source_path, 0, 0, "user", resolved.message()});
   }
   if (const lockstore::Status kept = CheckStoreNotLeftBehind(config); !kept.ok()) {
     errors.push_back({config.source_path, 0, 0, "data_dir", kept.message()});

@@ -18,8 +18,9 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(CliTest, CheckConfigAcceptsTheShippedConfigs) {
+  // deploy/fencegate.yaml: the Debian package's /etc/fencegate/fencegate.yaml.
   for (const char* relative : {"/config/fencegate.yaml", "/config/examples/full-reference.yaml",
-                               "/config/examples/http-backend.yaml"}) {
+                               "/config/examples/http-backend.yaml", "/deploy/fencegate.yaml"}) {
     const std::string path = std::string(FENCEGATE_SOURCE_DIR) + relative;
     Finished finished = RunFencegate({"--check-config", path});
     EXPECT_EQ(finished.status, 0) << finished.stderr_text;

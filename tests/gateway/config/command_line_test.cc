@@ -33,7 +33,8 @@ std::string ParseError(const std::vector<std::string>& args) {
 TEST(CommandLineTest, DefaultsToRunWithTheDefaultConfig) {
   CommandLine command_line = Parse({"fencegate"});
   EXPECT_EQ(command_line.action, CommandLine::Action::kRun);
-  EXPECT_EQ(command_line.config_path, FENCEGATE_DEFAULT_CONFIG);
+  EXPECT_EQ(command_line.config_path, DefaultConfigPath());
+  EXPECT_TRUE(command_line.config_path.ends_with("etc/fencegate/fencegate.yaml"));
   EXPECT_FALSE(command_line.listen);
   EXPECT_FALSE(command_line.admin_listen);
   EXPECT_FALSE(command_line.data_dir);
