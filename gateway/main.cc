@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log/event_log.h"
 #include "gateway/cli/lock_command.h"
 #include "gateway/cli/store_command.h"
 #include "gateway/config/command_line.h"
@@ -80,9 +81,13 @@ int Run(int argc, char** argv) {
     std::cerr << "fencegate: start-up failed: " << planned.message() << std::endl;
     return kExitStartupFailure;
   }
+  // A failed start is said in plain text on stderr, as before (the terminal, scripts and tests
+  // read it, quotes and all); when events go to a file, the event log gets it too.
+  const bool events_to_file = !config.log.path.empty() && config.log.path != "-";
   Server server(std::move(config), command_line, std::move(privileges));
   if (const fencegate::lockstore::Status started = server.Start(); !started.ok()) {
     std::cerr << "fencegate: start-up failed: " << started.message() << std::endl;
+    if (events_to_file) fencegate::log::Error("start-up failed", {{"error", started.message()}});
     return kExitStartupFailure;
   }
   std::cout << "fencegate listening traffic=" << server.traffic_address()

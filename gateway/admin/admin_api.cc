@@ -174,6 +174,7 @@ void AdminApi::Rejections(std::string_view query, std::string_view path, Respons
     item["method"] = record.method;
     item["path"] = record.path;
     item["request_id"] = record.request_id;
+    if (!record.trace_id.empty()) item["trace_id"] = record.trace_id;
     item["reason"] = record.reason;
     if (record.has_presented) {
       item["presented_token"] = record.presented;

@@ -1,8 +1,7 @@
 #include "gateway/cluster/replica_cluster.h"
 
-#include <cstdio>
-
 #include "gateway/config/command_line.h"
+#include "gateway/observability/store_log_sink.h"
 
 namespace fencegate::gateway {
 namespace json = boost::json;
@@ -53,9 +52,7 @@ lockstore::Status ReplicaCluster::Start(const Config& config,
     }
     cluster->peers_.push_back(std::move(peer));
   }
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  options.log = StoreEventLogSink();
   const std::size_t shards = cluster_config.shards;
   // Another replica may have advanced these fences while it owned the shard: drop what this
   // replica cached, so the first write after the quarantine reads etcd.

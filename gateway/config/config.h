@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log/event_log.h"
 #include "base/tls_client/client_tls_options.h"
 #include "gateway/auth/auth_config.h"
 #include "gateway/http/underscore_action.h"
@@ -77,6 +78,19 @@ struct AccessLogConfig {
   // Lines of failed requests (status >= 400) logged per client, fence key and second on each
   // network thread; the rest are counted (gateway/observability/error_log_cap.h). 0: every line.
   unsigned error_lines_per_second = 10;
+};
+
+// The event log (base/log/event_log.h): what the gateway did, as JSON lines.
+struct EventLogConfig {
+  std::string path = "-";  // "-" standard error, else a file (appended to; reopened on SIGUSR1)
+  log::Level level = log::Level::kInfo;
+};
+
+// W3C Trace Context (gateway/http/trace_context.h): a valid traceparent is passed on as sent.
+struct TraceContextConfig {
+  // A request without a valid traceparent gets one generated (a new trace) before it goes
+  // upstream; false: such requests go upstream as they came, without a trace id in the logs.
+  bool generate = true;
 };
 
 // One entry of `backends`: its kind's options (resource_adapters/registry/registry.h), the members
@@ -186,6 +200,8 @@ struct Config {
   Timeouts timeouts;
   StoreConfig store;
   AccessLogConfig access_log;
+  EventLogConfig log;
+  TraceContextConfig trace_context;
   std::map<std::string, BackendConfig> backends;
   std::vector<RouteConfig> routes;
   LocksConfig locks;

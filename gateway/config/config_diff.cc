@@ -118,7 +118,8 @@ ConfigDiff DiffConfigs(const Config& before, const std::string& before_text, con
   if (before.access_log.error_lines_per_second != after.access_log.error_lines_per_second) {
     diff.restart_required.push_back("access_log.error_lines_per_second");
   }
-  for (const char* section : {"store", "cluster", "locks", "tls"}) {
+  // The event log's file and level are taken at start (a reload's own events go to it).
+  for (const char* section : {"store", "cluster", "locks", "tls", "log"}) {
     if (!SameNode(old_root[section], new_root[section])) {
       diff.restart_required.push_back(section);
     }
@@ -138,6 +139,7 @@ void KeepRestartOnlyValues(const Config& running, const ConfigDiff& diff, Config
   next->cluster = running.cluster;
   next->locks = running.locks;
   next->tls = running.tls;
+  next->log = running.log;
   next->access_log.error_lines_per_second = running.access_log.error_lines_per_second;
   if (std::find(diff.restart_required.begin(), diff.restart_required.end(), "access_log.path") !=
       diff.restart_required.end()) {

@@ -20,9 +20,9 @@ struct NamedChanges {
 // and the keys whose new value takes effect only at the next start (the listeners' addresses,
 // data_dir, user and group, the store, the cluster, the thread count, the built-in locks, the
 // listeners' TLS settings, the relay buffer budget, the drain time, the access log's error-line
-// cap, and an access log turned on or off or moved to or from standard output). Entries are
-// compared as written in the files (a file a key names, such as a key file, is not compared), the
-// command-line overrides as applied.
+// cap, the event log (`log`), and an access log turned on or off or moved to or from standard
+// output). Entries are compared as written in the files (a file a key names, such as a key file, is
+// not compared), the command-line overrides as applied.
 struct ConfigDiff {
   NamedChanges routes;
   NamedChanges backends;

@@ -79,8 +79,8 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   }
   if (!reader.ExpectMapping(root, "",
                             {"listen", "admin_listen", "data_dir", "user", "group", "threads",
-                             "limits", "timeouts", "store", "access_log", "backends", "routes",
-                             "locks", "tls", "auth", "admin", "cluster"}))
+                             "limits", "timeouts", "store", "access_log", "log", "trace_context",
+                             "backends", "routes", "locks", "tls", "auth", "admin", "cluster"}))
     return;
   if (root["listen"]) reader.Listen(root["listen"], "listen", &config->listen);
   if (root["admin_listen"])
@@ -109,6 +109,10 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (root["timeouts"]) ReadTimeouts(reader, root["timeouts"], &config->timeouts);
   if (root["store"]) ReadStore(reader, root["store"], &config->store);
   if (root["access_log"]) ReadAccessLog(reader, root["access_log"], &config->access_log);
+  if (root["log"]) ReadEventLog(reader, root["log"], &config->log);
+  if (root["trace_context"]) {
+    ReadTraceContext(reader, root["trace_context"], &config->trace_context);
+  }
   if (root["backends"]) ReadBackends(reader, root["backends"], &config->backends);
   if (root["locks"]) ReadLocks(reader, root["locks"], &config->locks);
   if (root["tls"]) ReadTls(reader, root["tls"], &config->tls);

@@ -31,13 +31,17 @@ void ReadStoreEndpoints(Reader& reader, const YAML::Node& node, const std::strin
 
 void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out);
 
-// limits, timeouts, access_log
+// limits, timeouts, access_log, log, trace_context
 
 void ReadLimits(Reader& reader, const YAML::Node& node, Limits* out);
 
 void ReadTimeouts(Reader& reader, const YAML::Node& node, Timeouts* out);
 
 void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out);
+
+void ReadEventLog(Reader& reader, const YAML::Node& node, EventLogConfig* out);
+
+void ReadTraceContext(Reader& reader, const YAML::Node& node, TraceContextConfig* out);
 
 // cluster
 

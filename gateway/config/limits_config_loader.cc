@@ -75,4 +75,23 @@ void ReadAccessLog(Reader& reader, const YAML::Node& node, AccessLogConfig* out)
   }
 }
 
+void ReadEventLog(Reader& reader, const YAML::Node& node, EventLogConfig* out) {
+  if (!reader.ExpectMapping(node, "log", {"path", "level"})) return;
+  if (node["path"]) {
+    reader.String(node["path"], "log.path", &out->path);
+    if (out->path != "-") out->path = reader.ResolvePath(out->path);  // "-": stderr
+  }
+  if (node["level"]) {
+    reader.Choice<log::Level>(
+        node["level"], "log.level",
+        {{"info", log::Level::kInfo}, {"warn", log::Level::kWarn}, {"error", log::Level::kError}},
+        "", &out->level);
+  }
+}
+
+void ReadTraceContext(Reader& reader, const YAML::Node& node, TraceContextConfig* out) {
+  if (!reader.ExpectMapping(node, "trace_context", {"generate"})) return;
+  if (node["generate"]) reader.Bool(node["generate"], "trace_context.generate", &out->generate);
+}
+
 }  // namespace fencegate::gateway::config_reading

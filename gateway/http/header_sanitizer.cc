@@ -8,6 +8,7 @@
 
 #include "base/net/field_lists.h"
 #include "gateway/http/http_token.h"
+#include "gateway/http/trace_context.h"
 
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
@@ -142,6 +143,7 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
   bool x_forwarded_for = false;
   bool forwarded = false;
   bool x_request_id = false;
+  bool traceparent = false;
   std::string_view host;
   bool host_seen = false;
   for (const auto& field : header) {
@@ -163,6 +165,7 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
         x_forwarded_for =
             x_forwarded_for || boost::beast::iequals(field.name_string(), kXForwardedFor);
         x_request_id = x_request_id || boost::beast::iequals(field.name_string(), kXRequestId);
+        traceparent = traceparent || boost::beast::iequals(field.name_string(), kTraceparentField);
         break;
       default:
         break;
@@ -207,6 +210,13 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
     header.set(kXRequestId, facts.request_id);
   } else {
     header.insert(http::field::unknown, kXRequestId, facts.request_id);
+  }
+
+  if (facts.traceparent.empty()) return;
+  if (traceparent) {
+    header.set(kTraceparentField, facts.traceparent);
+  } else {
+    header.insert(http::field::unknown, kTraceparentField, facts.traceparent);
   }
 }
 

@@ -14,13 +14,17 @@ struct ForwardingFacts {
   std::string_view client_ip;  // textual address, IPv6 without brackets
   std::string_view request_id;
   bool tls = false;  // the request came in over TLS: Forwarded says proto=https
+  // A traceparent the gateway generated (trace_context.h), set in place of any the client sent;
+  // empty: the client's is passed on as it is.
+  std::string_view traceparent{};
 };
 
 // Prepares a request header for the backend (RFC 9110 7.6.1): removes Connection, every field
 // Connection names, Keep-Alive, Proxy-Connection, Proxy-Authorization, TE, Trailer, Upgrade and
 // Expect (the gateway answers 100-continue itself), keeping framing (Content-Length,
 // Transfer-Encoding), Host and the client's conditional fields even if Connection names them.
-// Adds Via, appends to X-Forwarded-For and Forwarded, and sets X-Request-Id. `scratch` is a
+// Adds Via, appends to X-Forwarded-For and Forwarded, and sets X-Request-Id (and traceparent when
+// facts.traceparent is set). `scratch` is a
 // reusable buffer for composed values.
 void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFacts& facts,
                            std::string* scratch);

@@ -3,6 +3,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include "gateway/http/header_sanitizer.h"
+#include "gateway/http/trace_context.h"
 
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
@@ -22,11 +23,16 @@ RequestFields ScanRequestFields(const adapters::RequestHeader& header) {
       case http::field::authorization:
         if (out.authorization_count++ == 0) out.authorization = field.value();
         break;
+      case http::field::user_agent:
+        if (out.user_agent.empty()) out.user_agent = field.value();
+        break;
       case http::field::unknown:
         if (boost::beast::iequals(field.name_string(), kXRequestId)) {
           if (out.request_id_count++ == 0) out.request_id = field.value();
         } else if (boost::beast::iequals(field.name_string(), kFencingTokenField)) {
           if (out.fencing_token_count++ == 0) out.fencing_token = field.value();
+        } else if (boost::beast::iequals(field.name_string(), kTraceparentField)) {
+          if (out.traceparent_count++ == 0) out.traceparent = field.value();
         }
         break;
       default:

@@ -25,6 +25,9 @@ struct RequestFields {
   std::size_t fencing_token_count = 0;
   std::string_view authorization;
   std::size_t authorization_count = 0;
+  std::string_view user_agent;
+  std::string_view traceparent;  // W3C Trace Context (trace_context.h)
+  std::size_t traceparent_count = 0;
 };
 
 RequestFields ScanRequestFields(const adapters::RequestHeader& header);

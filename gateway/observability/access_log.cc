@@ -78,6 +78,14 @@ void FormatAccessLogLine(const AccessLogEntry& entry, std::string* out) {
   AppendUnsigned(entry.bytes_out, out);
   AppendJsonKey("client", out);
   AppendJsonString(entry.client, out);
+  AppendJsonKey("user_agent", out);
+  AppendJsonString(entry.user_agent, out);
+  AppendJsonKey("principal", out);
+  AppendJsonString(entry.principal, out);
+  AppendJsonKey("refusal", out);
+  AppendJsonString(entry.refusal, out);
+  AppendJsonKey("trace_id", out);
+  AppendJsonString(entry.trace_id, out);
   if (entry.suppressed != 0) {
     AppendJsonKey("suppressed", out);
     AppendUnsigned(entry.suppressed, out);

@@ -30,6 +30,12 @@ struct AccessLogEntry {
   std::uint64_t bytes_in = 0;   // request body bytes
   std::uint64_t bytes_out = 0;  // response body bytes
   std::string_view client;
+  std::string_view user_agent;
+  std::string_view principal;  // the authenticated principal; empty on open routes
+  // The slug of the problem document the gateway answered with (gateway/http/refusal.h, or a
+  // backend adapter's problem type); empty when the answer was not the gateway's refusal.
+  std::string_view refusal;
+  std::string_view trace_id;  // W3C trace id; empty when the request has none
   // Lines of this client and fence key held back by the cap since its previous line
   // (ErrorLogCap); written as "suppressed" only when not zero.
   std::uint64_t suppressed = 0;
@@ -61,6 +67,8 @@ class AccessLog {
   lockstore::Status Retarget(const std::string& path);
   // Formats and writes one line. Write errors are dropped: logging never fails a request.
   void Write(const AccessLogEntry& entry);
+  // The file's path; empty for standard output or off. Where Reopen and Retarget run.
+  const std::string& path() const { return path_; }
 
  private:
   AccessLog(int fd, bool owned, std::string path = {})

@@ -16,6 +16,7 @@
 
 #include "base/net/thread_inbox.h"
 #include "gateway/http/request_id.h"
+#include "gateway/http/trace_context.h"
 #include "gateway/observability/error_log_cap.h"
 #include "gateway/server/gateway_context.h"
 #include "gateway/server/thread_generation.h"
@@ -75,6 +76,7 @@ class NetworkThread {
   // connection after the request it serves (Connection: close).
   bool IsCurrent(const ThreadGeneration& view) const { return &view == current_; }
   RequestIdGenerator& request_ids() { return request_ids_; }
+  TraceparentGenerator& traceparents() { return traceparents_; }
   ErrorLogCap& error_log_cap() { return error_log_cap_; }
   std::size_t index() const { return index_; }
   void Register(Session* session) { sessions_.insert(session); }
@@ -113,6 +115,7 @@ class NetworkThread {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_pause_;
   RequestIdGenerator request_ids_;
+  TraceparentGenerator traceparents_;
   ErrorLogCap error_log_cap_;
   std::thread thread_;
 };

@@ -1,6 +1,6 @@
 #include "gateway/server/reload_report.h"
 
-#include <cstdio>
+#include "base/log/event_log.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -8,36 +8,37 @@ namespace {
 std::string Joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ",") + name;
-  return text.empty() ? "-" : text;
+  return text;
 }
 
 }  // namespace
 
 void LogReload(const ReloadReport& report) {
   if (!report.applied) {
-    std::fprintf(stderr,
-                 "fencegate: reload (%s) of %s refused: the configuration in force (hash %s) "
-                 "keeps serving\n",
-                 report.trigger.c_str(), report.config_path.c_str(), report.config_hash.c_str());
+    log::Error("reload refused: the configuration in force keeps serving",
+               {{"trigger", report.trigger},
+                {"config", report.config_path},
+                {"config_hash", report.config_hash}});
+    // One line per error, each the FILE:LINE:COL text --check-config prints.
     for (const std::string& error : report.errors) {
-      std::fprintf(stderr, "fencegate: reload: %s\n", error.c_str());
+      log::Error("reload refused", {{"trigger", report.trigger}, {"error", error}});
     }
     return;
   }
   const ConfigDiff& diff = report.diff;
-  std::fprintf(stderr,
-               "fencegate: reload (%s) of %s applied: generation %llu, hash %s; routes added=%s "
-               "removed=%s changed=%s; backends added=%s removed=%s changed=%s\n",
-               report.trigger.c_str(), report.config_path.c_str(),
-               static_cast<unsigned long long>(report.generation), report.config_hash.c_str(),
-               Joined(diff.routes.added).c_str(), Joined(diff.routes.removed).c_str(),
-               Joined(diff.routes.changed).c_str(), Joined(diff.backends.added).c_str(),
-               Joined(diff.backends.removed).c_str(), Joined(diff.backends.changed).c_str());
+  log::Info("reload applied", {{"trigger", report.trigger},
+                               {"config", report.config_path},
+                               {"generation", report.generation},
+                               {"config_hash", report.config_hash},
+                               {"routes_added", Joined(diff.routes.added)},
+                               {"routes_removed", Joined(diff.routes.removed)},
+                               {"routes_changed", Joined(diff.routes.changed)},
+                               {"backends_added", Joined(diff.backends.added)},
+                               {"backends_removed", Joined(diff.backends.removed)},
+                               {"backends_changed", Joined(diff.backends.changed)}});
   for (const std::string& key : diff.restart_required) {
-    std::fprintf(stderr,
-                 "fencegate: reload: '%s' changed: it takes effect at the next restart; the "
-                 "running value stays\n",
-                 key.c_str());
+    log::Warn("reload: a changed key takes effect at the next restart; the running value stays",
+              {{"key", key}});
   }
 }
 

@@ -1,9 +1,9 @@
 #include "gateway/server/server.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <thread>
@@ -12,11 +12,13 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/log/event_log.h"
 #include "base/tls_client/client_tls.h"
 #include "gateway/cli/store_command.h"
 #include "gateway/cli/store_location.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/http/time_format.h"
+#include "gateway/observability/store_log_sink.h"
 #include "gateway/server/config_text.h"
 #include "gateway/server/listen_socket.h"
 #include "gateway/server/route_bindings.h"
@@ -53,14 +55,14 @@ std::string FormatEndpoint(const tcp::endpoint& endpoint) {
   return endpoint.address().is_v6() ? "[" + host + "]:" + port : host + ":" + port;
 }
 
-void ReopenSignalMask(int how) {
-  sigset_t reopen;
-  sigemptyset(&reopen);
-  sigaddset(&reopen, SIGUSR1);
-  // A reload (systemctl reload) right after the readiness notification, too: SIGHUP's default
-  // action would end the process.
-  sigaddset(&reopen, SIGHUP);
-  pthread_sigmask(how, &reopen, nullptr);
+// The signals RunUntilSignal handles, held (blocked, so pending) from start-up until it takes
+// them: one sent right after the readiness notification (systemctl reload or stop, logrotate)
+// would otherwise meet its default action and end the process without a drain.
+void HeldSignalMask(int how) {
+  sigset_t held;
+  sigemptyset(&held);
+  for (const int signal : {SIGUSR1, SIGHUP, SIGTERM, SIGINT}) sigaddset(&held, signal);
+  pthread_sigmask(how, &held, nullptr);
 }
 
 }  // namespace
@@ -126,22 +128,29 @@ void Server::Shutdown() {
 void Server::FlushStore() {
   const lockstore::Status flushed = store_->Flush();
   if (!flushed.ok()) {
-    std::fprintf(stderr, "fencegate: flushing the fence store failed: %s\n",
-                 flushed.ToString().c_str());
+    log::Error("flushing the fence store failed", {{"error", flushed.ToString()}});
   }
 }
 
 lockstore::Status Server::Start() {
   // Signals an operator's tools send that must never end the process (README "Signals"): a
-  // closed pipe (SIGPIPE) and haproxy-style reloads (SIGUSR2) are ignored. Logrotate's SIGUSR1
-  // and a reload's SIGHUP stay pending (blocked here, in every thread started from here on)
-  // until RunUntilSignal takes them up, so one sent right after start-up still reopens the
-  // access log or reloads.
+  // closed pipe (SIGPIPE) and haproxy-style reloads (SIGUSR2) are ignored. Logrotate's SIGUSR1,
+  // a reload's SIGHUP and a stop's SIGTERM/SIGINT stay pending (blocked here, in every thread
+  // started from here on) until RunUntilSignal takes them up, so one sent right after start-up
+  // still reopens the access log, reloads, or drains.
   for (const int ignored : {SIGPIPE, SIGUSR2}) std::signal(ignored, SIG_IGN);
-  ReopenSignalMask(SIG_BLOCK);
+  HeldSignalMask(SIG_BLOCK);
   // Everything from here on is opened with the rights the process keeps (privilege_drop.h).
   if (lockstore::Status acting = privileges_.ActAsUser(); !acting.ok()) return acting;
+  if (std::string error; !log::ProcessLog().Open(config_.log.path, &error)) {
+    return lockstore::Status::IOError(error);
+  }
+  log::ProcessLog().set_level(config_.log.level);
+  log::Info("fencegate starting", {{"version", FENCEGATE_VERSION},
+                                   {"config", config_.source_path},
+                                   {"pid", static_cast<std::int64_t>(::getpid())}});
   if (lockstore::Status opened = OpenStore(); !opened.ok()) return opened;
+  LogStoreOpened();
   if (lockstore::Status bound =
           CheckAndRecordRouteBindings(config_, *store_, config_.accepted_fence_key_changes);
       !bound.ok()) {
@@ -158,7 +167,7 @@ lockstore::Status Server::Start() {
       config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
   metrics_ = std::make_unique<GatewayMetrics>(route_names, thread_count);
   for (const std::string& warning : auth::OpenAccessWarnings(config_)) {
-    std::fprintf(stderr, "fencegate: warning: %s\n", warning.c_str());
+    log::Warn("warning: " + warning);
   }
 
   lockstore::AdmissionOptions admission_options;
@@ -208,7 +217,26 @@ lockstore::Status Server::Start() {
   for (auto& thread : threads_) thread->Start();
   admin_->Start();
   context_->accepting = true;
+  log::Info("listening", {{"traffic", traffic_address()},
+                          {"traffic_tls", config_.tls.traffic.enabled},
+                          {"admin", admin_address()},
+                          {"admin_tls", config_.tls.admin.enabled},
+                          {"threads", threads_.size()}});
   return lockstore::Status::Ok();
+}
+
+void Server::LogStoreOpened() {
+  if (etcd_store_ != nullptr) {
+    std::string endpoints;
+    for (const std::string& endpoint : config_.store.endpoints) {
+      endpoints.append(endpoints.empty() ? "" : ",").append(endpoint);
+    }
+    log::Info(
+        "store opened",
+        {{"kind", config_.store.kind}, {"endpoints", endpoints}, {"prefix", config_.store.prefix}});
+    return;
+  }
+  log::Info("store opened", {{"kind", config_.store.kind}, {"path", FenceStorePath(config_)}});
 }
 
 std::unique_ptr<const GatewayContext> Server::BuildContext() {
@@ -263,10 +291,8 @@ lockstore::Status Server::OpenRocksDbStore() {
   options.rejection_retention = config_.store.rejection_retention;
   options.rejection_queue = config_.store.rejection_queue;
   options.group_commit_wait = config_.store.group_commit_wait;
-  // Store failures and recoveries are operator news: they go to the gateway's error log.
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  // Store failures and recoveries are operator news: they go to the gateway's event log.
+  options.log = StoreEventLogSink();
   const lockstore::Status status = lockstore::OpenRocksDbFenceStore(options, &store_);
   if (!status.ok()) {
     return lockstore::Status::IOError("cannot open the fence store at " + options.path + ": " +
@@ -287,18 +313,16 @@ lockstore::Status Server::OpenEtcdStore() {
     client.tls_context = tls_client::BuildClientContext(*client.tls, &error);
     if (!client.tls_context) return lockstore::Status::InvalidArgument("store.tls: " + error);
     if (!client.tls->verify_hostname) {
-      std::fprintf(stderr,
-                   "fencegate: WARNING: store: tls.verify_hostname is off: any certificate from "
-                   "the configured CA is accepted for every etcd member\n");
+      log::Warn(
+          "WARNING: store: tls.verify_hostname is off: any certificate from the configured CA "
+          "is accepted for every etcd member");
     }
   }
   lockstore::etcd::EtcdFenceStoreOptions options;
   options.client = client;
   options.prefix = config_.store.prefix;
   options.rejection_retention = config_.store.rejection_retention;
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  options.log = StoreEventLogSink();
   std::unique_ptr<lockstore::etcd::EtcdFenceStore> store;
   const lockstore::Status status = lockstore::etcd::EtcdFenceStore::Open(options, &store);
   if (!status.ok()) {
@@ -320,9 +344,7 @@ lockstore::Status Server::OpenIdempotencyStore() {
   if (idempotency_) return lockstore::Status::Ok();
   lockstore::IdempotencyStoreOptions options;
   options.path = config_.data_dir + "/idempotency";
-  options.log = [](std::string_view line) {
-    std::fprintf(stderr, "fencegate: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
+  options.log = StoreEventLogSink();
   options.now_ms = [] { return NowUnixMs(); };
   const lockstore::Status status = lockstore::IdempotencyStore::Open(options, &idempotency_);
   if (!status.ok()) {
@@ -454,7 +476,7 @@ int Server::RunUntilSignal() {
   net::signal_set signals(ioc, SIGTERM, SIGINT);
   net::signal_set reload_signal(ioc, SIGHUP);
   net::signal_set reopen_signal(ioc, SIGUSR1);
-  ReopenSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
+  HeldSignalMask(SIG_UNBLOCK);  // on this thread only: asio's handler takes it from here
   net::steady_timer poll(ioc);
   int exit_code = kExitOk;
   std::chrono::steady_clock::time_point deadline;
@@ -462,9 +484,15 @@ int Server::RunUntilSignal() {
   std::function<void()> check_drained = [&] {
     const bool idle =
         context_->requests_in_flight.load() == 0 && context_->open_connections.load() == 0;
-    if (idle) return;  // nothing left: ioc runs out of work and returns
+    if (idle) {
+      log::Info("drained", {{"cut", 0}});
+      return;  // nothing left: ioc runs out of work and returns
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
-      if (context_->requests_in_flight.load() > 0) exit_code = kExitDrainCut;
+      const std::int64_t cut = context_->requests_in_flight.load();
+      if (cut > 0) exit_code = kExitDrainCut;
+      log::Warn("drain deadline reached",
+                {{"cut", cut}, {"connections", context_->open_connections.load()}});
       return;
     }
     poll.expires_after(kDrainPoll);
@@ -488,16 +516,27 @@ int Server::RunUntilSignal() {
     reopen_signal.async_wait([&](boost::system::error_code ec, int) {
       if (ec) return;
       reload_worker_->Post([this] {
-        const lockstore::Status reopened = access_log_->Reopen();
-        if (!reopened.ok()) std::fprintf(stderr, "fencegate: %s\n", reopened.ToString().c_str());
+        if (const lockstore::Status reopened = access_log_->Reopen(); !reopened.ok()) {
+          log::Error("access log not reopened, writing on to the old file",
+                     {{"path", access_log_->path()}, {"error", reopened.ToString()}});
+        } else {
+          log::Info("access log reopened", {{"path", access_log_->path()}});
+        }
+        if (std::string error; !log::ProcessLog().Reopen(&error)) {
+          log::Error("event log not reopened, writing on to the old file", {{"error", error}});
+        }
       });
       await_reopen();
     });
   };
   await_reopen();
 
-  signals.async_wait([&](boost::system::error_code ec, int) {
+  signals.async_wait([&](boost::system::error_code ec, int signal) {
     if (ec) return;
+    log::Info("draining", {{"signal", signal == SIGINT ? "SIGINT" : "SIGTERM"},
+                           {"in_flight", context_->requests_in_flight.load()},
+                           {"connections", context_->open_connections.load()},
+                           {"deadline_ms", config_.timeouts.shutdown_drain.count()}});
     reload_signal.cancel();  // lets ioc run out of work once drained
     reopen_signal.cancel();
     NotifyStopping();
@@ -510,9 +549,10 @@ int Server::RunUntilSignal() {
     check_drained();
   });
   ioc.run();
-  ReopenSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
+  HeldSignalMask(SIG_BLOCK);  // pending, not fatal, once the signal_set is gone
 
   Shutdown();
+  log::Info("stopped", {{"exit_code", exit_code}});
   return exit_code;
 }
 

@@ -103,6 +103,7 @@ class Server {
 
  private:
   lockstore::Status OpenStore();
+  void LogStoreOpened();
   lockstore::Status OpenRocksDbStore();
   lockstore::Status OpenEtcdStore();
   lockstore::Status StartCluster();

@@ -1,7 +1,7 @@
 // Server: building a ConfigGeneration, at start and at each reload (README "Reloading").
 #include <algorithm>
-#include <cstdio>
 
+#include "base/log/event_log.h"
 #include "base/tls_client/client_tls.h"
 #include "gateway/server/config_text.h"
 #include "gateway/server/server.h"
@@ -15,10 +15,11 @@ namespace {
 // reload).
 void WarnIfUnverified(const std::string& name, const adapters::UpstreamOptions& upstream) {
   if (!upstream.tls || upstream.tls_options.verify_hostname) return;
-  std::fprintf(stderr,
-               "fencegate: WARNING: backend '%s': tls_verify_hostname is off: any certificate "
-               "from the configured CA is accepted for %s\n",
-               name.c_str(), upstream.host.c_str());
+  log::Warn("WARNING: backend '" + name +
+                "': tls_verify_hostname is off: any certificate from the configured CA is "
+                "accepted for " +
+                upstream.host,
+            {{"backend", name}});
 }
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
@@ -51,11 +52,10 @@ lockstore::Status MakeTokenVerifier(const RouteConfig& route,
                                                 "': verify_tokens.etcd.tls: " + error);
     }
     if (!verify.tls->verify_hostname) {
-      std::fprintf(stderr,
-                   "fencegate: WARNING: route '%s': verify_tokens.etcd.tls.verify_hostname is "
-                   "off: any certificate from the configured CA is accepted for every etcd "
-                   "member\n",
-                   route.name.c_str());
+      log::Warn("WARNING: route '" + route.name +
+                    "': verify_tokens.etcd.tls.verify_hostname is off: any certificate from "
+                    "the configured CA is accepted for every etcd member",
+                {{"route", route.name}});
     }
   }
   *out = std::make_unique<lockstore::etcd::EtcdTokenVerifier>(std::move(options));

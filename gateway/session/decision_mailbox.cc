@@ -1,7 +1,7 @@
 #include "gateway/session/decision_mailbox.h"
 
-#include "gateway/session/session.h"
 #include "base/net/thread_inbox.h"
+#include "gateway/session/session.h"
 
 namespace fencegate::gateway {
 

@@ -108,6 +108,7 @@ void Session::StartRequest() {
   fenced_.Reset();
   idempotency_.Reset();
   exchange_.request_id = std::move(request_id);
+  user_agent_.clear();
   header_scanned_ = 0;
   phase_ = Phase::kReadingHeader;
   ContinueHeaderRead();
@@ -244,6 +245,9 @@ void Session::HandleRequest() {
   } else {
     thread_.request_ids().Generate(&exchange_.request_id);
   }
+  exchange_.trace.Resolve(fields.traceparent, fields.traceparent_count,
+                          generation_.config.trace_context.generate, thread_.traceparents());
+  if (context_.access_log->enabled()) user_agent_.assign(fields.user_agent);
 
   const char* host_problem = nullptr;
   if (fields.host_count > 1) {
@@ -367,6 +371,7 @@ void Session::RecordRejection(const RefusalReply& refusal) {
   record.method = parser_->get().method_string();
   record.path = RequestPath();
   record.request_id = exchange_.request_id;
+  record.trace_id = exchange_.trace.trace_id();
   record.reason =
       refusal.rejection ? RejectionReasonName(*refusal.rejection) : refusal.audit_reason;
   record.has_presented = fenced_.token().has_value();
@@ -386,6 +391,7 @@ void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool
                                  std::string_view www_authenticate) {
   RenderProblemJson(problem, &problem_body_);
   exchange_.status = problem.status;
+  exchange_.refusal = problem.slug;
   if (close) exchange_.close_after = true;
   response_.base() = adapters::ResponseHeader{};
   response_.result(problem.status);
@@ -478,6 +484,12 @@ void Session::FinishRequest() {
     entry.bytes_in = exchange_.bytes_in;
     entry.bytes_out = exchange_.bytes_out;
     entry.client = client_ip_;
+    entry.user_agent = user_agent_;
+    if (exchange_.auth.guarded && !exchange_.auth.refused) {
+      entry.principal = generation_.authorizer->principal_name(exchange_.auth.principal);
+    }
+    entry.refusal = exchange_.refusal;
+    entry.trace_id = exchange_.trace.trace_id();
     entry.suppressed = log_line.suppressed;
     context_.access_log->Write(entry);
   }

@@ -19,6 +19,7 @@
 #include "gateway/http/problem.h"
 #include "gateway/http/refusal.h"
 #include "gateway/http/request_fields.h"
+#include "gateway/http/trace_context.h"
 #include "gateway/locks/lock_api.h"
 #include "gateway/server/config_generation.h"
 #include "gateway/server/gateway_context.h"
@@ -119,6 +120,9 @@ class Session : public std::enable_shared_from_this<Session>,
     std::optional<std::size_t> cluster_shard;
     std::optional<std::size_t> peer_adapter;
     bool self_fenced = false;  // the shard stopped being ours while the write was under way
+    RequestTrace trace;        // W3C trace context (trace id for the logs, traceparent sent)
+    // The slug of the problem the gateway answered with (its refusal); empty when it did not.
+    std::string_view refusal;
   };
 
   // TLS connections (session_tls.cc): tell a ClientHello from plain HTTP, handshake, and
@@ -298,6 +302,10 @@ class Session : public std::enable_shared_from_this<Session>,
   std::string canonical_target_;  // the target respelled, when it came in another spelling
   std::string scratch_;
   std::string problem_body_;
+  // For the access log, kept past the header (an adapter may move its fields out): the
+  // request's User-Agent, and the slug of a backend's problem the gateway relayed.
+  std::string user_agent_;
+  std::string relayed_slug_;
   Exchange exchange_;
   FencedWrite fenced_;           // the fence key, token and admission of the request in progress
   IdempotencyHook idempotency_;  // the Idempotency-Key side of the request in progress

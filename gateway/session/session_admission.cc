@@ -7,6 +7,7 @@
 #include "gateway/cluster/replica_cluster.h"
 #include "gateway/http/header_sanitizer.h"
 #include "gateway/server/network_thread.h"
+#include "gateway/session/backend_failure_log.h"
 #include "gateway/session/session.h"
 
 namespace fencegate::gateway {
@@ -106,7 +107,9 @@ void Session::OnAdmissionDecision(const lockstore::AdmissionDecision& decision) 
 void Session::Forward() {
   phase_ = Phase::kForwarding;
   auto& request = parser_->get();
-  SanitizeRequestHeader(request, {client_ip_, exchange_.request_id, tls_established_}, &scratch_);
+  SanitizeRequestHeader(
+      request, {client_ip_, exchange_.request_id, tls_established_, exchange_.trace.generated()},
+      &scratch_);
   adapters::ForwardRequest forward;
   forward.header = &request;
   forward.route_prefix = exchange_.route->config->prefix;
@@ -129,6 +132,13 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   const auto self = std::move(self_hold_);
   // The backend exchange is over, whatever the client side still needs: release the fence.
   CompleteAdmission();
+  if (outcome.failure != adapters::ForwardOutcome::Failure::kNone && !exchange_.peer_adapter) {
+    const RouteConfig& route = *exchange_.route->config;
+    const auto backend = generation_.config.backends.find(route.backend);
+    if (backend != generation_.config.backends.end()) {
+      LogBackendFailure(backend->second, route.name, outcome);
+    }
+  }
   if (idempotency_.claimed()) {
     // A retry sent after this answer must find the key settled: answer once it is durable.
     SettleIdempotency(std::move(outcome));
@@ -167,8 +177,10 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
 // counted and audited like the gateway's own refusals.
 void Session::RelayProblem(const adapters::Problem& problem, bool backend_fence,
                            bool backend_reported_highest) {
+  // The adapter's problem goes before the access log is written: its slug is kept here.
+  relayed_slug_.assign(problem.type);
   ProblemDetails details{.status = problem.status,
-                         .slug = problem.type,
+                         .slug = relayed_slug_,
                          .title = problem.title,
                          .detail = problem.detail,
                          .instance = RequestPath(),

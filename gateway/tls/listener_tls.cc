@@ -1,9 +1,8 @@
 #include "gateway/tls/listener_tls.h"
 
-#include <cstdio>
-
 #include <prometheus/family.h>
 
+#include "base/log/event_log.h"
 #include "gateway/tls/server_context.h"
 
 namespace fencegate::gateway::tls {
@@ -50,9 +49,8 @@ bool ListenerTls::Reload() {
   auto context = BuildServerContext(settings_, &error);
   if (!context) {
     reloads_failed_->Increment();
-    std::fprintf(stderr,
-                 "fencegate: tls.%s: certificate reload failed, keeping the current one: %s\n",
-                 listener_.c_str(), error.c_str());
+    log::Error("tls." + listener_ + ": certificate reload failed, keeping the current one",
+               {{"listener", listener_}, {"error", error}});
     return false;
   }
   {
@@ -60,8 +58,8 @@ bool ListenerTls::Reload() {
     current_ = std::move(context);
   }
   reloads_ok_->Increment();
-  std::fprintf(stderr, "fencegate: tls.%s: certificate reloaded from %s\n", listener_.c_str(),
-               settings_.cert_file.c_str());
+  log::Info("tls." + listener_ + ": certificate reloaded",
+            {{"listener", listener_}, {"cert_file", settings_.cert_file}});
   return true;
 }
 

@@ -31,7 +31,7 @@ class ListenerTls {
 
   // The first load, at start-up. On failure a status naming the file and reason.
   lockstore::Status Load();
-  // Re-reads the files (SIGHUP). Logs the outcome to stderr and counts it; false on failure.
+  // Re-reads the files (SIGHUP). Logs the outcome (event log) and counts it; false on failure.
   bool Reload();
 
   // The context for a connection accepted now; null when the listener is plain. Thread-safe.

@@ -6,6 +6,7 @@ namespace fencegate::lockstore {
 namespace {
 
 constexpr char kRejectionFormat = 1;
+constexpr char kRejectionFormatWithTrace = 2;
 
 // Reads the 8-byte integer at the front of `in`, whose size the caller has checked.
 std::uint64_t Fixed64At(std::string_view in) {
@@ -52,8 +53,9 @@ std::string EncodeRejectionValue(const RejectionRecord& record) {
   std::string out;
   out.reserve(1 + 3 * 8 + 1 + 6 + record.route.size() + record.fence_key.size() +
               record.method.size() + record.path.size() + record.request_id.size() +
-              record.reason.size());
-  out.push_back(kRejectionFormat);
+              record.reason.size() + 1 + record.trace_id.size());
+  const bool traced = !record.trace_id.empty();
+  out.push_back(traced ? kRejectionFormatWithTrace : kRejectionFormat);
   PutFixed64(&out, static_cast<std::uint64_t>(record.at_ms));
   PutFixed64(&out, record.presented);
   PutFixed64(&out, record.highest);
@@ -62,14 +64,17 @@ std::string EncodeRejectionValue(const RejectionRecord& record) {
                                &record.request_id, &record.reason}) {
     PutLengthPrefixed(&out, *s);
   }
+  if (traced) PutLengthPrefixed(&out, record.trace_id);
   return out;
 }
 
 Status DecodeRejectionValue(std::string_view value, RejectionRecord* record) {
   constexpr std::size_t kFixed = 1 + 3 * 8 + 1;
-  if (value.size() < kFixed || value[0] != kRejectionFormat) {
+  if (value.size() < kFixed ||
+      (value[0] != kRejectionFormat && value[0] != kRejectionFormatWithTrace)) {
     return Status::Corruption("rejection record has an unknown format");
   }
+  const char format = value[0];
   record->at_ms = static_cast<std::int64_t>(Fixed64At(value.substr(1)));
   record->presented = Fixed64At(value.substr(9));
   record->highest = Fixed64At(value.substr(17));
@@ -78,6 +83,10 @@ Status DecodeRejectionValue(std::string_view value, RejectionRecord* record) {
   for (std::string* s : {&record->route, &record->fence_key, &record->method, &record->path,
                          &record->request_id, &record->reason}) {
     if (!GetLengthPrefixed(&value, s)) return Status::Corruption("rejection record is truncated");
+  }
+  record->trace_id.clear();
+  if (format == kRejectionFormatWithTrace && !GetLengthPrefixed(&value, &record->trace_id)) {
+    return Status::Corruption("rejection record is truncated");
   }
   if (!value.empty()) return Status::Corruption("rejection record has trailing bytes");
   return Status::Ok();

@@ -288,8 +288,11 @@ class EtcdFenceStore::Impl {
   void SetReady(bool ready, const Status& cause) {
     if (ready_.exchange(ready) == ready) return;
     if (!options_.log) return;
-    options_.log(ready ? std::string("etcd fence store: reachable again")
-                       : "etcd fence store: not ready: " + cause.ToString());
+    if (ready) {
+      options_.log(LogSeverity::kInfo, "etcd fence store: reachable again");
+    } else {
+      options_.log(LogSeverity::kError, "etcd fence store: not ready: " + cause.ToString());
+    }
   }
 
   void Submit(Task task) {

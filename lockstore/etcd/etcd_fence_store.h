@@ -11,6 +11,7 @@
 
 #include "lockstore/etcd/etcd_client.h"
 #include "lockstore/fence/fence_store.h"
+#include "lockstore/log_sink.h"
 
 namespace fencegate::lockstore::etcd {
 
@@ -26,7 +27,7 @@ struct EtcdFenceStoreOptions {
   // Refused writes kept in memory for /admin/rejections (this replica's only).
   std::size_t rejection_retention = 10000;
   // Health changes (lost quorum, back), one line per call, from store threads.
-  std::function<void(std::string_view)> log;
+  LogSink log;
 };
 
 // A FenceStore on etcd v3. Records live at "<prefix>fences/<key>" with the value

@@ -128,8 +128,8 @@ class ShardOwnership::Impl {
     return view;
   }
 
-  void Log(const std::string& line) {
-    if (options_.log) options_.log(line);
+  void Log(LogSeverity severity, const std::string& line) {
+    if (options_.log) options_.log(severity, line);
   }
 
   void Loop() {
@@ -179,7 +179,8 @@ class ShardOwnership::Impl {
     claims_from_ = Clock::now() + options_.lease_ttl;
     std::lock_guard lock(mu_);
     valid_until_ = sent + options_.lease_ttl - margin_;
-    Log("cluster: replica " + options_.name + " joined with lease " + std::to_string(id));
+    Log(LogSeverity::kInfo,
+        "cluster: replica " + options_.name + " joined with lease " + std::to_string(id));
   }
 
   bool Renew(Clock::time_point sent) {
@@ -196,7 +197,7 @@ class ShardOwnership::Impl {
   }
 
   void LoseAll(const std::string& why) {
-    Log("cluster: replica " + options_.name + " self-fences: " + why);
+    Log(LogSeverity::kWarning, "cluster: replica " + options_.name + " self-fences: " + why);
     std::lock_guard lock(mu_);
     for (Entry& entry : entries_) {
       if (entry.state == ShardView::State::kMine || entry.state == ShardView::State::kQuarantine) {
@@ -273,7 +274,8 @@ class ShardOwnership::Impl {
       }
       if (was_mine) {
         ++stats_.lost;
-        Log("cluster: replica " + options_.name + " lost shard " + std::to_string(shard));
+        Log(LogSeverity::kWarning,
+            "cluster: replica " + options_.name + " lost shard " + std::to_string(shard));
       }
       entry = Entry{};
       // A claim of this replica under a lease it gave up on counts as nobody's until that
@@ -309,8 +311,9 @@ class ShardOwnership::Impl {
     if (!status.ok() || !result.succeeded) return;
     std::lock_guard lock(mu_);
     StartQuarantine(entries_[shard]);
-    Log("cluster: replica " + options_.name + " claimed shard " + std::to_string(shard) +
-        ", quarantined for " + std::to_string(options_.quarantine.count()) + " ms");
+    Log(LogSeverity::kInfo, "cluster: replica " + options_.name + " claimed shard " +
+                                std::to_string(shard) + ", quarantined for " +
+                                std::to_string(options_.quarantine.count()) + " ms");
   }
 
   const ShardOwnershipOptions options_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lockstore/etcd/etcd_client.h"
+#include "lockstore/log_sink.h"
 #include "lockstore/status.h"
 
 namespace fencegate::lockstore::etcd {
@@ -29,7 +30,7 @@ struct ShardOwnershipOptions {
   // least the lease TTL plus the longest a write admitted by the previous owner can still be
   // on its way to the backend (docs/ARCHITECTURE.md "Several replicas").
   std::chrono::milliseconds quarantine{6000};
-  std::function<void(std::string_view)> log;
+  LogSink log;
   // Called (from the ownership thread) when this replica starts admitting writes to `shard`:
   // state cached for the shard's keys may be stale (another replica owned it meanwhile).
   std::function<void(std::size_t shard)> on_gained;

@@ -25,8 +25,9 @@ struct RejectionRecord {
   std::string method;
   std::string path;
   std::string request_id;
-  std::string reason;   // stale_token, missing_token, invalid_token, store_error, ...
-  Token presented = 0;  // meaningful when has_presented
+  std::string trace_id;  // W3C trace id of the request (32 hex digits); empty when it had none
+  std::string reason;    // stale_token, missing_token, invalid_token, store_error, ...
+  Token presented = 0;   // meaningful when has_presented
   bool has_presented = false;
   Token highest = 0;  // the fence's highest token at the time of refusal
 };

@@ -285,8 +285,11 @@ void IdempotencyStore::CommitRound(std::vector<Op>& round) {
       healthy_ = healthy;
     }
     if (changed && options_.log) {
-      options_.log(healthy ? "idempotency store: writes succeed again"
-                           : "idempotency store: write failed: " + written.ToString());
+      if (healthy) {
+        options_.log(LogSeverity::kInfo, "idempotency store: writes succeed again");
+      } else {
+        options_.log(LogSeverity::kError, "idempotency store: write failed: " + written.ToString());
+      }
     }
   }
   for (std::size_t i = 0; i < round.size(); ++i) {
@@ -322,7 +325,8 @@ std::size_t IdempotencyStore::DeleteExpired(std::int64_t now_ms) {
   if (batch.Count() == 0) return 0;
   const rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch);
   if (!s.ok()) {
-    if (options_.log) options_.log("idempotency store: sweep failed: " + s.ToString());
+    if (options_.log)
+      options_.log(LogSeverity::kError, "idempotency store: sweep failed: " + s.ToString());
     return 0;
   }
   return batch.Count();

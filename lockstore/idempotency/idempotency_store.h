@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "lockstore/idempotency/idempotency_record.h"
+#include "lockstore/log_sink.h"
 #include "lockstore/status.h"
 
 namespace rocksdb {
@@ -30,7 +31,7 @@ struct IdempotencyStoreOptions {
   // response bodies never share a write-ahead log or cache with fence advances).
   std::string path;
   // Health changes and RocksDB's errors, one line per call, from store threads. Empty: dropped.
-  std::function<void(std::string_view)> log;
+  LogSink log;
   // Expired records are deleted this often (and once at open), on the writer thread.
   std::chrono::milliseconds sweep_interval = std::chrono::minutes(10);
   // Wall clock for the periodic sweep; the default reads the system clock.

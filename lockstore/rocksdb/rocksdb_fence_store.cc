@@ -216,8 +216,9 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
     return reconciled;
   }
   if (presence.create && options.log) {
-    options.log("created a new fence store at " + options.path + " (store " + identity.id +
-                ", identity in " + IdentityFilePath(options.path) + ")");
+    options.log(LogSeverity::kInfo, "created a new fence store at " + options.path + " (store " +
+                                        identity.id + ", identity in " +
+                                        IdentityFilePath(options.path) + ")");
   }
   std::vector<FenceFloor> floors;
   if (Status loaded = LoadFenceFloors(*db, handles[0], &floors); !loaded.ok()) {
@@ -513,10 +514,13 @@ void RocksDbFenceStore::TryResume() {
 
 void RocksDbFenceStore::SetHealthy(bool healthy, const rocksdb::Status& cause) {
   if (healthy_.exchange(healthy) == healthy || !options_.log) return;
-  options_.log(healthy ? "fence store recovered: writes are durable again"
-                       : "fence store write failed (" + cause.ToString() +
-                             "): writes that need a token advance fail with 503 until it "
-                             "recovers");
+  if (healthy) {
+    options_.log(LogSeverity::kInfo, "fence store recovered: writes are durable again");
+    return;
+  }
+  options_.log(LogSeverity::kError,
+               "fence store write failed (" + cause.ToString() +
+                   "): writes that need a token advance fail with 503 until it recovers");
 }
 
 Status OpenRocksDbFenceStore(const RocksDbFenceStoreOptions& options,

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "lockstore/fence/fence_store.h"
+#include "lockstore/log_sink.h"
 #include "lockstore/rocksdb/store_identity.h"
 #include "lockstore/status.h"
 
@@ -48,7 +49,7 @@ struct RocksDbFenceStoreOptions {
   std::size_t rejection_batch = 256;
   // Where the store's health changes (a failed write, the recovery) and RocksDB's own warnings
   // and errors go, one line per call, from store threads. Empty: dropped.
-  std::function<void(std::string_view)> log;
+  LogSink log;
   // After a failed write (disk full, read-only, I/O error) the store is not ready and retries
   // DB::Resume() this often, and before every write, until the disk takes writes again; it
   // then recovers without a restart.

@@ -12,7 +12,7 @@ namespace {
 
 class ForwardingLogger final : public rocksdb::Logger {
  public:
-  explicit ForwardingLogger(std::function<void(std::string_view)> sink)
+  explicit ForwardingLogger(LogSink sink)
       : rocksdb::Logger(rocksdb::InfoLogLevel::ERROR_LEVEL), sink_(std::move(sink)) {}
 
   // The options dump RocksDB writes on every open: operator noise, not a warning.
@@ -26,16 +26,16 @@ class ForwardingLogger final : public rocksdb::Logger {
     if (length < 0) return;
     std::string_view text(line, std::min<std::size_t>(length, sizeof line - 1));
     while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-    sink_(text);
+    sink_(LogSeverity::kError, text);
   }
 
  private:
-  const std::function<void(std::string_view)> sink_;
+  const LogSink sink_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::Logger> MakeForwardingLogger(std::function<void(std::string_view)> sink) {
+std::shared_ptr<rocksdb::Logger> MakeForwardingLogger(LogSink sink) {
   return std::make_shared<ForwardingLogger>(std::move(sink));
 }
 

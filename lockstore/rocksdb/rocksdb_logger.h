@@ -4,6 +4,8 @@
 #include <memory>
 #include <string_view>
 
+#include "lockstore/log_sink.h"
+
 namespace rocksdb {
 class Logger;
 }  // namespace rocksdb
@@ -18,6 +20,6 @@ namespace fencegate::lockstore {
 // store does (disk full, read-only), and RocksDB's file logger asserts on its next line after a
 // failed append, which aborts the process. A full disk must make advances fail closed and then
 // recover, never crash the gateway.
-std::shared_ptr<rocksdb::Logger> MakeForwardingLogger(std::function<void(std::string_view)> sink);
+std::shared_ptr<rocksdb::Logger> MakeForwardingLogger(LogSink sink);
 
 }  // namespace fencegate::lockstore

@@ -1,6 +1,5 @@
 #include "resource_adapters/filesystem/filesystem_adapter.h"
 
-#include <cstdio>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -9,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include "base/log/event_log.h"
 #include "resource_adapters/filesystem/file_store.h"
 #include "resource_adapters/filesystem/filesystem_exchanges.h"
 #include "resource_adapters/filesystem/live_writes.h"
@@ -117,19 +117,21 @@ class FilesystemAdapter : public ResourceAdapter {
 
 // Removes the temp files that writes cut by a crash or kill -9 left under `root`, on its own
 // thread while the gateway serves (the sweep leaves the locked files of running writes alone),
-// and says what it did on stderr once done.
+// and says what it did in the event log once done.
 void SweepTempFiles(const FileStore& store, const std::string& root, const std::stop_token& stop) {
   const TempSweepResult swept = RemoveAbandonedTempFiles(store.root_fd(), stop);
   if (stop.stop_requested()) return;
-  std::fprintf(stderr,
-               "fencegate: filesystem root %s: removed %zu temp files of cut writes (%llu "
-               "bytes), %zu in use by running writes\n",
-               root.c_str(), swept.removed, static_cast<unsigned long long>(swept.removed_bytes),
-               swept.in_use);
+  log::Info("filesystem root " + root + ": removed " + std::to_string(swept.removed) +
+                " temp files of cut writes (" + std::to_string(swept.removed_bytes) + " bytes), " +
+                std::to_string(swept.in_use) + " in use by running writes",
+            {{"root", root},
+             {"removed", swept.removed},
+             {"removed_bytes", swept.removed_bytes},
+             {"in_use", swept.in_use}});
   if (swept.errors > 0) {
-    std::fprintf(stderr,
-                 "fencegate: filesystem root %s: the temp file sweep skipped %zu entries (%s)\n",
-                 root.c_str(), swept.errors, swept.first_error.c_str());
+    log::Warn("filesystem root " + root + ": the temp file sweep skipped " +
+                  std::to_string(swept.errors) + " entries",
+              {{"root", root}, {"skipped", swept.errors}, {"first_error", swept.first_error}});
   }
 }
 

@@ -110,8 +110,8 @@ class StoreFailureTest : public ::testing::Test {
   void ExpectDegradedButServing(std::uint64_t current) {
     EXPECT_EQ(ReadyStatus(), 503);
     EXPECT_EQ(StoreReadyMetric(), 0.0);
-    EXPECT_TRUE(gateway_->process().WaitForStderr("fencegate: fence store write failed",
-                                                  std::chrono::seconds(10)))
+    EXPECT_TRUE(gateway_->process().WaitForStderr(
+        R"("level":"error","msg":"fence store write failed)", std::chrono::seconds(10)))
         << gateway_->process().Stderr();
 
     Response same = Put("/kv/a/x", current);
@@ -138,7 +138,7 @@ class StoreFailureTest : public ::testing::Test {
   void ExpectRecovered(std::uint64_t token) {
     EXPECT_EQ(StoreReadyMetric(), 1.0);
     const std::string log = gateway_->process().Stderr();
-    EXPECT_NE(log.find("fencegate: fence store recovered"), std::string::npos) << log;
+    EXPECT_NE(log.find(R"("level":"info","msg":"fence store recovered)"), std::string::npos) << log;
     ASSERT_EQ(Put("/kv/a/x", token).result_int(), 200);
     gateway_->process().Signal(SIGKILL);
     ASSERT_EQ(gateway_->process().Wait(std::chrono::seconds(10)), 128 + SIGKILL);

@@ -59,6 +59,27 @@ TEST(AccessLogTest, FormatsOneJsonObjectPerLine) {
   EXPECT_EQ(doc.at("bytes_in").as_int64(), 10);
   EXPECT_EQ(doc.at("bytes_out").as_int64(), 20);
   EXPECT_EQ(doc.at("client").as_string(), "127.0.0.1");
+  EXPECT_EQ(doc.at("user_agent").as_string(), "");
+  EXPECT_EQ(doc.at("principal").as_string(), "");
+  EXPECT_EQ(doc.at("refusal").as_string(), "");
+  EXPECT_EQ(doc.at("trace_id").as_string(), "");
+}
+
+TEST(AccessLogTest, CarriesUserAgentPrincipalRefusalAndTraceId) {
+  AccessLogEntry entry = SampleEntry();
+  const std::string agent = "curl/8.0 \"quoted\"\n";
+  entry.user_agent = agent;
+  entry.principal = "deployer";
+  entry.refusal = "stale-token";
+  entry.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  std::string line;
+  FormatAccessLogLine(entry, &line);
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  const json::object doc = json::parse(line).as_object();
+  EXPECT_EQ(doc.at("user_agent").as_string(), agent);
+  EXPECT_EQ(doc.at("principal").as_string(), "deployer");
+  EXPECT_EQ(doc.at("refusal").as_string(), "stale-token");
+  EXPECT_EQ(doc.at("trace_id").as_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
 }
 
 TEST(AccessLogTest, AbsentTokensAreNull) {

@@ -155,5 +155,34 @@ TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
   EXPECT_EQ(header[http::field::content_length], "12");
 }
 
+TEST_F(HeaderSanitizerTest, PassesTheClientsTraceparentOnWhenNoneIsGenerated) {
+  auto header = MakeHeader();
+  const std::string sent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  header.set("traceparent", sent);
+  header.set("tracestate", "vendor=1");
+  SanitizeRequestHeader(header, {"192.0.2.7", "req-1"}, &scratch_);
+  EXPECT_EQ(header["traceparent"], sent);
+  EXPECT_EQ(header.count("traceparent"), 1u);
+  EXPECT_EQ(header["tracestate"], "vendor=1");
+}
+
+TEST_F(HeaderSanitizerTest, AGeneratedTraceparentReplacesOrJoins) {
+  const std::string generated = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  auto replaced = MakeHeader();
+  replaced.insert("Traceparent", "invalid");
+  replaced.insert("traceparent", "also invalid");
+  SanitizeRequestHeader(replaced,
+                        {.client_ip = "192.0.2.7", .request_id = "req-1", .traceparent = generated},
+                        &scratch_);
+  EXPECT_EQ(replaced.count("traceparent"), 1u);
+  EXPECT_EQ(replaced["traceparent"], generated);
+
+  auto added = MakeHeader();
+  SanitizeRequestHeader(added,
+                        {.client_ip = "192.0.2.7", .request_id = "req-1", .traceparent = generated},
+                        &scratch_);
+  EXPECT_EQ(added["traceparent"], generated);
+}
+
 }  // namespace
 }  // namespace fencegate::gateway

@@ -50,5 +50,16 @@ TEST(RequestFieldsTest, AbsentFieldsAreEmptyWithCountZero) {
   EXPECT_EQ(fields.fencing_token_count, 0u);
 }
 
+TEST(RequestFieldsTest, FindsUserAgentAndCountsTraceparents) {
+  adapters::RequestHeader header;
+  header.insert(http::field::user_agent, "curl/8.0");
+  header.insert("TraceParent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  header.insert("traceparent", "second");
+  const RequestFields fields = ScanRequestFields(header);
+  EXPECT_EQ(fields.user_agent, "curl/8.0");
+  EXPECT_EQ(fields.traceparent, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  EXPECT_EQ(fields.traceparent_count, 2u);
+}
+
 }  // namespace
 }  // namespace fencegate::gateway

@@ -67,7 +67,8 @@ TEST_F(ReloadTest, SighupAddsAndRemovesARoute) {
   gateway_->process().Signal(SIGHUP);
   EXPECT_TRUE(Eventually([&] { return Get("/extra/a") == 200u; })) << gateway_->process().Stderr();
   EXPECT_EQ(Get("/kv/a"), 200u);
-  EXPECT_TRUE(gateway_->process().WaitForStderr("reload (SIGHUP)", std::chrono::seconds(10)));
+  EXPECT_TRUE(gateway_->process().WaitForStderr("\"msg\":\"reload applied\",\"trigger\":\"SIGHUP\"",
+                                                std::chrono::seconds(10)));
 
   WriteConfig(ConfigYaml(false));
   gateway_->process().Signal(SIGHUP);
@@ -104,8 +105,9 @@ TEST_F(ReloadTest, PostAnswersWhatChangedAndAppliesBeforeAnswering) {
   EXPECT_EQ(Strings(second.at("restart_required")), Names{"threads"});
   EXPECT_EQ(Get("/extra/a"), 404u);
   EXPECT_EQ(Get("/kv/a"), 200u);
-  EXPECT_TRUE(gateway_->process().WaitForStderr("'threads' changed: it takes effect at the next",
-                                                std::chrono::seconds(10)));
+  EXPECT_TRUE(gateway_->process().WaitForStderr(
+      "takes effect at the next restart; the running value stays\",\"key\":\"threads\"",
+      std::chrono::seconds(10)));
 }
 
 TEST_F(ReloadTest, KeepAliveConnectionIsAnsweredThenClosedGracefully) {

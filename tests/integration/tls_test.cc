@@ -303,8 +303,8 @@ TEST_F(TlsTest, CertificateReloadUnderLoadFailsNoRequest) {
   std::optional<Response> old = before.RoundTrip(MakeRequest(http::verb::get, "/kv/load0/x"));
   ASSERT_TRUE(old.has_value()) << before.error();
   EXPECT_EQ(old->result_int(), 200);
-  EXPECT_NE(gateway_->process().Stderr().find("reload (SIGHUP) of"), std::string::npos);
-  EXPECT_NE(gateway_->process().Stderr().find("refused"), std::string::npos);
+  EXPECT_NE(gateway_->process().Stderr().find("\"msg\":\"reload refused"), std::string::npos);
+  EXPECT_NE(gateway_->process().Stderr().find("\"trigger\":\"SIGHUP\""), std::string::npos);
 }
 
 // The configurations are literal text: the errors' lines and columns in it are asserted.

@@ -62,5 +62,70 @@ TEST(RecordCodecTest, RejectionRoundTripsAndDetectsTruncation) {
   EXPECT_EQ(DecodeRejectionValue(encoded + "x", &decoded).code(), Status::Code::kCorruption);
 }
 
+// A rejection record as gateways before trace ids wrote it (format 1), byte for byte.
+std::string FormatOneRecord() {
+  std::string out;
+  out.push_back(1);
+  const auto fixed64 = [&out](std::uint64_t value) {
+    for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(value >> (8 * i)));
+  };
+  fixed64(1700000000123);
+  fixed64(4);
+  fixed64(9);
+  out.push_back(1);
+  for (const std::string_view s :
+       {"files", "files:/a", "PUT", "/files/a", "req-1", "stale_token"}) {
+    out.push_back(static_cast<char>(s.size()));
+    out.append(s);
+  }
+  return out;
+}
+
+TEST(RecordCodecTest, OldRecordsWithoutTraceIdStillDecode) {
+  RejectionRecord decoded;
+  decoded.trace_id = "left over";
+  ASSERT_TRUE(DecodeRejectionValue(FormatOneRecord(), &decoded).ok());
+  EXPECT_EQ(decoded.at_ms, 1700000000123);
+  EXPECT_EQ(decoded.request_id, "req-1");
+  EXPECT_EQ(decoded.reason, "stale_token");
+  EXPECT_EQ(decoded.highest, 9u);
+  EXPECT_EQ(decoded.trace_id, "");
+}
+
+TEST(RecordCodecTest, RecordsWithoutTraceIdAreWrittenInTheOldFormat) {
+  // So that a gateway that predates trace ids (a downgrade) still reads them.
+  RejectionRecord record;
+  record.at_ms = 1700000000123;
+  record.route = "files";
+  record.fence_key = "files:/a";
+  record.method = "PUT";
+  record.path = "/files/a";
+  record.request_id = "req-1";
+  record.reason = "stale_token";
+  record.presented = 4;
+  record.has_presented = true;
+  record.highest = 9;
+  EXPECT_EQ(EncodeRejectionValue(record), FormatOneRecord());
+}
+
+TEST(RecordCodecTest, TraceIdRoundTripsAndItsTruncationIsDetected) {
+  RejectionRecord record;
+  record.route = "files";
+  record.request_id = "req-1";
+  record.reason = "stale_token";
+  record.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const std::string encoded = EncodeRejectionValue(record);
+  RejectionRecord decoded;
+  ASSERT_TRUE(DecodeRejectionValue(encoded, &decoded).ok());
+  EXPECT_EQ(decoded.trace_id, record.trace_id);
+  EXPECT_EQ(decoded.reason, "stale_token");
+  EXPECT_EQ(DecodeRejectionValue(encoded.substr(0, encoded.size() - 1), &decoded).code(),
+            Status::Code::kCorruption);
+  EXPECT_EQ(DecodeRejectionValue(encoded + "x", &decoded).code(), Status::Code::kCorruption);
+  std::string unknown = encoded;
+  unknown[0] = 3;
+  EXPECT_EQ(DecodeRejectionValue(unknown, &decoded).code(), Status::Code::kCorruption);
+}
+
 }  // namespace
 }  // namespace fencegate::lockstore
