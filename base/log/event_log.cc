@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "base/encoding/json_escape.h"
+#include "base/encoding/rfc3339.h"
 
 namespace fencegate::log {
 namespace {
@@ -27,20 +28,9 @@ void AppendNumber(T value, std::string* out) {
 }
 
 void AppendTime(std::int64_t unix_ms, std::string* out) {
-  std::int64_t seconds = unix_ms / 1000;
-  std::int64_t millis = unix_ms % 1000;
-  if (millis < 0) {
-    millis += 1000;
-    --seconds;
-  }
-  const std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[40];
-  const int n = std::snprintf(text, sizeof(text), "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"",
-                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                              tm.tm_sec, static_cast<int>(millis));
-  if (n > 0) out->append(text, static_cast<std::size_t>(n));
+  *out += '"';
+  encoding::AppendRfc3339Ms(unix_ms, out);
+  *out += '"';
 }
 
 std::int64_t NowUnixMs() {
@@ -173,16 +163,20 @@ void EventLog::Write(Level level, std::string_view msg, std::initializer_list<Fi
   thread_local std::string line;
   line.clear();
   FormatEventLine(NowUnixMs(), level, msg, fields, &line);
-  const int fd = fd_.load(std::memory_order_acquire);
+  WriteWhole(fd_.load(std::memory_order_acquire), line);
+}
+
+bool WriteWhole(int fd, std::string_view text) {
   std::size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return;
+      return false;
     }
     written += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 EventLog& ProcessLog() {

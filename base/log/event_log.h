@@ -100,6 +100,10 @@ class EventLog {
 // otherwise (Server::Start).
 EventLog& ProcessLog();
 
+// Writes all of `text` to `fd` (short writes and EINTR retried): one log line. False on an error,
+// which a logger drops (logging never fails what it logs).
+bool WriteWhole(int fd, std::string_view text);
+
 inline void Info(std::string_view msg, std::initializer_list<Field> fields = {}) {
   ProcessLog().Write(Level::kInfo, msg, fields);
 }

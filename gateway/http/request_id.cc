@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstring>
-#include <random>
 
 #include "base/encoding/hex.h"
 
@@ -14,24 +13,6 @@ bool IsAcceptableRequestId(std::string_view id) {
     if (c < 0x21 || c > 0x7E) return false;
   }
   return true;
-}
-
-RequestIdGenerator::RequestIdGenerator() {
-  std::random_device device;
-  for (auto& word : state_) {
-    word = (std::uint64_t{device()} << 32) | device();
-  }
-  if (state_[0] == 0 && state_[1] == 0) state_[0] = 1;
-}
-
-// xorshift128+: fast, full 64-bit outputs, period 2^128 - 1.
-std::uint64_t RequestIdGenerator::Next() {
-  std::uint64_t s1 = state_[0];
-  const std::uint64_t s0 = state_[1];
-  state_[0] = s0;
-  s1 ^= s1 << 23;
-  state_[1] = s1 ^ s0 ^ (s1 >> 18) ^ (s0 >> 5);
-  return state_[1] + s0;
 }
 
 // The two hex digits of every byte, low nibble first (the order the digits have always come
@@ -48,7 +29,7 @@ constexpr std::array<std::array<char, 2>, 256> kHexPairs = [] {
 void RequestIdGenerator::Generate(std::string* out) {
   char digits[32];
   for (int half = 0; half < 2; ++half) {
-    std::uint64_t word = Next();
+    std::uint64_t word = random_.Next();
     for (int i = 0; i < 8; ++i) {
       std::memcpy(digits + half * 16 + i * 2, kHexPairs[word & 0xFF].data(), 2);
       word >>= 8;

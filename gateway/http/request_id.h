@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/net/fast_random.h"
+
 namespace fencegate::gateway {
 
 // True when a client-sent X-Request-Id can be passed on and logged as is: 1 to 128 visible
@@ -15,13 +17,11 @@ bool IsAcceptableRequestId(std::string_view id);
 // std::random_device is enough.
 class RequestIdGenerator {
  public:
-  RequestIdGenerator();
   // Replaces the contents of `out` (its capacity is reused).
   void Generate(std::string* out);
 
  private:
-  std::uint64_t Next();
-  std::uint64_t state_[2];
+  net::FastRandom random_;
 };
 
 }  // namespace fencegate::gateway

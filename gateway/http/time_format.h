@@ -3,10 +3,12 @@
 #include <cstdint>
 #include <string>
 
+#include "base/encoding/rfc3339.h"
+
 namespace fencegate::gateway {
 
-// Appends Unix milliseconds as RFC 3339 UTC with milliseconds: "2026-12-02T10:17:00.123Z".
-void AppendRfc3339Ms(std::int64_t unix_ms, std::string* out);
+// RFC 3339 UTC with milliseconds, as the event log writes it too.
+using encoding::AppendRfc3339Ms;
 
 // Wall-clock Unix milliseconds.
 std::int64_t NowUnixMs();

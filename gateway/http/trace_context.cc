@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 
 #include "base/encoding/hex.h"
 
@@ -50,22 +49,6 @@ std::string_view ParseTraceparent(std::string_view value) {
   return trace_id;
 }
 
-TraceparentGenerator::TraceparentGenerator() {
-  std::random_device device;
-  for (auto& word : state_) word = (std::uint64_t{device()} << 32) | device();
-  if (state_[0] == 0 && state_[1] == 0) state_[0] = 1;
-}
-
-// xorshift128+ (as RequestIdGenerator): fast, full 64-bit outputs, period 2^128 - 1.
-std::uint64_t TraceparentGenerator::Next() {
-  std::uint64_t s1 = state_[0];
-  const std::uint64_t s0 = state_[1];
-  state_[0] = s0;
-  s1 ^= s1 << 23;
-  state_[1] = s1 ^ s0 ^ (s1 >> 18) ^ (s0 >> 5);
-  return state_[1] + s0;
-}
-
 void TraceparentGenerator::Generate(std::array<char, kTraceparentSize>* out) {
   char* text = out->data();
   std::memcpy(text, "00-", 3);
@@ -73,14 +56,14 @@ void TraceparentGenerator::Generate(std::array<char, kTraceparentSize>* out) {
   std::uint64_t high = 0;
   std::uint64_t low = 0;
   while (high == 0 && low == 0) {
-    high = Next();
-    low = Next();
+    high = random_.Next();
+    low = random_.Next();
   }
   WriteHex(high, text + kTraceIdAt);
   WriteHex(low, text + kTraceIdAt + 16);
   text[kParentIdAt - 1] = '-';
   std::uint64_t parent = 0;
-  while (parent == 0) parent = Next();
+  while (parent == 0) parent = random_.Next();
   WriteHex(parent, text + kParentIdAt);
   std::memcpy(text + kFlagsAt - 1, "-01", 3);
 }

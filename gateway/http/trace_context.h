@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/net/fast_random.h"
+
 namespace fencegate::gateway {
 
 // W3C Trace Context (https://www.w3.org/TR/trace-context/), the traceparent field:
@@ -24,12 +26,10 @@ std::string_view ParseTraceparent(std::string_view value);
 // unique, not unpredictable, so a fast PRNG seeded once from std::random_device is enough.
 class TraceparentGenerator {
  public:
-  TraceparentGenerator();
   void Generate(std::array<char, kTraceparentSize>* out);
 
  private:
-  std::uint64_t Next();
-  std::uint64_t state_[2];
+  net::FastRandom random_;
 };
 
 // The trace of one request as the gateway handles it: the trace id for the logs, and the

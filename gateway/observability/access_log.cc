@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/encoding/json_escape.h"
+#include "base/log/event_log.h"
 #include "gateway/http/time_format.h"
 
 namespace fencegate::gateway {
@@ -146,15 +147,8 @@ void AccessLog::Write(const AccessLogEntry& entry) {
   thread_local std::string line;
   line.clear();
   FormatAccessLogLine(entry, &line);
-  std::size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    written += static_cast<std::size_t>(n);
-  }
+  // A failed write is dropped: logging never fails a request.
+  log::WriteWhole(fd_, line);
 }
 
 }  // namespace fencegate::gateway
