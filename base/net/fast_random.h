@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <random>
 
-namespace fencegate::net {
+namespace fencegate::adapters {
 
 // xorshift128+, seeded once from std::random_device: fast, full 64-bit outputs, period
 // 2^128 - 1. For ids that must be unique, not unpredictable (request ids, trace ids). Not
@@ -29,4 +29,4 @@ class FastRandom {
   std::uint64_t state_[2];
 };
 
-}  // namespace fencegate::net
+}  // namespace fencegate::adapters

@@ -21,7 +21,7 @@ class RequestIdGenerator {
   void Generate(std::string* out);
 
  private:
-  net::FastRandom random_;
+  adapters::FastRandom random_;
 };
 
 }  // namespace fencegate::gateway

@@ -29,7 +29,7 @@ class TraceparentGenerator {
   void Generate(std::array<char, kTraceparentSize>* out);
 
  private:
-  net::FastRandom random_;
+  adapters::FastRandom random_;
 };
 
 // The trace of one request as the gateway handles it: the trace id for the logs, and the

@@ -22,7 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-std::string FilesConfig(const std::string& data_dir, const std::string& fence_key) {
+std::string FilesRouteConfig(const std::string& data_dir, const std::string& fence_key) {
   return "data_dir: " + data_dir +
          "\n"
          "backends:\n"
@@ -52,7 +52,7 @@ Finished RunIn(const std::string& cwd, const std::vector<std::string>& args) {
   return finished;
 }
 
-int PutStatus(std::uint16_t port, const std::string& path, const std::string& token) {
+int PutWithToken(std::uint16_t port, const std::string& path, const std::string& token) {
   std::string error;
   std::optional<Response> response =
       Fetch(port, MakeRequest(http::verb::put, path, {{"Fencing-Token", token}}, "body"), &error);
@@ -65,7 +65,7 @@ TEST(ConfigAnywhereTest, RelativePathsAreTheConfigFilesWhateverTheWorkingDirecto
   TempDir dir;
   fs::create_directories(dir.Join("etc"));
   const std::string config =
-      dir.WriteFile("etc/fencegate.yaml", FilesConfig("../state", "f:{path}"));
+      dir.WriteFile("etc/fencegate.yaml", FilesRouteConfig("../state", "f:{path}"));
   // Started from / (no --data-dir: the file's own data_dir decides).
   std::string error;
   auto process = Process::Start({"/usr/bin/env", "-C", "/", FencegateBinary(), "--config", config,
@@ -77,7 +77,7 @@ TEST(ConfigAnywhereTest, RelativePathsAreTheConfigFilesWhateverTheWorkingDirecto
       [&](const std::string& line) { return ParseListeningLine(line, &traffic, &admin); },
       std::chrono::seconds(15)))
       << process->Stderr();
-  const int status = PutStatus(traffic, "/files/notes.txt", "3");
+  const int status = PutWithToken(traffic, "/files/notes.txt", "3");
   EXPECT_TRUE(status == 201 || status == 204) << status;
   EXPECT_TRUE(fs::exists(dir.Join("state/files/notes.txt")));
   EXPECT_TRUE(fs::exists(dir.Join("state/fences")));
@@ -89,7 +89,8 @@ TEST(ConfigAnywhereTest, RelativePathsAreTheConfigFilesWhateverTheWorkingDirecto
 TEST(ConfigAnywhereTest, StoreLeftAtTheWorkingDirectoryPlaceStopsTheStart) {
   TempDir dir;
   fs::create_directories(dir.Join("conf"));
-  const std::string config = dir.WriteFile("conf/fencegate.yaml", FilesConfig("var", "f:{path}"));
+  const std::string config =
+      dir.WriteFile("conf/fencegate.yaml", FilesRouteConfig("var", "f:{path}"));
   // The store the old reading of "var" made, run in <dir>: <dir>/var/fences.
   Finished init =
       RunFencegate({"store", "init", "--config", config, "--data-dir", dir.Join("var")});
@@ -111,7 +112,7 @@ TEST(ConfigAnywhereTest, StoreLeftAtTheWorkingDirectoryPlaceStopsTheStart) {
 TEST(ConfigAnywhereTest, EnvironmentVariablesInTheFile) {
   TempDir dir;
   const std::string config = dir.WriteFile(
-      "fencegate.yaml", FilesConfig("${FENCEGATE_TEST_UNSET_VARIABLE}/var", "f:{path}"));
+      "fencegate.yaml", FilesRouteConfig("${FENCEGATE_TEST_UNSET_VARIABLE}/var", "f:{path}"));
   Finished checked = RunFencegate({"--check-config", config});
   EXPECT_EQ(checked.status, 1);
   EXPECT_THAT(checked.stderr_text,
@@ -125,7 +126,7 @@ TEST(ConfigAnywhereTest, CheckConfigLoadsCertificatesAsStartWould) {
   TempDir dir;
   std::string error;
   ASSERT_TRUE(MakeTestCerts(dir.path(), &error)) << error;
-  const std::string base = FilesConfig(dir.Join("var"), "f:{path}");
+  const std::string base = FilesRouteConfig(dir.Join("var"), "f:{path}");
   const std::string good = dir.WriteFile(
       "good.yaml", base + "tls:\n  traffic: {cert_file: server.pem, key_file: server.key}\n");
   Finished checked = RunFencegate({"--check-config", good});
@@ -151,13 +152,13 @@ TEST(ConfigAnywhereTest, CheckConfigLoadsCertificatesAsStartWould) {
 TEST(ConfigAnywhereTest, ChangedFenceKeyTemplateIsRefusedAtRestartUnlessAccepted) {
   TempDir dir;
   const std::string data = dir.Join("data");
-  const std::string before = dir.WriteFile("before.yaml", FilesConfig(data, "files:{path}"));
-  const std::string after = dir.WriteFile("after.yaml", FilesConfig(data, "docs:{path}"));
+  const std::string before = dir.WriteFile("before.yaml", FilesRouteConfig(data, "files:{path}"));
+  const std::string after = dir.WriteFile("after.yaml", FilesRouteConfig(data, "docs:{path}"));
   std::string error;
   {
     auto gateway = GatewayInstance::Start(before, data, &error);
     ASSERT_NE(gateway, nullptr) << error;
-    const int status = PutStatus(gateway->traffic_port(), "/files/a.txt", "10");
+    const int status = PutWithToken(gateway->traffic_port(), "/files/a.txt", "10");
     ASSERT_TRUE(status == 201 || status == 204) << status;
   }
   Finished refused = RunFencegate({"--config", after, "--listen", "127.0.0.1:0", "--admin-listen",
@@ -171,13 +172,13 @@ TEST(ConfigAnywhereTest, ChangedFenceKeyTemplateIsRefusedAtRestartUnlessAccepted
   {
     auto gateway = GatewayInstance::Start(before, data, &error);
     ASSERT_NE(gateway, nullptr) << error;
-    EXPECT_EQ(PutStatus(gateway->traffic_port(), "/files/a.txt", "9"), 409);
+    EXPECT_EQ(PutWithToken(gateway->traffic_port(), "/files/a.txt", "9"), 409);
   }
   {
     auto accepted = GatewayInstance::Start(after, data, &error, std::chrono::seconds(15),
                                            {"--accept-fence-key-change", "files"});
     ASSERT_NE(accepted, nullptr) << error;
-    const int status = PutStatus(accepted->traffic_port(), "/files/b.txt", "1");
+    const int status = PutWithToken(accepted->traffic_port(), "/files/b.txt", "1");
     EXPECT_TRUE(status == 201 || status == 204) << status;
   }
   // Accepted once, recorded: the new binding is the known one from then on.

@@ -31,7 +31,7 @@ const std::string kBase =
     "    backend: api\n"
     "    fence_key: \"api:{path}\"\n";
 
-Config Load(const std::string& text) {
+Config LoadForDiff(const std::string& text) {
   Config config;
   const auto errors = LoadConfigText(text, "test.yaml", &config);
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front().ToString());
@@ -39,7 +39,7 @@ Config Load(const std::string& text) {
 }
 
 ConfigDiff Diff(const std::string& before, const std::string& after) {
-  return DiffConfigs(Load(before), before, Load(after), after);
+  return DiffConfigs(LoadForDiff(before), before, LoadForDiff(after), after);
 }
 
 TEST(ConfigDiffTest, TheSameFileChangesNothing) {
@@ -111,14 +111,14 @@ TEST(ConfigDiffTest, AnAccessLogMovesBetweenFilesLiveButNotOnOrOff) {
 }
 
 TEST(ConfigDiffTest, RestartOnlyKeysKeepTheirRunningValuesTheRestApplies) {
-  const Config running = Load(kBase + "access_log:\n  path: /var/log/a.log\n");
+  const Config running = LoadForDiff(kBase + "access_log:\n  path: /var/log/a.log\n");
   const std::string text = kBase +
                            "listen: 127.0.0.1:8181\n"
                            "threads: 3\n"
                            "locks:\n  prefix: /other-locks/\n"
                            "access_log:\n  path: \"-\"\n"
                            "timeouts:\n  idle: 5s\n";
-  Config next = Load(text);
+  Config next = LoadForDiff(text);
   const ConfigDiff diff =
       DiffConfigs(running, kBase + "access_log:\n  path: /var/log/a.log\n", next, text);
   KeepRestartOnlyValues(running, diff, &next);
@@ -131,15 +131,15 @@ TEST(ConfigDiffTest, RestartOnlyKeysKeepTheirRunningValuesTheRestApplies) {
 
 TEST(ConfigDiffTest, AppliedOverridesCountNotTheFile) {
   // --listen given on the command line: the file's listen changing makes no difference.
-  Config before = Load(kBase);
-  Config after = Load(kBase + "listen: 127.0.0.1:8181\n");
+  Config before = LoadForDiff(kBase);
+  Config after = LoadForDiff(kBase + "listen: 127.0.0.1:8181\n");
   after.listen = before.listen;
   const ConfigDiff diff = DiffConfigs(before, kBase, after, kBase + "listen: 127.0.0.1:8181\n");
   EXPECT_TRUE(diff.restart_required.empty());
 }
 
 TEST(ConfigDiffTest, UnparsableTextCountsEveryEntryAsNew) {
-  const Config config = Load(kBase);
+  const Config config = LoadForDiff(kBase);
   const ConfigDiff diff = DiffConfigs(config, "routes: [unclosed", config, kBase);
   EXPECT_EQ(diff.routes.added, (Names{"api", "files"}));
   EXPECT_EQ(diff.backends.added, (Names{"api", "files"}));
