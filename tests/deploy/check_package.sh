@@ -125,6 +125,8 @@ step "start (${run_as[*]:-as $(id -un)}), on free ports"
 "${run_as[@]}" "$binary" --config "$config" --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 \
   >"$work/stdout" 2>"$work/stderr" &
 gateway_pid=$!
+# Not a fixed sleep: a bounded poll (30 s at most) for the state the gateway reports, its
+# listening line, that fails at once if the gateway exits.
 for _ in $(seq 1 300); do
   grep -q '^fencegate listening' "$work/stdout" && break
   kill -0 "$gateway_pid" 2>/dev/null || { cat "$work/stderr"; fail "the gateway exited"; }
