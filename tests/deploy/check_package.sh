@@ -125,13 +125,20 @@ step "start (${run_as[*]:-as $(id -un)}), on free ports"
 "${run_as[@]}" "$binary" --config "$config" --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 \
   >"$work/stdout" 2>"$work/stderr" &
 gateway_pid=$!
-# Not a fixed sleep: a bounded poll (30 s at most) for the state the gateway reports, its
-# listening line, that fails at once if the gateway exits.
-for _ in $(seq 1 300); do
-  grep -q '^fencegate listening' "$work/stdout" && break
-  kill -0 "$gateway_pid" 2>/dev/null || { cat "$work/stderr"; fail "the gateway exited"; }
-  sleep 0.1
-done
+# The listening line the gateway reports, through the bounded wait every harness uses
+# (tests/support/wait_until.py); it gives up at once if the gateway exits.
+python3 - "$work/stdout" "$gateway_pid" "$source_dir/tests/support" <<'PY' ||
+import os, sys
+sys.path.insert(0, sys.argv[3])
+from wait_until import wait_until
+stdout, pid = sys.argv[1], int(sys.argv[2])
+def listening():
+    os.kill(pid, 0)  # raises once the gateway has exited
+    with open(stdout) as f:
+        return any(line.startswith("fencegate listening") for line in f)
+wait_until(listening, "the gateway's listening line", 30)
+PY
+  { cat "$work/stderr"; fail "the gateway did not report listening"; }
 line=$(grep '^fencegate listening' "$work/stdout") || { cat "$work/stderr"; fail "not listening"; }
 traffic=$(sed -E 's/.*traffic=([^ ]+).*/\1/' <<<"$line")
 admin=$(sed -E 's/.*admin=([^ ]+).*/\1/' <<<"$line")
