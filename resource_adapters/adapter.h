@@ -19,6 +19,8 @@
 
 namespace fencegate::adapters {
 
+class UpstreamServers;
+
 namespace http = boost::beast::http;
 
 // A request body read that finished inside Downstream::ReadBodyNowOrLater: what its handler
@@ -183,6 +185,9 @@ class AdapterFactory {
   // no work on this factory's own threads can still hand a result back to a network thread
   // (through its ThreadInbox, which goes with the thread).
   virtual void WaitForWorkBoundForNetworkThreads() {}
+  // The backend's servers and what is known of their health (admin API, metrics, /readyz); null
+  // for a kind without network servers (filesystem).
+  virtual std::shared_ptr<UpstreamServers> upstream_servers() const { return nullptr; }
 };
 
 }  // namespace fencegate::adapters
