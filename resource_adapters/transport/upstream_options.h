@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/tls_client/client_tls_options.h"
+#include "resource_adapters/transport/balancing_options.h"
 
 namespace fencegate::adapters {
 
@@ -29,6 +30,9 @@ struct UpstreamOptions {
   std::size_t max_idle_connections = 64;
   // An idle pooled connection older than this is closed instead of reused.
   std::chrono::milliseconds idle_timeout{30000};
+  // The backend's servers and how requests are spread over them; `servers` empty: the one
+  // server host/port/tls above (the adapter factories fill it in).
+  BalancingOptions balancing;
 };
 
 }  // namespace fencegate::adapters
