@@ -33,6 +33,9 @@ struct UpstreamOptions {
   // The backend's servers and how requests are spread over them; `servers` empty: the one
   // server host/port/tls above (the adapter factories fill it in).
   BalancingOptions balancing;
+  // The backend's name in the configuration: the `backend` label of its metrics and its name
+  // in /admin/backends (UpstreamServers::backend_name). Empty: "host:port".
+  std::string backend_name;
 };
 
 }  // namespace fencegate::adapters
