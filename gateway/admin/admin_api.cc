@@ -156,8 +156,8 @@ void AdminApi::Backends(const ConfigGeneration& generation, std::string_view que
     if (pair.starts_with("backend=")) name = encoding::PercentDecode(pair.substr(8));
     if (!name || name->empty()) {
       SetProblem(Refusal::kBadRequest,
-                 "the only query parameter is backend=NAME; got '" + std::string(pair) + "'",
-                 path, response);
+                 "the only query parameter is backend=NAME; got '" + std::string(pair) + "'", path,
+                 response);
       return;
     }
     only = std::move(*name);

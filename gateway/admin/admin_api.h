@@ -13,6 +13,8 @@
 
 namespace fencegate::gateway {
 
+struct ConfigGeneration;
+
 // The operator API behind the admin listener:
 //   GET /metrics                  Prometheus text format
 //   GET /healthz                  the process is up

@@ -54,8 +54,8 @@ json::object ServerJson(const UpstreamServers::ServerSnapshot& server) {
           {"in_flight", server.in_flight},
           {"connections", server.connections},
           {"requests", server.requests},
-          {"health_checks", {{"passed", server.health_checks_passed},
-                             {"failed", server.health_checks_failed}}},
+          {"health_checks",
+           {{"passed", server.health_checks_passed}, {"failed", server.health_checks_failed}}},
           {"last_check", std::move(last_check)},
           {"addresses", std::move(addresses)}};
 }

@@ -25,10 +25,10 @@ boost::json::object BackendJson(std::string_view name, std::string_view kind,
                                 const adapters::UpstreamServers* servers);
 
 // The parts of one backend's entry, from the copies UpstreamServers hands out.
-boost::json::object BackendJson(std::string_view name, std::string_view kind,
-                                const adapters::BalancingOptions& options,
-                                const std::vector<adapters::UpstreamServers::ServerSnapshot>& servers,
-                                const adapters::UpstreamServers::Counters& counters);
+boost::json::object BackendJson(
+    std::string_view name, std::string_view kind, const adapters::BalancingOptions& options,
+    const std::vector<adapters::UpstreamServers::ServerSnapshot>& servers,
+    const adapters::UpstreamServers::Counters& counters);
 
 // The body of GET /admin/backends: {"backends": [...]} in the generation's backend order;
 // `only` non-empty: that backend alone (an empty list when there is none of that name).

@@ -9,8 +9,8 @@ namespace fencegate::gateway::config_reading {
 namespace {
 
 // The connection keys every networked kind shares (adapters::UpstreamOptions): the servers'
-// addresses (`url_key`: url or endpoint, or `servers`) and their balancing, TLS to it (README "Transport (TLS)"; the tls_* keys need
-// an https address), the timeouts and the keep-alive pool.
+// addresses (`url_key`: url or endpoint, or `servers`) and their balancing, TLS to it (README
+// "Transport (TLS)"; the tls_* keys need an https address), the timeouts and the keep-alive pool.
 void ReadUpstream(Reader& reader, const YAML::Node& node, const std::string& path,
                   const std::string& url_key, std::string_view required_for,
                   adapters::UpstreamOptions* out) {
@@ -19,8 +19,8 @@ void ReadUpstream(Reader& reader, const YAML::Node& node, const std::string& pat
       !out->balancing.servers.empty()) {
     const std::string key = node[url_key] ? url_key : "servers";
     reader.sink()->Add(node[key], Child(path, key),
-                       "tls_* keys are set but the " + key + " " +
-                           (node[url_key] ? "is" : "are") + " not https://");
+                       "tls_* keys are set but the " + key + " " + (node[url_key] ? "is" : "are") +
+                           " not https://");
   }
   if (node["connect_timeout"]) {
     reader.Duration(node["connect_timeout"], Child(path, "connect_timeout"), false,

@@ -104,12 +104,11 @@ void ReadHealthCheck(Reader& reader, const YAML::Node& node, const std::string& 
     return;
   if (node["path"]) {
     reader.String(node["path"], Child(path, "path"), &out->path);
-    if (node["path"].IsScalar() &&
-        (out->path.empty() || out->path.front() != '/' ||
-         out->path.find_first_of(" \t\r\n#") != std::string::npos)) {
-      reader.sink()->Add(node["path"], Child(path, "path"),
-                         "must be a request target starting with '/' (no spaces or '#'), got " +
-                             Quote(out->path));
+    if (node["path"].IsScalar() && (out->path.empty() || out->path.front() != '/' ||
+                                    out->path.find_first_of(" \t\r\n#") != std::string::npos)) {
+      reader.sink()->Add(
+          node["path"], Child(path, "path"),
+          "must be a request target starting with '/' (no spaces or '#'), got " + Quote(out->path));
     }
   }
   if (node["interval"])
@@ -130,9 +129,9 @@ void ReadHealthCheck(Reader& reader, const YAML::Node& node, const std::string& 
 
 void ReadOutlier(Reader& reader, const YAML::Node& node, const std::string& path,
                  adapters::OutlierOptions* out) {
-  if (!reader.ExpectMapping(
-          node, path,
-          {"consecutive_failures", "base_ejection_time", "max_ejection_time", "max_ejected_percent"}))
+  if (!reader.ExpectMapping(node, path,
+                            {"consecutive_failures", "base_ejection_time", "max_ejection_time",
+                             "max_ejected_percent"}))
     return;
   if (node["consecutive_failures"]) {
     reader.Count(node["consecutive_failures"], Child(path, "consecutive_failures"), 1, 100'000,
@@ -165,8 +164,7 @@ void ReadBackendLimits(Reader& reader, const YAML::Node& node, const std::string
                  &out->max_connections);
   }
   if (node["max_pending"]) {
-    reader.Count(node["max_pending"], Child(path, "max_pending"), 0, 10'000'000,
-                 &out->max_pending);
+    reader.Count(node["max_pending"], Child(path, "max_pending"), 0, 10'000'000, &out->max_pending);
   }
 }
 
@@ -209,7 +207,8 @@ void ReadBackendServers(Reader& reader, const YAML::Node& node, const std::strin
     ReadHealthCheck(reader, node["health_check"], Child(path, "health_check"),
                     &balancing.health_check.emplace());
   }
-  if (node["outlier"]) ReadOutlier(reader, node["outlier"], Child(path, "outlier"), &balancing.outlier);
+  if (node["outlier"])
+    ReadOutlier(reader, node["outlier"], Child(path, "outlier"), &balancing.outlier);
   if (node["limits"])
     ReadBackendLimits(reader, node["limits"], Child(path, "limits"), &balancing.limits);
   if (node["resolve_interval"]) {

@@ -119,11 +119,10 @@ void ReadVerifyTokens(Reader& reader, const YAML::Node& node, const std::string&
 }
 
 void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
-  if (!reader.ExpectMapping(
-          node, path,
-          {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads",
-           "idempotency", "require_signed_tokens", "max_token_advance", "verify_tokens", "policy",
-           "required"}))
+  if (!reader.ExpectMapping(node, path,
+                            {"name", "prefix", "host", "backend", "fence_key", "fenced_methods",
+                             "fence_reads", "idempotency", "require_signed_tokens",
+                             "max_token_advance", "verify_tokens", "policy", "required"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");

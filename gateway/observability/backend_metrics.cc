@@ -15,8 +15,8 @@ prometheus::MetricFamily Family(const char* name, const char* help, prometheus::
   return family;
 }
 
-void AddSample(prometheus::MetricFamily& family, std::vector<prometheus::ClientMetric::Label> labels,
-               double value) {
+void AddSample(prometheus::MetricFamily& family,
+               std::vector<prometheus::ClientMetric::Label> labels, double value) {
   prometheus::ClientMetric& metric = family.metric.emplace_back();
   metric.label = std::move(labels);
   if (family.type == prometheus::MetricType::Counter) {
@@ -35,8 +35,8 @@ std::vector<prometheus::MetricFamily> BackendFamilies(const std::vector<BackendS
   auto healthy = Family("fencegate_backend_server_healthy",
                         "1 while the server takes requests (not ejected, health checks passing).",
                         MetricType::Gauge);
-  auto in_flight = Family("fencegate_backend_in_flight",
-                          "Requests being forwarded to the server.", MetricType::Gauge);
+  auto in_flight = Family("fencegate_backend_in_flight", "Requests being forwarded to the server.",
+                          MetricType::Gauge);
   auto ejections = Family("fencegate_backend_ejections_total",
                           "Times the server was ejected (connect failures or 5xx in a row).",
                           MetricType::Counter);

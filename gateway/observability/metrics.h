@@ -131,7 +131,7 @@ class GatewayMetrics {
   mutable std::mutex routes_mutex_;
   HistogramFamily request_duration_;
   HistogramFamily barrier_wait_;
-  HistogramFamily upstream_duration_;  // by backend
+  HistogramFamily upstream_duration_;     // by backend
   std::vector<std::string> route_names_;  // as constructed
   std::deque<RouteMetrics> routes_;       // a deque: references stay valid as routes are added
   std::map<std::string, RouteMetrics*, std::less<>> by_name_;

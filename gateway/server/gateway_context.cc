@@ -33,7 +33,8 @@ std::vector<RouteRuntime> ResolveRoutes(const Config& config,
       const adapters::BalancingOptions* balancing = BackendBalancing(found->second);
       runtime.fence_key_affinity =
           balancing != nullptr && balancing->policy == adapters::BalancingPolicy::kFenceKey;
-      if (balancing != nullptr) runtime.upstream_duration = metrics.BackendUpstreamDuration(route.backend);
+      if (balancing != nullptr)
+        runtime.upstream_duration = metrics.BackendUpstreamDuration(route.backend);
     }
     for (const std::string& method : route.fenced_methods) {
       const http::verb verb = http::string_to_verb(method);

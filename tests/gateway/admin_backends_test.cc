@@ -137,8 +137,7 @@ TEST(AdminBackendsTest, OnlyRequiredRoutesWhoseBackendHasNoUsableServerAreNamed)
   const auto backend_usable = [&](std::size_t backend) { return bool(usable[backend]); };
   EXPECT_TRUE(RequiredRoutesWithoutServer(routes, backend_usable).empty());
   usable[0] = false;
-  EXPECT_EQ(RequiredRoutesWithoutServer(routes, backend_usable),
-            std::vector<std::string>{"api"});
+  EXPECT_EQ(RequiredRoutesWithoutServer(routes, backend_usable), std::vector<std::string>{"api"});
   usable[1] = false;
   EXPECT_EQ(RequiredRoutesWithoutServer(routes, backend_usable),
             (std::vector<std::string>{"api", "files"}));

@@ -42,24 +42,39 @@ TEST(BackendMetricsTest, EveryServerAndBackendSeriesWithItsValue) {
   metrics.BackendUpstreamDuration("api")->Observe(1, 0.003);
   const std::string text = metrics.RenderText(BackendFamilies({api}));
 
-  EXPECT_TRUE(Has(text, "fencegate_backend_server_healthy{backend=\"api\",server=\"http://10.0.0.1:9000\"} 1"))
+  EXPECT_TRUE(Has(
+      text, "fencegate_backend_server_healthy{backend=\"api\",server=\"http://10.0.0.1:9000\"} 1"))
       << text;
-  EXPECT_TRUE(Has(text, "fencegate_backend_server_healthy{backend=\"api\",server=\"http://10.0.0.2:9000\"} 0"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_in_flight{backend=\"api\",server=\"http://10.0.0.1:9000\"} 2"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_ejections_total{backend=\"api\",server=\"http://10.0.0.2:9000\"} 3"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_health_checks_total{backend=\"api\",server=\"http://10.0.0.1:9000\",result=\"passed\"} 5"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_health_checks_total{backend=\"api\",server=\"http://10.0.0.2:9000\",result=\"failed\"} 4"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_retries_total{backend=\"api\",reason=\"connect_failed\"} 6"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_retries_total{backend=\"api\",reason=\"tls_failed\"} 1"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_overload_refusals_total{backend=\"api\",limit=\"max_connections\"} 7"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_overload_refusals_total{backend=\"api\",limit=\"max_pending\"} 8"));
+  EXPECT_TRUE(Has(
+      text, "fencegate_backend_server_healthy{backend=\"api\",server=\"http://10.0.0.2:9000\"} 0"));
+  EXPECT_TRUE(
+      Has(text, "fencegate_backend_in_flight{backend=\"api\",server=\"http://10.0.0.1:9000\"} 2"));
+  EXPECT_TRUE(
+      Has(text,
+          "fencegate_backend_ejections_total{backend=\"api\",server=\"http://10.0.0.2:9000\"} 3"));
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_health_checks_total{backend=\"api\",server=\"http://"
+                  "10.0.0.1:9000\",result=\"passed\"} 5"));
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_health_checks_total{backend=\"api\",server=\"http://"
+                  "10.0.0.2:9000\",result=\"failed\"} 4"));
+  EXPECT_TRUE(
+      Has(text, "fencegate_backend_retries_total{backend=\"api\",reason=\"connect_failed\"} 6"));
+  EXPECT_TRUE(
+      Has(text, "fencegate_backend_retries_total{backend=\"api\",reason=\"tls_failed\"} 1"));
+  EXPECT_TRUE(Has(
+      text,
+      "fencegate_backend_overload_refusals_total{backend=\"api\",limit=\"max_connections\"} 7"));
+  EXPECT_TRUE(Has(
+      text, "fencegate_backend_overload_refusals_total{backend=\"api\",limit=\"max_pending\"} 8"));
   EXPECT_TRUE(Has(text, "fencegate_backend_no_healthy_total{backend=\"api\"} 9"));
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_ejections_total counter"));
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_server_healthy gauge"));
   // The upstream time histogram, by backend, beside the route histograms.
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_upstream_duration_seconds histogram"));
   EXPECT_TRUE(Has(text, "fencegate_backend_upstream_duration_seconds_count{backend=\"api\"} 1"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_upstream_duration_seconds_bucket{backend=\"api\",le=\"0.005\"} 1"));
+  EXPECT_TRUE(Has(
+      text, "fencegate_backend_upstream_duration_seconds_bucket{backend=\"api\",le=\"0.005\"} 1"));
   EXPECT_TRUE(Has(text, "fencegate_request_duration_seconds_count{route=\"r\"} 0"));
 }
 

@@ -246,14 +246,14 @@ TEST_F(BackendPoolAdminTest, MetricsNameEveryServerOfTheConfiguration) {
   const std::string down_labels = "backend=\"pool\",server=\"" + Url(down) + "\"";
   EXPECT_EQ(MetricValue(text, "fencegate_backend_server_healthy", up_labels), 1.0) << text;
   EXPECT_EQ(MetricValue(text, "fencegate_backend_server_healthy", down_labels), 0.0);
-  EXPECT_GE(MetricValue(text, "fencegate_backend_health_checks_total",
-                        up_labels + ",result=\"passed\"")
-                .value_or(0),
-            1.0);
-  EXPECT_GE(MetricValue(text, "fencegate_backend_health_checks_total",
-                        down_labels + ",result=\"failed\"")
-                .value_or(0),
-            1.0);
+  EXPECT_GE(
+      MetricValue(text, "fencegate_backend_health_checks_total", up_labels + ",result=\"passed\"")
+          .value_or(0),
+      1.0);
+  EXPECT_GE(
+      MetricValue(text, "fencegate_backend_health_checks_total", down_labels + ",result=\"failed\"")
+          .value_or(0),
+      1.0);
   EXPECT_TRUE(MetricValue(text, "fencegate_backend_ejections_total", up_labels).has_value());
   EXPECT_TRUE(MetricValue(text, "fencegate_backend_in_flight", up_labels).has_value());
   EXPECT_TRUE(MetricValue(text, "fencegate_backend_retries_total",
@@ -262,11 +262,11 @@ TEST_F(BackendPoolAdminTest, MetricsNameEveryServerOfTheConfiguration) {
   EXPECT_TRUE(MetricValue(text, "fencegate_backend_overload_refusals_total",
                           "backend=\"pool\",limit=\"max_pending\"")
                   .has_value());
-  EXPECT_TRUE(MetricValue(text, "fencegate_backend_no_healthy_total", "backend=\"pool\"")
-                  .has_value());
-  EXPECT_EQ(MetricValue(text, "fencegate_backend_upstream_duration_seconds_count",
-                        "backend=\"pool\""),
-            1.0);
+  EXPECT_TRUE(
+      MetricValue(text, "fencegate_backend_no_healthy_total", "backend=\"pool\"").has_value());
+  EXPECT_EQ(
+      MetricValue(text, "fencegate_backend_upstream_duration_seconds_count", "backend=\"pool\""),
+      1.0);
   // The filesystem backend has no servers, hence no server series.
   EXPECT_EQ(text.find("backend=\"files\""), std::string::npos);
 }

@@ -20,11 +20,12 @@ using std::chrono::milliseconds;
 
 // Backend `b` of `kind` with `keys` (each line indented four spaces, from line 4), and a route.
 std::string Backend(const std::string& kind, const std::string& keys) {
-  std::string text = "backends:\n"  // line 1
-                     "  b:\n"       // line 2
-                     "    kind: " +
-                     kind + "\n" +  // line 3
-                     keys;          // line 4...
+  std::string text =
+      "backends:\n"  // line 1
+      "  b:\n"       // line 2
+      "    kind: " +
+      kind + "\n" +  // line 3
+      keys;          // line 4...
   if (kind == "s3") text += "    access_key: AK\n    secret_key: SK\n";
   return text +
          "routes:\n"
@@ -214,15 +215,14 @@ TEST(BalancingConfigTest, AServerMappingHasAUrlAndAWeightFrom1To1000) {
 
 TEST(BalancingConfigTest, TlsKeysNeedHttpsServers) {
   const std::string ca = config_text::ReadableFile("balancing_ca.pem");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [http://a:1]\n    tls_ca_file: \"" + ca +
-                                          "\"\n")),
-            "test.yaml:4:14: backends.b.servers: tls_* keys are set but the servers are not "
-            "https://");
+  EXPECT_EQ(
+      OnlyError(Backend("http", "    servers: [http://a:1]\n    tls_ca_file: \"" + ca + "\"\n")),
+      "test.yaml:4:14: backends.b.servers: tls_* keys are set but the servers are not "
+      "https://");
   Config config;
-  const auto errors =
-      Load(Backend("http", "    servers: [https://a:1, https://b:2]\n    tls_ca_file: \"" + ca +
-                               "\"\n"),
-           &config);
+  const auto errors = Load(
+      Backend("http", "    servers: [https://a:1, https://b:2]\n    tls_ca_file: \"" + ca + "\"\n"),
+      &config);
   EXPECT_TRUE(errors.empty()) << Dump(errors);
 }
 
@@ -262,9 +262,9 @@ TEST(BalancingConfigTest, HealthCheckKeysAreChecked) {
   EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    health_check: yes\n")),
             "test.yaml:5:19: backends.b.health_check: expected a mapping of keys to values");
   Config config;
-  const auto errors = Load(
-      Backend("http", "    url: http://a:1\n    health_check: {expected_status: 200-299}\n"),
-      &config);
+  const auto errors =
+      Load(Backend("http", "    url: http://a:1\n    health_check: {expected_status: 200-299}\n"),
+           &config);
   ASSERT_TRUE(errors.empty()) << Dump(errors);
   EXPECT_EQ(config.backends.at("b").http.balancing.health_check->expected_status_min, 200u);
   EXPECT_EQ(config.backends.at("b").http.balancing.health_check->expected_status_max, 299u);
@@ -303,8 +303,9 @@ TEST(BalancingConfigTest, LimitsAndResolveIntervalAreChecked) {
 
 TEST(BalancingConfigTest, AFilesystemBackendHasNoServers) {
   const std::string root = ::testing::TempDir() + "balancing_root";
-  EXPECT_EQ(OnlyError(Backend("filesystem", "    root: \"" + root + "\"\n    servers: [http://a:1]\n")),
-            "test.yaml:5:5: backends.b.servers: unknown key 'servers'");
+  EXPECT_EQ(
+      OnlyError(Backend("filesystem", "    root: \"" + root + "\"\n    servers: [http://a:1]\n")),
+      "test.yaml:5:5: backends.b.servers: unknown key 'servers'");
   Config config;
   const auto errors = Load(Backend("filesystem", "    root: \"" + root + "\"\n"), &config);
   ASSERT_TRUE(errors.empty()) << Dump(errors);
@@ -334,7 +335,8 @@ TEST(BalancingConfigTest, AChangedServerListOrBalancingIsAChangedBackend) {
         std::string("    servers: [http://a:1, {url: http://b:1, weight: 2}]\n"),
         std::string("    servers: [http://a:1, http://b:1]\n    policy: fence_key\n"),
         std::string("    servers: [http://a:1, http://b:1]\n    health_check: {interval: 1s}\n"),
-        std::string("    servers: [http://a:1, http://b:1]\n    outlier: {consecutive_failures: 2}\n"),
+        std::string(
+            "    servers: [http://a:1, http://b:1]\n    outlier: {consecutive_failures: 2}\n"),
         std::string("    servers: [http://a:1, http://b:1]\n    limits: {max_pending: 9}\n"),
         std::string("    servers: [http://a:1, http://b:1]\n    resolve_interval: 0s\n")}) {
     SCOPED_TRACE(keys);
