@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -110,9 +112,13 @@ struct ForwardRequest {
   std::string_view route_prefix;
   // The fencing token the gateway admitted, for fenced writes.
   std::optional<std::uint64_t> fencing_token;
-  // The fence key the write was admitted under (empty for unfenced requests).
+  // The fence key the write was admitted under (empty for unfenced requests); the key a
+  // backend under the fence_key policy picks its server by.
   std::string_view fence_key;
   std::string_view request_id;
+  // The backend server (index in its UpstreamServers) the request must go to: a step of a
+  // sequence held to one server (a webdav fenced write's PUT after its LOCK). None: picked.
+  std::optional<std::size_t> server;
 };
 
 // An error the adapter found before any response byte was written. The gateway renders it as
@@ -122,7 +128,8 @@ struct Problem {
   std::string type;  // a short slug, e.g. "path-escapes-root"; the gateway makes the type URI
   std::string title;
   std::string detail;
-  bool retry_after = false;  // answer with "Retry-After: 1" (a transient refusal)
+  bool retry_after = false;               // answer with Retry-After (a transient refusal)
+  std::uint32_t retry_after_seconds = 1;  // its value, when retry_after
 };
 
 // The problem type of a write the backend itself refused because it holds a higher fencing token;
@@ -157,6 +164,14 @@ struct ForwardOutcome {
   // past the gateway's own check, e.g. through another gateway): the gateway counts the
   // refusal as a stale rejection with reason "backend_fence".
   std::optional<std::uint64_t> backend_stale_token;
+  // The server the request went to last (its configured url, in storage that lives as long as
+  // the configuration); empty when none was picked.
+  std::string_view upstream_server;
+  // Time spent on the backend: from the start of connecting (or of sending, on a reused
+  // connection) until the final response header arrived, or until the exchange ended when no
+  // header came. The gateway's own time (admission, fencing, relaying the body to the client)
+  // is not in it. Zero when nothing went to a server.
+  std::chrono::nanoseconds upstream_time{0};
 };
 
 // Writes to one kind of backend. One instance per network thread, used only from that thread,

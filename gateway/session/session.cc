@@ -361,7 +361,7 @@ void Session::Refuse(const RefusalReply& refusal) {
     problem.presented_token = fenced_.token();
     problem.highest_token = fenced_.highest();
   }
-  RespondWithProblem(problem, refusal.close, refusal.retry_after, refusal.www_authenticate);
+  RespondWithProblem(problem, refusal.close, refusal.retry_after ? 1 : 0, refusal.www_authenticate);
 }
 
 void Session::RefuseUnreadable(Refusal refusal, std::string_view detail) {
@@ -390,10 +390,11 @@ void Session::RespondWithRefusal(Refusal refusal, std::string_view detail, bool 
   ProblemDetails problem = RefusalProblem(refusal, detail);
   problem.instance = RequestPath();
   problem.request_id = exchange_.request_id;
-  RespondWithProblem(problem, close, /*retry_after=*/false);
+  RespondWithProblem(problem, close, /*retry_after_seconds=*/0);
 }
 
-void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
+void Session::RespondWithProblem(const ProblemDetails& problem, bool close,
+                                 std::uint32_t retry_after_seconds,
                                  std::string_view www_authenticate) {
   RenderProblemJson(problem, &problem_body_);
   exchange_.status = problem.status;
@@ -403,7 +404,11 @@ void Session::RespondWithProblem(const ProblemDetails& problem, bool close, bool
   response_.result(problem.status);
   response_.set(http::field::content_type, kProblemContentType);
   response_.content_length(problem_body_.size());
-  if (retry_after) response_.set(http::field::retry_after, "1");
+  if (retry_after_seconds == 1) {
+    response_.set(http::field::retry_after, "1");
+  } else if (retry_after_seconds > 1) {
+    response_.set(http::field::retry_after, std::to_string(retry_after_seconds));
+  }
   if (!www_authenticate.empty()) response_.set(http::field::www_authenticate, www_authenticate);
   DrainBodyThenWrite();
 }

@@ -229,7 +229,9 @@ class Session : public std::enable_shared_from_this<Session>,
   // The gateway's own answer with `refusal`'s problem (its table detail when `detail` is empty),
   // after the request was admitted or forwarded: nothing recorded, the outcome left as is.
   void RespondWithRefusal(Refusal refusal, std::string_view detail, bool close);
-  void RespondWithProblem(const ProblemDetails& problem, bool close, bool retry_after,
+  // Retry-After: `retry_after_seconds` when not 0.
+  void RespondWithProblem(const ProblemDetails& problem, bool close,
+                          std::uint32_t retry_after_seconds,
                           std::string_view www_authenticate = {});
   void DrainBodyThenWrite();
   void WriteOwnResponse();

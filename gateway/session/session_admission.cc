@@ -192,7 +192,7 @@ void Session::RelayProblem(const adapters::Problem& problem, bool backend_fence,
     details.presented_token = fenced_.token();
     if (backend_reported_highest) details.highest_token = fenced_.highest();
   }
-  RespondWithProblem(details, false, problem.retry_after);
+  RespondWithProblem(details, false, problem.retry_after ? problem.retry_after_seconds : 0);
 }
 
 }  // namespace fencegate::gateway

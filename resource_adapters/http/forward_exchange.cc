@@ -56,14 +56,17 @@ std::string BackendName(const HttpAdapterOptions& options) {
 
 ForwardExchange::ForwardExchange(boost::asio::io_context& ioc,
                                  std::shared_ptr<const HttpBackend> backend,
-                                 std::shared_ptr<UpstreamConnectionPool> pool,
+                                 std::shared_ptr<ServerConnectionPools> pools,
                                  std::shared_ptr<RelayBufferPool> buffers,
                                  std::shared_ptr<TimeoutQueue> response_timeouts,
                                  ForwardRequest request, Downstream& downstream,
                                  ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
-      pool_(std::move(pool)),
+      pools_(std::move(pools)),
+      choice_(ioc, *pools_, backend_->servers->connect),
+      fence_key_(request.fence_key),
+      pinned_server_(request.server),
       downstream_(downstream),
       done_(std::move(done)),
       upstream_request_(TakeHeader(*request.header)),
@@ -161,8 +164,20 @@ void ForwardExchange::Start() {
     }
     reserved_bytes_ = relay_buffer_size_;
   }
-  stream_ = pool_->Take(Resendable() ? UpstreamConnectionPool::Probe::kOnUse
-                                     : UpstreamConnectionPool::Probe::kPeek);
+  if (std::optional<Problem> refused = choice_.Begin(fence_key_, pinned_server_)) {
+    // No usable server (nothing went out: a failure to connect, as the gateway counts it), or
+    // the backend's max_pending reached.
+    const Failure failure =
+        refused->type == "no-healthy-backend" ? Failure::kUpstreamConnect : Failure::kNone;
+    boost::asio::post(ioc_, [self = shared_from_this(), failure, refused = std::move(*refused)] {
+      self->Finish(failure, {}, refused);
+    });
+    return;
+  }
+  outcome_.upstream_server = choice_.server_url();
+  upstream_start_ = std::chrono::steady_clock::now();
+  stream_ = choice_.TakeIdle(Resendable() ? UpstreamConnectionPool::Probe::kOnUse
+                                          : UpstreamConnectionPool::Probe::kPeek);
   reused_connection_ = stream_ != nullptr;
   if (reused_connection_) {
     SendRequest();
@@ -173,76 +188,20 @@ void ForwardExchange::Start() {
 
 void ForwardExchange::Connect() {
   reused_connection_ = false;
-  if (!backend_->endpoints.empty()) {
-    ConnectTo(backend_->endpoints);
-    return;
-  }
-  resolver_.emplace(ioc_);
-  const HttpAdapterOptions& options = backend_->options;
-  resolver_->async_resolve(
-      options.host, std::to_string(options.port),
-      [self = shared_from_this()](error_code ec,
-                                  boost::asio::ip::tcp::resolver::results_type results) {
-        if (ec) {
-          self->Finish(Failure::kUpstreamConnect, ec,
-                       Problem{502, "upstream-connect-failed", "Bad Gateway",
-                               "cannot resolve backend " + BackendName(self->backend_->options) +
-                                   ": " + ec.message()});
-          return;
-        }
-        std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-        for (const auto& entry : results) {
-          endpoints.push_back(entry.endpoint());
-        }
-        self->ConnectTo(endpoints);
-      });
-}
-
-void ForwardExchange::ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
-  stream_ = std::make_unique<Stream>(ioc_, backend_->tls_context);
-  stream_->expires_after(backend_->options.connect_timeout);
-  // Copied into the handler so the sequence outlives the operation whatever its origin.
-  auto owned = std::make_shared<std::vector<boost::asio::ip::tcp::endpoint>>(endpoints);
-  stream_->lowest().async_connect(
-      *owned,
-      [self = shared_from_this(), owned](error_code ec, const boost::asio::ip::tcp::endpoint&) {
-        if (ec) {
-          self->Finish(Failure::kUpstreamConnect, ec,
-                       Problem{502, "upstream-connect-failed", "Bad Gateway",
-                               "cannot connect to backend " + BackendName(self->backend_->options) +
-                                   ": " + ec.message()});
-          return;
-        }
-        // A streamed body goes out in several writes; Nagle would hold a piece back for the
-        // backend's delayed ACK.
-        error_code ignored;
-        self->stream_->socket().set_option(boost::asio::ip::tcp::no_delay(true), ignored);
-        self->Handshake();
-      });
-}
-
-// https backends: the certificate must chain to the configured CA and, unless turned off,
-// name the backend; a failure is a connect failure (502), never a fallback to plain HTTP.
-void ForwardExchange::Handshake() {
-  if (!stream_->is_tls()) {
-    SendRequest();
-    return;
-  }
-  tls_client::PrepareClientHandshake(backend_->options.tls_options, backend_->options.host,
-                                     stream_->tls().native_handle());
-  stream_->expires_after(backend_->options.connect_timeout);
-  stream_->tls().async_handshake(boost::asio::ssl::stream_base::client, [self = shared_from_this()](
-                                                                            error_code ec) {
-    self->stream_->lowest().expires_never();
-    if (ec) {
-      self->Finish(Failure::kUpstreamConnect, ec,
-                   Problem{502, "upstream-tls-failed", "Bad Gateway",
-                           "TLS handshake with backend " + BackendName(self->backend_->options) +
-                               " failed: " + ec.message()});
-      return;
-    }
-    self->SendRequest();
+  choice_.Open([self = shared_from_this()](OpenedConnection opened) {
+    self->OnConnected(std::move(opened));
   });
+}
+
+void ForwardExchange::OnConnected(OpenedConnection opened) {
+  outcome_.upstream_server = choice_.server_url();
+  if (!opened.connection) {
+    Finish(opened.failure, opened.error, std::move(opened.problem));
+    return;
+  }
+  stream_ = std::move(opened.connection);
+  reused_connection_ = opened.reused;
+  SendRequest();
 }
 
 // Every operation on a connected upstream socket goes to the socket directly, not through the
@@ -482,6 +441,9 @@ void ForwardExchange::OnResponseHeader() {
     return;
   }
 
+  choice_.OnResponse(status);
+  outcome_.upstream_time = std::chrono::steady_clock::now() - upstream_start_;
+  upstream_time_taken_ = true;
   outcome_.upstream_status = status;
   outcome_.status = status;
   if (auto etag = response.find(http::field::etag); etag != response.end()) {
@@ -592,7 +554,7 @@ void ForwardExchange::Complete() {
   const bool reusable = request_sent_ && parser_->keep_alive() && upstream_request_.keep_alive() &&
                         upstream_read_buffer_.size() == 0;
   if (reusable) {
-    pool_->Give(std::move(stream_));
+    choice_.Give(std::move(stream_));
   }
   Finish(Failure::kNone, {}, std::nullopt);
 }
@@ -615,7 +577,7 @@ void ForwardExchange::OnUpstreamError(error_code ec) {
     Connect();
     return;
   }
-  const std::string backend = BackendName(backend_->options);
+  const std::string backend(choice_.server_url());
   if (ec == beast::error::timeout) {
     Finish(Failure::kUpstreamTimeout, ec,
            Problem{504, "upstream-timeout", "Gateway Timeout",
@@ -632,6 +594,12 @@ void ForwardExchange::FailClient(error_code ec) { Finish(Failure::kClient, ec, s
 void ForwardExchange::Finish(Failure failure, error_code ec, std::optional<Problem> problem) {
   finished_ = true;
   CloseUpstream();
+  if (!upstream_time_taken_ && !outcome_.upstream_server.empty()) {
+    outcome_.upstream_time = std::chrono::steady_clock::now() - upstream_start_;
+  }
+  // The request is no longer in flight at its server once the exchange ends, whoever still
+  // holds the exchange.
+  choice_.End();
   outcome_.failure = failure;
   outcome_.error = ec;
   // Once response bytes went to the client a problem can no longer be sent; the failure alone

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -20,16 +22,17 @@
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/http/http_adapter.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/transport/upstream_connection_pool.h"
+#include "resource_adapters/transport/backend_servers.h"
+#include "resource_adapters/transport/server_choice.h"
+#include "resource_adapters/transport/server_connection_pools.h"
 
 namespace fencegate::adapters {
 
 // What every exchange of one backend shares; immutable after the factory built it.
 struct HttpBackend {
   HttpAdapterOptions options;
-  // Resolved once by the factory; empty if that failed, and then each connect resolves again.
-  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-  std::shared_ptr<boost::asio::ssl::context> tls_context;  // set for an https backend
+  // The backend's servers (shared with the webdav lock sequence on a webdav backend).
+  std::shared_ptr<BackendServers> servers;
 };
 
 // One request relayed to the backend and its response relayed back, streaming both bodies
@@ -37,7 +40,7 @@ struct HttpBackend {
 class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
  public:
   ForwardExchange(boost::asio::io_context& ioc, std::shared_ptr<const HttpBackend> backend,
-                  std::shared_ptr<UpstreamConnectionPool> pool,
+                  std::shared_ptr<ServerConnectionPools> pools,
                   std::shared_ptr<RelayBufferPool> buffers,
                   std::shared_ptr<TimeoutQueue> response_timeouts, ForwardRequest request,
                   Downstream& downstream, ResourceAdapter::DoneHandler done);
@@ -48,7 +51,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   void Start();
 
  private:
-  using Stream = UpstreamConnectionPool::Stream;
+  using Stream = UpstreamConnection;
   using UpstreamRequest = http::request<http::buffer_body, Fields>;
 
   void PrepareUpstreamRequest(const ForwardRequest& request);
@@ -56,8 +59,7 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   // Ends the operation the timeout covered; turns its cancellation by the timeout into timeout.
   void EndUpstreamTimeout(boost::system::error_code& ec);
   void Connect();
-  void ConnectTo(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
-  void Handshake();
+  void OnConnected(OpenedConnection opened);
   void SendRequest();
   void OnRequestSent();
   // The request body is relayed through two buffers, so that the next piece is read from
@@ -102,7 +104,14 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const HttpBackend> backend_;
-  std::shared_ptr<UpstreamConnectionPool> pool_;
+  // Kept alive for choice_, which refers to it.
+  std::shared_ptr<ServerConnectionPools> pools_;
+  ServerChoice choice_;
+  const std::string_view fence_key_;
+  const std::optional<std::size_t> pinned_server_;
+  // When the request started towards a server (ForwardOutcome::upstream_time).
+  std::chrono::steady_clock::time_point upstream_start_;
+  bool upstream_time_taken_ = false;
   Downstream& downstream_;
   ResourceAdapter::DoneHandler done_;
 
@@ -133,7 +142,6 @@ class ForwardExchange : public std::enable_shared_from_this<ForwardExchange> {
   std::unique_ptr<Stream> stream_;
   bool reused_connection_ = false;
   bool retried_ = false;
-  std::optional<boost::asio::ip::tcp::resolver> resolver_;
 
   // Per exchange, so its first 512 bytes come from FieldBlockPool rather than malloc.
   boost::beast::basic_flat_buffer<FieldAllocator<char>> upstream_read_buffer_;

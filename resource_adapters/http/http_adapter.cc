@@ -4,12 +4,11 @@
 #include <utility>
 
 #include "base/net/timeout_queue.h"
-#include "base/tls_client/client_tls.h"
 #include "resource_adapters/http/exchange_block_pool.h"
 #include "resource_adapters/http/forward_exchange.h"
 #include "resource_adapters/http/relay_buffer_pool.h"
-#include "resource_adapters/transport/resolve_once.h"
-#include "resource_adapters/transport/upstream_connection_pool.h"
+#include "resource_adapters/transport/backend_servers.h"
+#include "resource_adapters/transport/server_connection_pools.h"
 
 namespace fencegate::adapters {
 
@@ -29,36 +28,46 @@ class HttpAdapter : public ResourceAdapter {
   HttpAdapter(boost::asio::io_context& ioc, std::shared_ptr<const HttpBackend> backend)
       : ioc_(ioc),
         backend_(std::move(backend)),
-        pool_(std::make_shared<UpstreamConnectionPool>(backend_->options.max_idle_connections,
+        pools_(std::make_shared<ServerConnectionPools>(backend_->servers->servers,
+                                                       backend_->options.max_idle_connections,
                                                        backend_->options.idle_timeout)),
         buffers_(std::make_shared<RelayBufferPool>(backend_->options.buffer_bytes,
                                                    kMaxIdleRelayBuffers)),
         blocks_(std::make_shared<ExchangeBlockPool>(kMaxIdleExchangeBlocks)),
-        response_timeouts_(std::make_shared<TimeoutQueue>(ioc.get_executor(),
-                                                          backend_->options.response_timeout)) {}
+        response_timeouts_(
+            std::make_shared<TimeoutQueue>(ioc.get_executor(), backend_->options.response_timeout)),
+        monitor_(backend_->servers->StartMonitorOnce(ioc)) {}
 
-  ~HttpAdapter() override { pool_->CloseAll(); }
+  ~HttpAdapter() override {
+    pools_->CloseAll();
+    StopMonitor(monitor_);
+  }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
     std::allocate_shared<ForwardExchange>(ExchangeBlockAllocator<ForwardExchange>(blocks_), ioc_,
-                                          backend_, pool_, buffers_, response_timeouts_, request,
+                                          backend_, pools_, buffers_, response_timeouts_, request,
                                           downstream, std::move(done))
         ->Start();
   }
 
-  void Shutdown() override { pool_->CloseAll(); }
+  void Shutdown() override {
+    pools_->CloseAll();
+    StopMonitor(monitor_);
+  }
 
  private:
   boost::asio::io_context& ioc_;
   std::shared_ptr<const HttpBackend> backend_;
   // Shared with in-flight exchanges, which return their connection when they finish.
-  std::shared_ptr<UpstreamConnectionPool> pool_;
+  std::shared_ptr<ServerConnectionPools> pools_;
   // Shared with in-flight exchanges, which return their buffer when they end.
   std::shared_ptr<RelayBufferPool> buffers_;
   // Kept alive by the allocator copy in each exchange's control block.
   std::shared_ptr<ExchangeBlockPool> blocks_;
   // The response timeouts of this thread's exchanges (shared: each exchange's entry holds it).
   std::shared_ptr<TimeoutQueue> response_timeouts_;
+  // The backend's health checks and resolves, when this thread's adapter was the first.
+  std::shared_ptr<BackendMonitor> monitor_;
 };
 
 class HttpAdapterFactory : public AdapterFactory {
@@ -72,6 +81,10 @@ class HttpAdapterFactory : public AdapterFactory {
 
   std::string_view kind() const override { return "http"; }
 
+  std::shared_ptr<UpstreamServers> upstream_servers() const override {
+    return backend_->servers->servers;
+  }
+
  private:
   std::shared_ptr<const HttpBackend> backend_;
 };
@@ -81,15 +94,8 @@ class HttpAdapterFactory : public AdapterFactory {
 std::unique_ptr<AdapterFactory> MakeHttpAdapterFactory(HttpAdapterOptions options,
                                                        std::string* error) {
   auto backend = std::make_shared<HttpBackend>();
-  if (options.tls) {
-    std::string tls_error;
-    backend->tls_context = tls_client::BuildClientContext(options.tls_options, &tls_error);
-    if (!backend->tls_context) {
-      if (error != nullptr) *error = tls_error;
-      return nullptr;
-    }
-  }
-  backend->endpoints = ResolveOnce(options.host, options.port);
+  backend->servers = MakeBackendServers(options, error);
+  if (!backend->servers) return nullptr;
   backend->options = std::move(options);
   return std::make_unique<HttpAdapterFactory>(std::move(backend));
 }

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "base/tls_client/plain_or_tls_stream.h"
+#include "resource_adapters/transport/upstream_connection.h"
 
 namespace fencegate::adapters {
 
-// One connection to an http or s3 backend: plain TCP, or TLS over it (an `https` url). Pooled
-// whole (transport/upstream_connection_pool.h). Shared by the adapters, which never include
-// each other.
-using UpstreamTransport = tls_client::PlainOrTlsStream;
+// One connection to an http, webdav or s3 backend server (plain or TLS, counted per server).
+// Pooled whole (transport/upstream_connection_pool.h). Shared by the adapters, which never
+// include each other.
+using UpstreamTransport = UpstreamConnection;
 
 }  // namespace fencegate::adapters
