@@ -95,8 +95,8 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
                     "route",
                     {}},
       upstream_duration_{"fencegate_backend_upstream_duration_seconds",
-                         "Time from sending a request to its backend to the end of the backend's "
-                         "response (the backend's share of fencegate_request_duration_seconds).",
+                         "Time the backend took: from connecting (or sending, on a kept-alive "
+                         "connection) until its response header arrived.",
                          "backend",
                          {}} {
   requests_ = &prometheus::BuildCounter()

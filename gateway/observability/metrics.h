@@ -103,9 +103,9 @@ class GatewayMetrics {
   // exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
-  // fencegate_backend_upstream_duration_seconds{backend}: the time from sending a request to its
-  // backend to the response's end, created the first time the backend appears (a reload that
-  // adds one). Thread-safe; the pointer stays valid for the object's life.
+  // fencegate_backend_upstream_duration_seconds{backend}: the time the backend took for a request
+  // (adapters::ForwardOutcome::upstream_time), created the first time the backend appears (a reload
+  // that adds one). Thread-safe; the pointer stays valid for the object's life.
   ShardedHistogram* BackendUpstreamDuration(const std::string& backend);
 
   // The Prometheus text exposition (format 0.0.4) of every metric, and of `computed`: families
