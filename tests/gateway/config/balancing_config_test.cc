@@ -95,7 +95,9 @@ TEST(BalancingConfigTest, OneUrlIsOneServerForEveryNetworkedKind) {
     EXPECT_TRUE(upstream.tls);
     ASSERT_NE(BackendBalancing(backend), nullptr);
     EXPECT_EQ(BackendBalancing(backend)->servers.size(), 1u);
-    if (kind == "webdav") EXPECT_EQ(backend.webdav.balancing.servers.size(), 1u);
+    if (kind == "webdav") {
+      EXPECT_EQ(backend.webdav.balancing.servers.size(), 1u);
+    }
   }
 }
 
