@@ -3,12 +3,14 @@
 #include <boost/json.hpp>
 
 #include "base/encoding/percent.h"
+#include "gateway/admin/admin_backends.h"
 #include "gateway/admin/admin_fence_repair.h"
 #include "gateway/admin/admin_json.h"
 #include "gateway/admin/admin_lock_api.h"
 #include "gateway/admin/admin_request.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/cluster/replica_cluster.h"
+#include "gateway/observability/backend_metrics.h"
 #include "gateway/server/generation_slot.h"
 
 namespace fencegate::gateway {
@@ -43,7 +45,8 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
     return true;
   }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
-                     path == "/admin/rejections" || path.starts_with(kAdminFencesPrefix) ||
+                     path == "/admin/rejections" || path == "/admin/backends" ||
+                     path.starts_with(kAdminFencesPrefix) ||
                      (path == "/admin/cluster" && context_.cluster != nullptr);
   if (path == kAdminReloadPath && reloader_) {
     if (request.method() != http::verb::post) {
@@ -83,11 +86,13 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
     return true;
   }
   if (path == "/metrics") {
-    Metrics(response);
+    Metrics(*generation, response);
   } else if (path == "/healthz") {
     SetJson(http::status::ok, {{"status", "ok"}}, response);
   } else if (path == "/readyz") {
-    Ready(response);
+    Ready(*generation, response);
+  } else if (path == "/admin/backends") {
+    Backends(*generation, query, path, response);
   } else if (path == "/admin/rejections") {
     Rejections(query, path, response);
   } else if (path == "/admin/cluster") {
@@ -98,7 +103,7 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   return true;
 }
 
-void AdminApi::Metrics(Response* response) {
+void AdminApi::Metrics(const ConfigGeneration& generation, Response* response) {
   if (context_.refresh_store_metrics) context_.refresh_store_metrics();
   if (context_.relay_budget_metrics != nullptr) context_.relay_budget_metrics->Refresh();
   context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
@@ -110,10 +115,10 @@ void AdminApi::Metrics(Response* response) {
       static_cast<double>(context_.open_connections.load(std::memory_order_relaxed)));
   response->result(http::status::ok);
   response->set(http::field::content_type, "text/plain; version=0.0.4");
-  response->body() = context_.metrics->RenderText();
+  response->body() = context_.metrics->RenderText(BackendFamilies(BackendSamples(generation)));
 }
 
-void AdminApi::Ready(Response* response) {
+void AdminApi::Ready(const ConfigGeneration& generation, Response* response) {
   const bool store_ready = context_.store->Ready();
   context_.metrics->store_ready().Set(store_ready ? 1 : 0);
   const bool accepting = context_.accepting.load();
@@ -121,12 +126,48 @@ void AdminApi::Ready(Response* response) {
   // Several replicas: a replica without a lease it can count on admits nothing and cannot
   // tell where to forward; the load balancer should send traffic elsewhere.
   const bool lease_valid = context_.cluster == nullptr || context_.cluster->LeaseValid();
-  const bool ready = store_ready && accepting && !draining && lease_valid;
+  // Routes marked `required` need a usable server of their backend; without any, /readyz keeps
+  // its meaning and does not look at backends.
+  const bool routes_required = AnyRouteRequired(generation);
+  const std::vector<std::string> unserved =
+      routes_required ? RequiredRoutesWithoutServer(generation) : std::vector<std::string>{};
+  const bool ready = store_ready && accepting && !draining && lease_valid && unserved.empty();
   json::object body{{"status", ready ? "ready" : (draining ? "draining" : "not_ready")},
                     {"store_ready", store_ready},
                     {"accepting", accepting && !draining}};
   if (context_.cluster != nullptr) body["cluster_lease_valid"] = lease_valid;
+  if (routes_required) {
+    json::array names;
+    for (const std::string& name : unserved) names.emplace_back(name);
+    body["routes_without_server"] = std::move(names);
+  }
   SetJson(ready ? http::status::ok : http::status::service_unavailable, std::move(body), response);
+}
+
+void AdminApi::Backends(const ConfigGeneration& generation, std::string_view query,
+                        std::string_view path, Response* response) {
+  // The one parameter: backend=NAME (percent-encoded) narrows the list to that backend.
+  std::string only;
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    std::optional<std::string> name;
+    if (pair.starts_with("backend=")) name = encoding::PercentDecode(pair.substr(8));
+    if (!name || name->empty()) {
+      SetProblem(Refusal::kBadRequest,
+                 "the only query parameter is backend=NAME; got '" + std::string(pair) + "'", path,
+                 response);
+      return;
+    }
+    only = std::move(*name);
+  }
+  json::object body = BackendsJson(generation, only);
+  if (!only.empty() && body["backends"].as_array().empty()) {
+    SetProblem(Refusal::kNotFound, "no backend named '" + only + "'", path, response);
+    return;
+  }
+  SetJson(http::status::ok, body, response);
 }
 
 void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Response* response) {

@@ -13,10 +13,15 @@
 
 namespace fencegate::gateway {
 
+struct ConfigGeneration;
+
 // The operator API behind the admin listener:
 //   GET /metrics                  Prometheus text format
 //   GET /healthz                  the process is up
-//   GET /readyz                   200 while the store is ready and listeners accept, else 503
+//   GET /readyz                   200 while the store is ready and listeners accept (and each
+//                                 route marked `required` has a usable server), else 503
+//   GET /admin/backends[?backend=NAME] every backend and server, their health and counters
+//                                 (gateway/admin/admin_backends.h)
 //   GET /admin/fences/{key}       one fence key (percent-encoded in the path)
 //   GET /admin/rejections?limit=N the most recent refused writes, newest first
 //   POST /admin/fences/{key}/repair, GET /admin/fence-repairs: audited fence repair
@@ -49,8 +54,10 @@ class AdminApi {
               std::function<void()> answered);
 
  private:
-  void Metrics(Response* response);
-  void Ready(Response* response);
+  void Metrics(const ConfigGeneration& generation, Response* response);
+  void Ready(const ConfigGeneration& generation, Response* response);
+  void Backends(const ConfigGeneration& generation, std::string_view query, std::string_view path,
+                Response* response);
   void Fence(std::string_view encoded_key, std::string_view path, Response* response);
   void Rejections(std::string_view query, std::string_view path, Response* response);
 

@@ -8,23 +8,19 @@ namespace fencegate::gateway::config_reading {
 
 namespace {
 
-// The connection keys every networked kind shares (adapters::UpstreamOptions): the server's
-// address (`url_key`: url or endpoint), TLS to it (README "Transport (TLS)"; the tls_* keys need
-// an https address), the timeouts and the keep-alive pool.
+// The connection keys every networked kind shares (adapters::UpstreamOptions): the servers'
+// addresses (`url_key`: url or endpoint, or `servers`) and their balancing, TLS to it (README
+// "Transport (TLS)"; the tls_* keys need an https address), the timeouts and the keep-alive pool.
 void ReadUpstream(Reader& reader, const YAML::Node& node, const std::string& path,
                   const std::string& url_key, std::string_view required_for,
                   adapters::UpstreamOptions* out) {
-  if (!node[url_key]) {
-    reader.sink()->Add(node, Child(path, url_key), "required for " + std::string(required_for));
-  } else {
-    std::string url;
-    reader.String(node[url_key], Child(path, url_key), &url);
-    std::string error = url.empty() ? "must not be empty" : ParseBackendUrl(url, out);
-    if (!error.empty()) reader.sink()->Add(node[url_key], Child(path, url_key), error);
-  }
-  if (ReadClientTls(reader, node, path, "tls_", &out->tls_options) && !out->tls && node[url_key]) {
-    reader.sink()->Add(node[url_key], Child(path, url_key),
-                       "tls_* keys are set but the " + url_key + " is not https://");
+  ReadBackendServers(reader, node, path, url_key, required_for, out);
+  if (ReadClientTls(reader, node, path, "tls_", &out->tls_options) && !out->tls &&
+      !out->balancing.servers.empty()) {
+    const std::string key = node[url_key] ? url_key : "servers";
+    reader.sink()->Add(node[key], Child(path, key),
+                       "tls_* keys are set but the " + key + " " + (node[url_key] ? "is" : "are") +
+                           " not https://");
   }
   if (node["connect_timeout"]) {
     reader.Duration(node["connect_timeout"], Child(path, "connect_timeout"), false,
@@ -130,7 +126,13 @@ const std::vector<std::string_view>& S3BackendKeys() {
                                                      "connect_timeout",
                                                      "response_timeout",
                                                      "max_idle_connections",
-                                                     "idle_timeout"};
+                                                     "idle_timeout",
+                                                     "servers",
+                                                     "policy",
+                                                     "health_check",
+                                                     "outlier",
+                                                     "limits",
+                                                     "resolve_interval"};
   return keys;
 }
 
@@ -147,7 +149,13 @@ const std::vector<std::string_view>& HttpBackendKeys() {
                                                      "connect_timeout",
                                                      "response_timeout",
                                                      "idle_timeout",
-                                                     "forward_token_header"};
+                                                     "forward_token_header",
+                                                     "servers",
+                                                     "policy",
+                                                     "health_check",
+                                                     "outlier",
+                                                     "limits",
+                                                     "resolve_interval"};
   return keys;
 }
 
@@ -270,6 +278,8 @@ void ReadBackends(Reader& reader, const YAML::Node& node,
     BackendConfig backend;
     backend.name = name;
     ReadBackend(reader, entry.second, path, &backend);
+    // The `backend` label of its metrics and its name in /admin/backends.
+    backend.http.backend_name = backend.webdav.backend_name = backend.s3.backend_name = name;
     out->emplace(name, std::move(backend));
   }
 }
@@ -286,6 +296,21 @@ std::chrono::milliseconds LongestUpstreamResponse(const Config& config) {
     }
   }
   return longest;
+}
+
+const adapters::BalancingOptions* BackendBalancing(const BackendConfig& backend) {
+  const adapters::BackendKindRow* row = adapters::FindBackendKind(backend.kind);
+  if (row == nullptr) return nullptr;
+  switch (row->kind) {
+    case adapters::BackendKind::kHttp:
+    case adapters::BackendKind::kWebdav:
+      return &backend.http.balancing;
+    case adapters::BackendKind::kS3:
+      return &backend.s3.balancing;
+    case adapters::BackendKind::kFilesystem:
+      return nullptr;
+  }
+  return nullptr;
 }
 
 void ExpandDataDirInPaths(Config* config) {

@@ -144,6 +144,9 @@ struct RouteConfig {
   // A token beyond max_token_advance is admitted when the lock service confirms it is held now.
   std::optional<TokenVerifyConfig> verify_tokens;
   std::optional<auth::RoutePolicyConfig> policy;  // none: open to every client
+  // /readyz answers 503 while the route's backend has no usable server (README "Backends with
+  // several servers"); with no route required, /readyz does not look at backends.
+  bool required = false;
 };
 
 // The built-in lock API (README "Built-in locks").
@@ -174,6 +177,10 @@ struct ClusterConfig {
   std::chrono::milliseconds quarantine{0};
   std::map<std::string, std::string> peers;  // every replica's name -> traffic HOST:PORT
 };
+
+// The servers and balancing of a networked backend (http and webdav: the passthrough's, s3);
+// null for a filesystem backend or an unknown kind.
+const adapters::BalancingOptions* BackendBalancing(const BackendConfig& backend);
 
 struct Config;
 // The longest a request sent upstream can stay unanswered before the gateway gives up on it:

@@ -53,6 +53,13 @@ void CheckClusterQuarantine(Reader& reader, const YAML::Node& node, Config* conf
 
 // backends (one reader per kind of resource_adapters/registry/registry.h)
 
+// A networked backend's server(s): `url_key` (url or endpoint) or `servers`, and how requests
+// spread over them (policy, health_check, outlier, limits, resolve_interval), into
+// out->balancing; out->host/port/tls name the first server.
+void ReadBackendServers(Reader& reader, const YAML::Node& node, const std::string& path,
+                        const std::string& url_key, std::string_view required_for,
+                        adapters::UpstreamOptions* out);
+
 void ReadBackends(Reader& reader, const YAML::Node& node,
                   std::map<std::string, BackendConfig>* out);
 

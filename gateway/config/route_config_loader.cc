@@ -119,10 +119,10 @@ void ReadVerifyTokens(Reader& reader, const YAML::Node& node, const std::string&
 }
 
 void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
-  if (!reader.ExpectMapping(
-          node, path,
-          {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads",
-           "idempotency", "require_signed_tokens", "max_token_advance", "verify_tokens", "policy"}))
+  if (!reader.ExpectMapping(node, path,
+                            {"name", "prefix", "host", "backend", "fence_key", "fenced_methods",
+                             "fence_reads", "idempotency", "require_signed_tokens",
+                             "max_token_advance", "verify_tokens", "policy", "required"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
@@ -171,6 +171,7 @@ void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, 
   }
   if (node["fence_reads"])
     reader.Bool(node["fence_reads"], Child(path, "fence_reads"), &out->fence_reads);
+  if (node["required"]) reader.Bool(node["required"], Child(path, "required"), &out->required);
   if (node["idempotency"]) {
     ReadIdempotency(reader, node["idempotency"], Child(path, "idempotency"),
                     &out->idempotency.emplace());

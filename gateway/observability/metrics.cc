@@ -88,10 +88,17 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
       registry_(std::make_shared<prometheus::Registry>()),
       request_duration_{"fencegate_request_duration_seconds",
                         "Time from request header to the end of the response.",
+                        "route",
                         {}},
       barrier_wait_{"fencegate_barrier_wait_seconds",
                     "Time fenced writes waited for older writes on their fence.",
-                    {}} {
+                    "route",
+                    {}},
+      upstream_duration_{"fencegate_backend_upstream_duration_seconds",
+                         "Time the backend took: from connecting (or sending, on a kept-alive "
+                         "connection) until its response header arrived.",
+                         "backend",
+                         {}} {
   requests_ = &prometheus::BuildCounter()
                    .Name("fencegate_requests_total")
                    .Help("Requests answered, by route, method and status class.")
@@ -211,18 +218,29 @@ RouteMetrics& GatewayMetrics::AddRoute(const std::string& route) {
   return m;
 }
 
-std::string GatewayMetrics::RenderText() const {
+ShardedHistogram* GatewayMetrics::BackendUpstreamDuration(const std::string& backend) {
+  std::lock_guard lock(routes_mutex_);
+  for (const auto& [name, histogram] : upstream_duration_.by_route) {
+    if (name == backend) return histogram.get();
+  }
+  return upstream_duration_.by_route
+      .emplace_back(backend, std::make_unique<ShardedHistogram>(kDurationBuckets, threads_))
+      .second.get();
+}
+
+std::string GatewayMetrics::RenderText(std::vector<prometheus::MetricFamily> computed) const {
   std::ostringstream out;
   std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  for (prometheus::MetricFamily& family : computed) families.push_back(std::move(family));
   std::lock_guard lock(routes_mutex_);
-  for (const HistogramFamily* source : {&request_duration_, &barrier_wait_}) {
+  for (const HistogramFamily* source : {&request_duration_, &barrier_wait_, &upstream_duration_}) {
     prometheus::MetricFamily& family = families.emplace_back();
     family.name = source->name;
     family.help = source->help;
     family.type = prometheus::MetricType::Histogram;
     for (const auto& [route, histogram] : source->by_route) {
       prometheus::ClientMetric& metric = family.metric.emplace_back();
-      metric.label.push_back({"route", route});
+      metric.label.push_back({source->label, route});
       metric.histogram = histogram->Snapshot();
     }
   }

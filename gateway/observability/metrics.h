@@ -103,8 +103,14 @@ class GatewayMetrics {
   // exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
-  // The Prometheus text exposition (format 0.0.4) of every metric.
-  std::string RenderText() const;
+  // fencegate_backend_upstream_duration_seconds{backend}: the time the backend took for a request
+  // (adapters::ForwardOutcome::upstream_time), created the first time the backend appears (a reload
+  // that adds one). Thread-safe; the pointer stays valid for the object's life.
+  ShardedHistogram* BackendUpstreamDuration(const std::string& backend);
+
+  // The Prometheus text exposition (format 0.0.4) of every metric, and of `computed`: families
+  // computed at the scrape (gateway/observability/backend_metrics.h).
+  std::string RenderText(std::vector<prometheus::MetricFamily> computed = {}) const;
 
   static constexpr std::string_view kUnroutedLabel = "-";
 
@@ -113,6 +119,7 @@ class GatewayMetrics {
   struct HistogramFamily {
     std::string name;
     std::string help;
+    std::string label = "route";  // the label `by_route` names its entries by
     std::vector<std::pair<std::string, std::unique_ptr<ShardedHistogram>>> by_route;
   };
 
@@ -124,6 +131,7 @@ class GatewayMetrics {
   mutable std::mutex routes_mutex_;
   HistogramFamily request_duration_;
   HistogramFamily barrier_wait_;
+  HistogramFamily upstream_duration_;     // by backend
   std::vector<std::string> route_names_;  // as constructed
   std::deque<RouteMetrics> routes_;       // a deque: references stay valid as routes are added
   std::map<std::string, RouteMetrics*, std::less<>> by_name_;

@@ -29,6 +29,13 @@ std::vector<RouteRuntime> ResolveRoutes(const Config& config,
     const auto backend = std::find(backend_names.begin(), backend_names.end(), route.backend);
     runtime.backend_index = static_cast<std::size_t>(backend - backend_names.begin());
     runtime.metrics = &metrics.RouteNamed(route.name);
+    if (const auto found = config.backends.find(route.backend); found != config.backends.end()) {
+      const adapters::BalancingOptions* balancing = BackendBalancing(found->second);
+      runtime.fence_key_affinity =
+          balancing != nullptr && balancing->policy == adapters::BalancingPolicy::kFenceKey;
+      if (balancing != nullptr)
+        runtime.upstream_duration = metrics.BackendUpstreamDuration(route.backend);
+    }
     for (const std::string& method : route.fenced_methods) {
       const http::verb verb = http::string_to_verb(method);
       const auto index = static_cast<std::size_t>(verb);

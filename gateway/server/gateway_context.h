@@ -42,6 +42,12 @@ struct RouteRuntime {
   std::vector<std::string> fenced_other_methods;
   // The live check of tokens beyond max_token_advance (config->verify_tokens); null when unset.
   lockstore::TokenVerifier* token_verifier = nullptr;
+  // The backend picks servers by fence key (policy fence_key): unfenced requests render the fence
+  // key too, so that reads follow their key's writes. Other routes never render it for them.
+  bool fence_key_affinity = false;
+  // fencegate_backend_upstream_duration_seconds of the route's backend; null for a backend
+  // without network servers (filesystem).
+  ShardedHistogram* upstream_duration = nullptr;
 
   bool IsFenced(boost::beast::http::verb verb, std::string_view method) const;
 };

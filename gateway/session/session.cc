@@ -291,6 +291,12 @@ void Session::HandleRequest() {
   exchange_.fenced = route.IsFenced(request.method(), request.method_string());
   if (!exchange_.fenced) {
     exchange_.outcome = "unfenced";
+    // Under policy fence_key the backend picks the server by the key: reads follow writes. A
+    // path the template cannot render goes to any server (round robin).
+    if (route.fence_key_affinity) {
+      const lockstore::RequestFacts facts{path, host_lower_, route.config->name};
+      if (!route.config->fence_key.Render(facts, &fenced_.fence_key())) fenced_.fence_key().clear();
+    }
     Proceed();
     return;
   }

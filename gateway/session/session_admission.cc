@@ -132,6 +132,12 @@ void Session::OnForwardDone(adapters::ForwardOutcome outcome) {
   const auto self = std::move(self_hold_);
   // The backend exchange is over, whatever the client side still needs: release the fence.
   CompleteAdmission();
+  // The backend's share of the request's time: one shard of this thread, no lock.
+  if (outcome.upstream_time.count() > 0 && !exchange_.peer_adapter &&
+      exchange_.route->upstream_duration != nullptr) {
+    exchange_.route->upstream_duration->Observe(
+        thread_.index(), std::chrono::duration<double>(outcome.upstream_time).count());
+  }
   if (outcome.failure != adapters::ForwardOutcome::Failure::kNone && !exchange_.peer_adapter) {
     const RouteConfig& route = *exchange_.route->config;
     const auto backend = generation_.config.backends.find(route.backend);

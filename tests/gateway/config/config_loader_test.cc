@@ -90,6 +90,16 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(api.http.response_timeout, milliseconds(60000));
   EXPECT_EQ(api.http.idle_timeout, milliseconds(30000));
   EXPECT_EQ(api.http.forward_token_header, "");
+  ASSERT_EQ(api.http.balancing.servers.size(), 1u);
+  EXPECT_EQ(api.http.balancing.servers[0].url, "http://127.0.0.1:9000");
+  EXPECT_EQ(api.http.balancing.policy, adapters::BalancingPolicy::kRoundRobin);
+  ASSERT_TRUE(api.http.balancing.health_check.has_value());
+  EXPECT_EQ(api.http.balancing.health_check->path, "/");
+  EXPECT_EQ(api.http.balancing.health_check->interval, milliseconds(5000));
+  EXPECT_EQ(api.http.balancing.health_check->expected_status_max, 399u);
+  EXPECT_EQ(api.http.balancing.outlier.max_ejection_time, milliseconds(300000));
+  EXPECT_EQ(api.http.balancing.limits.max_pending, 0u);
+  EXPECT_EQ(api.http.balancing.resolve_interval, milliseconds(30000));
   const BackendConfig& dav = config.backends.at("dav");
   EXPECT_EQ(dav.kind, "webdav");
   EXPECT_EQ(dav.http.host, "127.0.0.1");
