@@ -2,9 +2,9 @@
 
 #include <utility>
 
-#include "base/tls_client/client_tls.h"
 #include "resource_adapters/s3/s3_exchange.h"
-#include "resource_adapters/transport/resolve_once.h"
+#include "resource_adapters/transport/backend_servers.h"
+#include "resource_adapters/transport/server_connection_pools.h"
 
 namespace fencegate::adapters {
 
@@ -14,61 +14,79 @@ namespace {
 // from that thread.
 class S3Adapter : public ResourceAdapter {
  public:
-  S3Adapter(boost::asio::io_context& ioc, std::shared_ptr<s3::Backend> backend)
+  S3Adapter(boost::asio::io_context& ioc, std::shared_ptr<s3::Backend> backend,
+            std::shared_ptr<BackendMonitor> monitor)
       : ioc_(ioc),
         backend_(std::move(backend)),
         cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)),
-        pool_(std::make_shared<UpstreamConnectionPool>(backend_->options.max_idle_connections,
-                                                       backend_->options.idle_timeout)) {}
+        pools_(std::make_shared<ServerConnectionPools>(backend_->endpoint.servers,
+                                                       backend_->options.max_idle_connections,
+                                                       backend_->options.idle_timeout)),
+        monitor_(std::move(monitor)) {}
+
+  ~S3Adapter() override {
+    pools_->CloseAll();
+    StopMonitor(monitor_);
+  }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
-    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pool_, request, downstream,
+    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pools_, request, downstream,
                                      std::move(done))
         ->Start();
   }
 
-  void Shutdown() override { pool_->CloseAll(); }
+  void Shutdown() override {
+    pools_->CloseAll();
+    StopMonitor(monitor_);
+  }
 
  private:
   boost::asio::io_context& ioc_;
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<s3::VersionCache> cache_;
-  std::shared_ptr<UpstreamConnectionPool> pool_;
+  std::shared_ptr<ServerConnectionPools> pools_;
+  // The backend's health checks and resolves, when this thread's adapter was the first.
+  std::shared_ptr<BackendMonitor> monitor_;
 };
 
 class S3AdapterFactory : public AdapterFactory {
  public:
-  explicit S3AdapterFactory(std::shared_ptr<s3::Backend> backend) : backend_(std::move(backend)) {}
+  S3AdapterFactory(std::shared_ptr<s3::Backend> backend, std::shared_ptr<BackendServers> servers)
+      : backend_(std::move(backend)), servers_(std::move(servers)) {}
 
   std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
-    return std::make_unique<S3Adapter>(ioc, backend_);
+    return std::make_unique<S3Adapter>(ioc, backend_, servers_->StartMonitorOnce(ioc));
   }
 
   std::string_view kind() const override { return "s3"; }
 
+  std::shared_ptr<UpstreamServers> upstream_servers() const override { return servers_->servers; }
+
  private:
   std::shared_ptr<s3::Backend> backend_;
+  std::shared_ptr<BackendServers> servers_;
 };
 
 }  // namespace
 
 std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options, std::string* error) {
+  std::shared_ptr<BackendServers> servers = MakeBackendServers(options, error);
+  if (!servers) return nullptr;
   auto backend = std::make_shared<s3::Backend>();
-  if (options.tls) {
-    backend->endpoint.tls_context = tls_client::BuildClientContext(options.tls_options, error);
-    if (!backend->endpoint.tls_context) return nullptr;
-    backend->endpoint.tls_options = options.tls_options;
+  backend->endpoint.servers = servers->servers;
+  backend->endpoint.connect = servers->connect;
+  for (std::size_t server = 0; server < servers->servers->size(); ++server) {
+    const ServerAddress& address = servers->servers->address(server);
+    backend->endpoint.host_headers.push_back(
+        s3::HostHeader(address.host, address.port, address.tls));
   }
-  backend->endpoint.addresses = ResolveOnce(options.host, options.port);
-  backend->endpoint.host = options.host;
-  backend->endpoint.host_header = s3::HostHeader(options.host, options.port, options.tls);
   backend->endpoint.region = options.region;
   backend->endpoint.credentials = {options.access_key, options.secret_key};
   backend->endpoint.connect_timeout = options.connect_timeout;
   backend->endpoint.response_timeout = options.response_timeout;
   backend->unquoted_etags = options.etag_quoting == EtagQuoting::kUnquoted;
   backend->options = std::move(options);
-  return std::make_unique<S3AdapterFactory>(std::move(backend));
+  return std::make_unique<S3AdapterFactory>(std::move(backend), std::move(servers));
 }
 
 }  // namespace fencegate::adapters

@@ -100,12 +100,13 @@ void VersionCache::Put(const std::string& key, ObjectVersion version) {
 
 S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
                        std::shared_ptr<VersionCache> cache,
-                       std::shared_ptr<UpstreamConnectionPool> pool, ForwardRequest request,
+                       std::shared_ptr<ServerConnectionPools> pools, ForwardRequest request,
                        Downstream& downstream, ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       cache_(std::move(cache)),
-      pool_(std::move(pool)),
+      pools_(std::move(pools)),
+      fence_key_(request.fence_key),
       client_header_(*request.header),
       token_(request.fencing_token),
       downstream_(downstream),
@@ -129,12 +130,20 @@ void S3Exchange::Finish(std::optional<Problem> problem) {
 }
 
 void S3Exchange::FailUpstream(const UpstreamCall& call, error_code ec) {
+  outcome_.upstream_server = call.server_url();
+  if (call.problem()) {
+    // No connection: no usable server, the backend's limits, or none of its servers reachable.
+    outcome_.failure = call.connect_failed() ? Failure::kUpstreamConnect : Failure::kNone;
+    outcome_.error = ec;
+    Finish(*call.problem());
+    return;
+  }
   if (call.tls_failed()) {
     // Counted as a connect failure, as for http backends; the problem says it was TLS.
     outcome_.failure = Failure::kUpstreamConnect;
     outcome_.error = ec;
     Finish(Problem{502, "upstream-tls-failed", "Bad Gateway",
-                   "TLS handshake with backend " + backend_->endpoint.host_header +
+                   "TLS handshake with backend server " + std::string(call.server_url()) +
                        " failed: " + ec.message()});
     return;
   }
@@ -359,7 +368,7 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
   header.method(http::verb::head);
   const std::size_t question = request_.target.find('?');
   header.target(request_.target.substr(0, question));
-  UpstreamCall call(ioc_, backend_->endpoint, pool_);
+  UpstreamCall call(ioc_, backend_->endpoint, pools_, fence_key_);
   outcome_.backend_reached = true;
   error_code ec = co_await call.Send(std::move(header), {});
   if (ec) {
@@ -417,7 +426,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is
     }
     // Optional so that a conflicting attempt hands its connection back before the HEAD.
     std::optional<UpstreamCall> attempt_call;
-    UpstreamCall& call = attempt_call.emplace(ioc_, backend_->endpoint, pool_);
+    UpstreamCall& call = attempt_call.emplace(ioc_, backend_->endpoint, pools_, fence_key_);
     outcome_.backend_reached = true;
     error_code ec = co_await SendBody(call, std::move(attempt_header));
     if (ec) {
@@ -440,6 +449,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is
         cache_->Erase(cache_key_);
       }
       outcome_.upstream_status = status;
+      outcome_.upstream_server = call.server_url();
       if (is_delete && status / 100 == 2) {
         std::string ignored;
         co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
@@ -483,7 +493,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is
 }
 
 asio::awaitable<void> S3Exchange::Relay(RequestHeader header) {
-  UpstreamCall call(ioc_, backend_->endpoint, pool_);
+  UpstreamCall call(ioc_, backend_->endpoint, pools_, fence_key_);
   outcome_.backend_reached = true;
   const error_code ec = co_await SendBody(call, std::move(header));
   if (ec) {
@@ -491,6 +501,7 @@ asio::awaitable<void> S3Exchange::Relay(RequestHeader header) {
     co_return;
   }
   outcome_.upstream_status = call.response().result_int();
+  outcome_.upstream_server = call.server_url();
   co_await RelayResponse(call);
 }
 

@@ -46,7 +46,7 @@ class VersionCache {
 class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
  public:
   S3Exchange(boost::asio::io_context& ioc, std::shared_ptr<Backend> backend,
-             std::shared_ptr<VersionCache> cache, std::shared_ptr<UpstreamConnectionPool> pool,
+             std::shared_ptr<VersionCache> cache, std::shared_ptr<ServerConnectionPools> pools,
              ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done);
   void Start();
 
@@ -85,7 +85,8 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   boost::asio::io_context& ioc_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<VersionCache> cache_;
-  std::shared_ptr<UpstreamConnectionPool> pool_;
+  std::shared_ptr<ServerConnectionPools> pools_;
+  const std::string_view fence_key_;
   RequestHeader client_header_;
   std::optional<std::uint64_t> token_;
   Downstream& downstream_;

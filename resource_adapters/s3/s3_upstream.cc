@@ -24,52 +24,58 @@ std::string HostHeader(std::string_view host, std::uint16_t port, bool tls) {
 }
 
 UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint,
-                           std::shared_ptr<UpstreamConnectionPool> pool)
-    : ioc_(ioc), endpoint_(endpoint), pool_(std::move(pool)) {}
+                           std::shared_ptr<ServerConnectionPools> pools, std::string_view fence_key)
+    : ioc_(ioc),
+      endpoint_(endpoint),
+      pools_(std::move(pools)),
+      choice_(ioc, *pools_, endpoint.connect),
+      fence_key_(fence_key) {}
 
 UpstreamCall::~UpstreamCall() {
   // Reused only in step with the protocol: the request went out whole, the response was read to
   // its end (nothing of it left in the buffer) and the backend keeps the connection open.
   if (stream_ && request_sent_ && parser_ && parser_->is_done() && parser_->keep_alive() &&
       read_buffer_.size() == 0) {
-    pool_->Give(std::move(stream_));
+    choice_.Give(std::move(stream_));
   }
 }
 
 asio::awaitable<error_code> UpstreamCall::Open(bool fresh) {
+  if (!begun_) {
+    problem_ = choice_.Begin(fence_key_);
+    if (problem_) {
+      connect_failed_ = problem_->type == "no-healthy-backend";
+      co_return asio::error::connection_refused;
+    }
+    begun_ = true;
+  }
   // Probed: a call does not know here whether its request may be sent twice.
-  if (!fresh) stream_ = pool_->Take(UpstreamConnectionPool::Probe::kPeek);
+  if (!fresh) stream_ = choice_.TakeIdle(UpstreamConnectionPool::Probe::kPeek);
   reused_ = stream_ != nullptr;
   if (reused_) co_return error_code{};
-  stream_ = std::make_unique<UpstreamTransport>(ioc_, endpoint_.tls_context);
-  error_code ec;
-  stream_->expires_after(endpoint_.connect_timeout);
-  co_await stream_->lowest().async_connect(endpoint_.addresses,
-                                           asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) {
-    connect_failed_ = true;
-    co_return ec;
+  // A new connection, to this server or (when it cannot be reached, nothing sent) another one.
+  OpenedConnection opened =
+      co_await asio::async_initiate<decltype(asio::use_awaitable), void(OpenedConnection)>(
+          [this](auto handler) {
+            auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+            choice_.Open([shared](OpenedConnection result) { (*shared)(std::move(result)); });
+          },
+          asio::use_awaitable);
+  if (!opened.connection) {
+    connect_failed_ = opened.failure == ForwardOutcome::Failure::kUpstreamConnect;
+    tls_failed_ = opened.problem && opened.problem->type == "upstream-tls-failed";
+    problem_ = std::move(opened.problem);
+    co_return opened.error ? opened.error : asio::error::connection_refused;
   }
-  stream_->socket().set_option(asio::ip::tcp::no_delay(true), ec);
-  if (!stream_->is_tls()) co_return error_code{};
-  // The certificate must chain to the configured CA and, unless turned off, name the endpoint;
-  // a refusal is a connect failure (502), never a fallback to plain HTTP. One deadline covers
-  // connect and handshake.
-  tls_client::PrepareClientHandshake(endpoint_.tls_options, endpoint_.host,
-                                     stream_->tls().native_handle());
-  co_await stream_->tls().async_handshake(asio::ssl::stream_base::client,
-                                          asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) {
-    connect_failed_ = true;
-    tls_failed_ = true;
-  }
-  co_return ec;
+  stream_ = std::move(opened.connection);
+  reused_ = opened.reused;
+  co_return error_code{};
 }
 
 RequestHeader UpstreamCall::Signed(const RequestHeader& header) const {
   RequestHeader signed_header = header;
   signed_header.version(11);
-  signed_header.set(http::field::host, endpoint_.host_header);
+  signed_header.set(http::field::host, endpoint_.host_headers[choice_.server()]);
   SignV4(signed_header, endpoint_.credentials, endpoint_.region, AmzDateNow(), kUnsignedPayload);
   return signed_header;
 }
@@ -101,6 +107,7 @@ asio::awaitable<error_code> UpstreamCall::ReadResponseHeader(http::verb method) 
   stream_->expires_after(endpoint_.response_timeout);
   co_await http::async_read_header(*stream_, read_buffer_, *parser_,
                                    asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec) choice_.OnResponse(parser_->get().result_int());
   co_return ec;
 }
 

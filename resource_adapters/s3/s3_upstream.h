@@ -23,7 +23,8 @@
 
 #include "base/tls_client/client_tls.h"
 #include "resource_adapters/s3/sigv4.h"
-#include "resource_adapters/transport/upstream_connection_pool.h"
+#include "resource_adapters/transport/server_choice.h"
+#include "resource_adapters/transport/server_connection_pools.h"
 
 namespace fencegate::adapters::s3 {
 
@@ -31,12 +32,9 @@ namespace http = boost::beast::http;
 
 // Where and how requests to the backend go; shared by every call of one backend.
 struct Endpoint {
-  std::vector<boost::asio::ip::tcp::endpoint> addresses;
-  std::string host;         // as configured: the name a TLS certificate must carry
-  std::string host_header;  // signed; see HostHeader
-  // Set for an https endpoint.
-  std::shared_ptr<boost::asio::ssl::context> tls_context;
-  tls_client::ClientTlsOptions tls_options;
+  std::shared_ptr<UpstreamServers> servers;
+  ServerConnectSettings connect;
+  std::vector<std::string> host_headers;  // signed, one per server; see HostHeader
   std::string region;
   Credentials credentials;
   std::chrono::milliseconds connect_timeout{5000};
@@ -61,8 +59,10 @@ using BodySource = std::function<boost::asio::awaitable<boost::system::error_cod
 // safe (see MayRetry).
 class UpstreamCall {
  public:
+  // `fence_key` (the request's) picks the server under the fence_key policy; it must outlive
+  // the call.
   UpstreamCall(boost::asio::io_context& ioc, const Endpoint& endpoint,
-               std::shared_ptr<UpstreamConnectionPool> pool);
+               std::shared_ptr<ServerConnectionPools> pools, std::string_view fence_key);
   ~UpstreamCall();
   UpstreamCall(const UpstreamCall&) = delete;
   UpstreamCall& operator=(const UpstreamCall&) = delete;
@@ -94,6 +94,11 @@ class UpstreamCall {
   bool connect_failed() const { return connect_failed_; }
   // True when it was the TLS handshake (the backend's certificate, or its name, refused).
   bool tls_failed() const { return tls_failed_; }
+  // The answer when no connection could be had: no usable server, the backend's limits, or
+  // every server tried unreachable.
+  const std::optional<Problem>& problem() const { return problem_; }
+  // The server the call went to (its configured url); empty before one was picked.
+  std::string_view server_url() const { return begun_ ? choice_.server_url() : std::string_view(); }
 
  private:
   // An idle connection from the pool, or (with `fresh`, or none idling) a new one.
@@ -114,7 +119,11 @@ class UpstreamCall {
 
   boost::asio::io_context& ioc_;
   const Endpoint& endpoint_;
-  std::shared_ptr<UpstreamConnectionPool> pool_;
+  std::shared_ptr<ServerConnectionPools> pools_;
+  ServerChoice choice_;
+  const std::string_view fence_key_;
+  bool begun_ = false;
+  std::optional<Problem> problem_;
   std::unique_ptr<UpstreamTransport> stream_;
   boost::beast::flat_buffer read_buffer_;
   std::optional<MessageParser<false, http::buffer_body>> parser_;

@@ -79,6 +79,7 @@ std::optional<Problem> ServerChoice::Begin(std::string_view fence_key,
 }
 
 Problem ServerChoice::NoHealthyBackend() const {
+  servers().CountNoHealthyServer();
   return Problem{
       .status = 503,
       .type = "no-healthy-backend",
@@ -198,6 +199,7 @@ void ServerChoice::OnUnreachable(error_code ec, bool tls) {
     Deliver(OpenedConnection::Failed(Failure::kUpstreamConnect, ec, std::move(problem)));
     return;
   }
+  servers.CountRetry(tls);
   if (!MoveTo(*next)) return;
   if (auto idle = pools_.pool(server_).Take(UpstreamConnectionPool::Probe::kPeek)) {
     Deliver(OpenedConnection::Connected(std::move(idle), true));

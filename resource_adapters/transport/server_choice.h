@@ -67,6 +67,14 @@ class ServerChoice {
   std::optional<Problem> Begin(std::string_view fence_key,
                                std::optional<std::size_t> pinned = std::nullopt);
 
+  // Holds the choice to `server` without counting a request there: the connections of a
+  // sequence whose request is counted elsewhere (a webdav fenced write's lock requests). Open
+  // never moves from it.
+  void Hold(std::size_t server) {
+    server_ = server;
+    pinned_ = true;
+  }
+
   std::size_t server() const { return server_; }
   // The configured url of the server (config-lifetime storage).
   std::string_view server_url() const;

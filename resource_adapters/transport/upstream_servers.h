@@ -106,6 +106,9 @@ class UpstreamServers {
 
   void OnHealthCheck(std::size_t server, bool passed, std::string result);
 
+  void CountRetry(bool tls_handshake);
+  void CountNoHealthyServer();
+
   // ---- addresses (the resolver writes, connections read)
 
   std::shared_ptr<const Endpoints> endpoints(std::size_t server) const;

@@ -86,6 +86,8 @@ void UpstreamServers::OnResponse(std::size_t server, unsigned status) {
   }
 }
 void UpstreamServers::OnHealthCheck(std::size_t, bool, std::string) {}
+void UpstreamServers::CountRetry(bool) {}
+void UpstreamServers::CountNoHealthyServer() {}
 std::shared_ptr<const UpstreamServers::Endpoints> UpstreamServers::endpoints(
     std::size_t server) const {
   std::lock_guard lock(servers_[server]->mutex);

@@ -9,8 +9,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "base/tls_client/client_tls.h"
-
 namespace fencegate::adapters::webdav {
 
 namespace {
@@ -23,8 +21,14 @@ constexpr std::uint64_t kMaxResponseBytes = 1 << 20;
 }  // namespace
 
 DavConnection::DavConnection(boost::asio::io_context& ioc,
-                             std::shared_ptr<const WebdavBackend> backend)
-    : ioc_(ioc), backend_(std::move(backend)) {}
+                             std::shared_ptr<const WebdavBackend> backend,
+                             std::shared_ptr<ServerConnectionPools> pools, std::size_t server)
+    : ioc_(ioc),
+      backend_(std::move(backend)),
+      pools_(std::move(pools)),
+      connector_(ioc, *pools_, backend_->connect) {
+  connector_.Hold(server);
+}
 
 DavConnection::~DavConnection() { Close(); }
 
@@ -32,8 +36,9 @@ DavConnection::Request DavConnection::MakeRequest(http::verb method, const std::
                                                   std::string body) const {
   const WebdavAdapterOptions& options = backend_->options;
   Request request{method, target, 11};
+  const ServerAddress& address = backend_->servers->address(connector_.server());
   request.set(http::field::host, options.host_header.empty()
-                                     ? options.host + ":" + std::to_string(options.port)
+                                     ? address.host + ":" + std::to_string(address.port)
                                      : options.host_header);
   if (!body.empty()) {
     request.set(http::field::content_type, "application/xml; charset=utf-8");
@@ -61,44 +66,15 @@ bool DavConnection::Reusable() const {
   return stream_ && stream_->is_open();
 }
 
+// A failure to reach the server is reported to UpstreamServers by the connector; the request
+// fails like a refused connection (the sequence stays on its server).
 void DavConnection::Connect() {
   Close();
-  stream_.emplace(ioc_, backend_->tls_context);
-  auto connect =
-      [self = shared_from_this()](const std::vector<boost::asio::ip::tcp::endpoint>& endpoints) {
-        self->stream_->expires_after(self->backend_->options.connect_timeout);
-        self->stream_->lowest().async_connect(
-            endpoints, [self](error_code ec, const boost::asio::ip::tcp::endpoint&) {
-              if (ec) return self->Fail(ec, false);
-              self->Handshake();
-            });
-      };
-  if (!backend_->endpoints.empty()) {
-    connect(backend_->endpoints);
-    return;
-  }
-  resolver_.emplace(ioc_);
-  const WebdavAdapterOptions& options = backend_->options;
-  resolver_->async_resolve(options.host, std::to_string(options.port),
-                           [self = shared_from_this(), connect](
-                               error_code ec, boost::asio::ip::tcp::resolver::results_type found) {
-                             if (ec) return self->Fail(ec, false);
-                             std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-                             for (const auto& entry : found) endpoints.push_back(entry.endpoint());
-                             connect(endpoints);
-                           });
-}
-
-// Still under the connect timeout; never a fallback to plain HTTP.
-void DavConnection::Handshake() {
-  if (!stream_->is_tls()) return Write();
-  tls_client::PrepareClientHandshake(backend_->options.tls_options, backend_->options.host,
-                                     stream_->tls().native_handle());
-  stream_->tls().async_handshake(boost::asio::ssl::stream_base::client,
-                                 [self = shared_from_this()](error_code ec) {
-                                   if (ec) return self->Fail(ec, false);
-                                   self->Write();
-                                 });
+  connector_.Open([self = shared_from_this()](OpenedConnection opened) {
+    if (!opened.connection) return self->Fail(opened.error, false);
+    self->stream_ = std::move(opened.connection);
+    self->Write();
+  });
 }
 
 void DavConnection::Write() {

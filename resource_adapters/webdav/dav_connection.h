@@ -13,6 +13,8 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include "base/tls_client/plain_or_tls_stream.h"
+#include "resource_adapters/transport/server_choice.h"
+#include "resource_adapters/transport/server_connection_pools.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
 
 namespace fencegate::adapters::webdav {
@@ -22,15 +24,17 @@ namespace http = boost::beast::http;
 // What every exchange of one backend shares; immutable after the factory built it.
 struct WebdavBackend {
   WebdavAdapterOptions options;
-  // Resolved once by the factory; empty if that failed, and then each connect resolves again.
-  std::vector<boost::asio::ip::tcp::endpoint> endpoints;
-  // For an https server (options.tls); shared by every connection of every thread.
-  std::shared_ptr<boost::asio::ssl::context> tls_context;
+  // The backend's servers: the passthrough's (one UpstreamServers per backend).
+  std::shared_ptr<UpstreamServers> servers;
+  // How the lock sequence connects (the webdav options' TLS settings); shared by every
+  // connection of every thread.
+  ServerConnectSettings connect;
 };
 
-// One keep-alive connection for the adapter's own small requests (LOCK, PROPFIND, PROPPATCH,
-// UNLOCK), sent one after another by one fenced write at a time and kept between writes by
-// DavConnectionPool; bodies are small, so they are held whole. Reconnects when the server
+// One keep-alive connection to one server of the backend for the adapter's own small requests
+// (LOCK, PROPFIND, PROPPATCH, UNLOCK), sent one after another by one fenced write at a time and
+// kept between writes by DavConnectionPool; bodies are small, so they are held whole. Connects
+// (and reconnects) only to its server, through ServerChoice. Reconnects when the server
 // closed the connection between requests. Over TLS for an https server: the certificate must
 // chain to the configured CA and name the server (unless turned off); a refusal fails the
 // request like a refused connection.
@@ -40,7 +44,8 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   using Response = http::response<http::string_body>;
   using Handler = std::function<void(boost::system::error_code, Response)>;
 
-  DavConnection(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend);
+  DavConnection(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
+                std::shared_ptr<ServerConnectionPools> pools, std::size_t server);
   ~DavConnection();
 
   // A request for `target` with Host and (when `body` is not empty) an XML body.
@@ -51,6 +56,8 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
 
   void Close();
 
+  std::size_t server() const { return connector_.server(); }
+
   // True when the last response was read whole, the server keeps the connection open, and no
   // request is outstanding: only then may another write use it.
   bool Reusable() const;
@@ -59,16 +66,16 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
 
  private:
   void Connect();
-  void Handshake();
   void Read();
   void Write();
   void Fail(boost::system::error_code ec, bool got_some);
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
+  std::shared_ptr<ServerConnectionPools> pools_;  // kept alive for connector_
+  ServerChoice connector_;
   // While connected: plain, or TLS for an https server. Every operation is timed.
-  std::optional<tls_client::PlainOrTlsStream> stream_;
-  std::optional<boost::asio::ip::tcp::resolver> resolver_;
+  std::unique_ptr<UpstreamConnection> stream_;
   boost::beast::flat_buffer buffer_;
   Request request_;
   Response response_;

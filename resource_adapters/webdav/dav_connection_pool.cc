@@ -21,24 +21,26 @@ bool NothingWaiting(DavConnection& connection) {
 }  // namespace
 
 DavConnectionPool::DavConnectionPool(boost::asio::io_context& ioc,
-                                     std::shared_ptr<const WebdavBackend> backend)
-    : ioc_(ioc), backend_(std::move(backend)) {}
+                                     std::shared_ptr<const WebdavBackend> backend,
+                                     std::shared_ptr<ServerConnectionPools> pools)
+    : ioc_(ioc), backend_(std::move(backend)), pools_(std::move(pools)) {}
 
 bool DavConnectionPool::Expired(const Idle& idle, std::chrono::steady_clock::time_point now) const {
   return now - idle.since >= backend_->options.idle_timeout;
 }
 
-std::shared_ptr<DavConnection> DavConnectionPool::Take() {
+std::shared_ptr<DavConnection> DavConnectionPool::Take(std::size_t server) {
   const auto now = std::chrono::steady_clock::now();
-  while (!idle_.empty()) {
-    Idle candidate = std::move(idle_.back());
-    idle_.pop_back();
+  for (std::size_t i = idle_.size(); i-- > 0;) {
+    if (idle_[i].connection->server() != server) continue;
+    Idle candidate = std::move(idle_[i]);
+    idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
     if (!Expired(candidate, now) && NothingWaiting(*candidate.connection)) {
       return std::move(candidate.connection);
     }
     candidate.connection->Close();
   }
-  return std::make_shared<DavConnection>(ioc_, backend_);
+  return std::make_shared<DavConnection>(ioc_, backend_, pools_, server);
 }
 
 void DavConnectionPool::Give(std::shared_ptr<DavConnection> connection) {

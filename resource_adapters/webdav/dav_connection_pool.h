@@ -17,17 +17,20 @@ namespace fencegate::adapters::webdav {
 // connection is the least likely to have been closed by the server's keep-alive timeout.
 class DavConnectionPool {
  public:
-  DavConnectionPool(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend);
+  DavConnectionPool(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
+                    std::shared_ptr<ServerConnectionPools> pools);
 
-  // An idle connection that is neither older than idle_timeout nor visibly closed or out of
-  // step (anything to read while idle), else a new, unconnected one.
-  std::shared_ptr<DavConnection> Take();
+  // An idle connection to `server` that is neither older than idle_timeout nor visibly closed
+  // or out of step (anything to read while idle), else a new, unconnected one.
+  std::shared_ptr<DavConnection> Take(std::size_t server);
 
   // Keeps `connection` when it is Reusable(); the oldest is closed when max_idle_connections
   // are kept already, and any idle past idle_timeout are closed now.
   void Give(std::shared_ptr<DavConnection> connection);
 
   void CloseAll();
+
+  ServerConnectionPools& server_pools() const { return *pools_; }
 
  private:
   struct Idle {
@@ -38,7 +41,8 @@ class DavConnectionPool {
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
-  std::vector<Idle> idle_;  // oldest first
+  std::shared_ptr<ServerConnectionPools> pools_;
+  std::vector<Idle> idle_;  // oldest first, every server's
 };
 
 }  // namespace fencegate::adapters::webdav

@@ -51,7 +51,7 @@ FencedWrite::FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const Web
       done_(std::move(done)),
       token_(request.fencing_token.value_or(0)),
       pool_(std::move(pool)),
-      connection_(pool_->Take()),
+      choice_(ioc, pool_->server_pools(), backend_->connect),
       retry_timer_(ioc) {}
 
 std::optional<Problem> FencedWrite::TargetsFromRequest() {
@@ -86,6 +86,18 @@ std::optional<Problem> FencedWrite::TargetsFromRequest() {
 }
 
 void FencedWrite::Start() {
+  // Counted in flight at its server until the write itself goes out (the passthrough counts
+  // that).
+  if (std::optional<Problem> refused = choice_.Begin(request_.fence_key)) {
+    ForwardOutcome outcome;
+    if (refused->type == "no-healthy-backend") outcome.failure = Failure::kUpstreamConnect;
+    outcome.problem = std::move(refused);
+    auto done = std::move(done_);
+    done(std::move(outcome));
+    return;
+  }
+  request_.server = choice_.server();
+  connection_ = pool_->Take(choice_.server());
   if (auto problem = TargetsFromRequest()) {
     ForwardOutcome outcome;
     outcome.problem = std::move(problem);
@@ -327,6 +339,7 @@ void FencedWrite::StoreToken(const Target& target, std::string_view property,
 
 void FencedWrite::Write() {
   request_.header->set("If", IfHeader());
+  choice_.End();
   passthrough_.Forward(request_, held_, [self = shared_from_this()](ForwardOutcome outcome) {
     self->OnWritten(std::move(outcome));
   });
@@ -405,7 +418,8 @@ void FencedWrite::FailUpstream(error_code ec, const std::string& step) {
   ForwardOutcome outcome;
   outcome.backend_reached = true;
   outcome.error = ec;
-  const std::string backend = backend_->options.host + ":" + std::to_string(backend_->options.port);
+  const std::string backend(choice_.server_url());
+  outcome.upstream_server = choice_.server_url();
   if (ec == boost::beast::error::timeout) {
     outcome.failure = Failure::kUpstreamTimeout;
     outcome.problem = Problem{504, "upstream-timeout", "Gateway Timeout",
@@ -486,7 +500,8 @@ void FencedWrite::Finish(ForwardOutcome outcome) {
 }
 
 std::string FencedWrite::Url(const std::string& path) const {
-  return "http://" + backend_->options.host + ":" + std::to_string(backend_->options.port) + path;
+  const ServerAddress& address = backend_->servers->address(choice_.server());
+  return "http://" + address.host + ":" + std::to_string(address.port) + path;
 }
 
 // Tagged lists (RFC 4918 10.4.2), one per locked resource: each names the resource it applies

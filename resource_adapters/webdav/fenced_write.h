@@ -94,6 +94,8 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   ResourceAdapter::DoneHandler done_;
   const std::uint64_t token_;
   std::shared_ptr<DavConnectionPool> pool_;
+  // The write's server, picked once: every step of the sequence and the write itself go there.
+  ServerChoice choice_;
   std::shared_ptr<DavConnection> connection_;  // taken from pool_, given back at the end
   boost::asio::steady_timer retry_timer_;
   std::vector<Target> targets_;  // the resources first, then the parents

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "base/tls_client/client_tls.h"
-#include "resource_adapters/transport/resolve_once.h"
+#include "resource_adapters/transport/server_connection_pools.h"
 #include "resource_adapters/webdav/dav_connection.h"
 #include "resource_adapters/webdav/dav_connection_pool.h"
 #include "resource_adapters/webdav/fenced_write.h"
@@ -36,7 +36,11 @@ class WebdavAdapter : public ResourceAdapter {
                 std::unique_ptr<ResourceAdapter> passthrough)
       : ioc_(ioc),
         backend_(std::move(backend)),
-        pool_(std::make_shared<DavConnectionPool>(ioc, backend_)),
+        pool_(std::make_shared<DavConnectionPool>(
+            ioc, backend_,
+            std::make_shared<ServerConnectionPools>(backend_->servers,
+                                                    backend_->options.max_idle_connections,
+                                                    backend_->options.idle_timeout))),
         passthrough_(std::move(passthrough)) {}
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
@@ -85,6 +89,9 @@ class WebdavAdapterFactory : public AdapterFactory {
 
   std::string_view kind() const override { return "webdav"; }
 
+  // The passthrough's: the lock sequence and the passthrough share one per backend.
+  std::shared_ptr<UpstreamServers> upstream_servers() const override { return backend_->servers; }
+
  private:
   std::shared_ptr<const WebdavBackend> backend_;
   std::unique_ptr<AdapterFactory> passthrough_;
@@ -95,15 +102,22 @@ class WebdavAdapterFactory : public AdapterFactory {
 std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
     WebdavAdapterOptions options, std::unique_ptr<AdapterFactory> passthrough, std::string* error) {
   auto backend = std::make_shared<WebdavBackend>();
-  if (options.tls) {
+  // One UpstreamServers per backend: the passthrough's, built from the same servers.
+  backend->servers = passthrough->upstream_servers();
+  bool any_tls = false;
+  for (std::size_t server = 0; server < backend->servers->size(); ++server) {
+    any_tls = any_tls || backend->servers->address(server).tls;
+  }
+  if (any_tls) {
     std::string tls_error;
-    backend->tls_context = tls_client::BuildClientContext(options.tls_options, &tls_error);
-    if (!backend->tls_context) {
+    backend->connect.tls_context = tls_client::BuildClientContext(options.tls_options, &tls_error);
+    if (!backend->connect.tls_context) {
       if (error != nullptr) *error = tls_error;
       return nullptr;
     }
   }
-  backend->endpoints = ResolveOnce(options.host, options.port);
+  backend->connect.tls_options = options.tls_options;
+  backend->connect.connect_timeout = options.connect_timeout;
   backend->options = std::move(options);
   return std::make_unique<WebdavAdapterFactory>(std::move(backend), std::move(passthrough));
 }

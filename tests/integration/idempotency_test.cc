@@ -254,8 +254,8 @@ TEST_F(IdempotencyTest, ExpiredKeyIsAppliedAgain) {
 TEST_F(IdempotencyTest, RequestThatNeverReachedTheBackendFreesTheKey) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     const Response response = Post("/down/a/op", "1", "k1", "payload");
-    EXPECT_EQ(response.result_int(), 502) << attempt;
-    EXPECT_EQ(ProblemType(response), "https://fencegate.dev/problems/upstream-connect-failed")
+    EXPECT_EQ(response.result_int(), 503) << attempt;
+    EXPECT_EQ(ProblemType(response), "https://fencegate.dev/problems/no-healthy-backend")
         << attempt;
   }
 }

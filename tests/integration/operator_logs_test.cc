@@ -148,7 +148,7 @@ TEST_F(OperatorLogsTest, StartListeningAndDrainAreJsonEventsOnStderr) {
 }
 
 TEST_F(OperatorLogsTest, ARefusedBackendConnectionNamesTheBackendAndAddress) {
-  EXPECT_EQ(SendWith(http::verb::get, "/dead/x", {}).result_int(), 502);
+  EXPECT_EQ(SendWith(http::verb::get, "/dead/x", {}).result_int(), 503);
   const std::optional<json::object> failed =
       AwaitEvent(gateway_->process(), "backend connection failed");
   ASSERT_TRUE(failed.has_value()) << gateway_->process().Stderr();
@@ -162,7 +162,7 @@ TEST_F(OperatorLogsTest, ARefusedBackendConnectionNamesTheBackendAndAddress) {
   // held back never exceeds the refusals sent (the rate itself: base/log unit tests).
   constexpr int kMore = 20;
   for (int i = 0; i < kMore; ++i) {
-    EXPECT_EQ(SendWith(http::verb::get, "/dead/x", {}).result_int(), 502);
+    EXPECT_EQ(SendWith(http::verb::get, "/dead/x", {}).result_int(), 503);
   }
   std::uint64_t accounted = 0;
   for (const json::object& line : Events(gateway_->process(), "backend connection failed")) {

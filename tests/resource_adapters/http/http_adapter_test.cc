@@ -344,7 +344,9 @@ TEST_F(HttpAdapterTest, ReadOnAnIdleConnectionTheBackendClosedIsSentAgain) {
   EXPECT_EQ(server.received()[1].connection, 2);
 }
 
-TEST_F(HttpAdapterTest, RefusedConnectionIsA502Problem) {
+// The backend's only server refuses: nothing was sent, and no server is left to try (issue 27:
+// never 502 for an unavailable backend).
+TEST_F(HttpAdapterTest, RefusedConnectionIsA503NoHealthyBackendProblem) {
   std::uint16_t closed_port;
   {
     boost::asio::io_context probe;
@@ -356,8 +358,9 @@ TEST_F(HttpAdapterTest, RefusedConnectionIsA502Problem) {
   EXPECT_EQ(outcome.failure, Failure::kUpstreamConnect);
   EXPECT_FALSE(outcome.backend_reached);
   ASSERT_TRUE(outcome.problem.has_value());
-  EXPECT_EQ(outcome.problem->status, 502u);
-  EXPECT_EQ(outcome.problem->type, "upstream-connect-failed");
+  EXPECT_EQ(outcome.problem->status, 503u);
+  EXPECT_EQ(outcome.problem->type, "no-healthy-backend");
+  EXPECT_TRUE(outcome.problem->retry_after);
 }
 
 TEST_F(HttpAdapterTest, SilentBackendIsA504ProblemAfterResponseTimeout) {
