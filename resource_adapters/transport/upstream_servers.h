@@ -62,7 +62,6 @@ class UpstreamServers {
   };
 
   UpstreamServers(std::string backend_name, BalancingOptions options);
-  ~UpstreamServers();
 
   const std::string& backend_name() const { return backend_name_; }
   const BalancingOptions& options() const { return options_; }
@@ -81,7 +80,7 @@ class UpstreamServers {
   // failed to connect to); nullopt when none is usable. `fence_key` is the request's affinity
   // under the fence_key policy (ignored otherwise; empty falls back to round robin).
   std::optional<std::size_t> Pick(std::string_view fence_key, const std::vector<bool>& tried,
-                                  PickCursor& cursor) const;
+                                   PickCursor& cursor) const;
 
   // ---- limits: a refusal is counted here; the caller answers 503 backend-overloaded
 
@@ -105,9 +104,6 @@ class UpstreamServers {
   // ---- what the health checker learns
 
   void OnHealthCheck(std::size_t server, bool passed, std::string result);
-
-  void CountRetry(bool tls_handshake);
-  void CountNoHealthyServer();
 
   // ---- addresses (the resolver writes, connections read)
 
