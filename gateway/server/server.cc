@@ -142,6 +142,33 @@ lockstore::Status Server::Start() {
   HeldSignalMask(SIG_BLOCK);
   // Everything from here on is opened with the rights the process keeps (privilege_drop.h).
   if (lockstore::Status acting = privileges_.ActAsUser(); !acting.ok()) return acting;
+  if (lockstore::Status prepared = PrepareAsUser(); !prepared.ok()) {
+    // A failed start exits as it began, with root's effective ids: a process left half-dropped
+    // (effective uid changed, so not dumpable, and not root) cannot be inspected at exit, and
+    // the sanitizer builds' leak check, which stops its threads with ptrace, dies there.
+    (void)privileges_.RegainRootToBind();
+    return prepared;
+  }
+  if (lockstore::Status root = privileges_.RegainRootToBind(); !root.ok()) return root;
+  if (lockstore::Status listening = Listen(); !listening.ok()) return listening;
+  // No network thread serves before the process has dropped root for good.
+  if (lockstore::Status dropped = privileges_.DropForGood(); !dropped.ok()) return dropped;
+  // Started after the drop: it inherits the process's rights and the blocked signals.
+  reload_worker_ = std::make_unique<ReloadWorker>();
+  for (auto& thread : threads_) thread->Start();
+  admin_->Start();
+  context_->accepting = true;
+  log::Info("listening", {{"traffic", traffic_address()},
+                          {"traffic_tls", config_.tls.traffic.enabled},
+                          {"admin", admin_address()},
+                          {"admin_tls", config_.tls.admin.enabled},
+                          {"threads", threads_.size()}});
+  return lockstore::Status::Ok();
+}
+
+// Opens the store, the logs and the backends and builds the threads, acting as the configured
+// user; nothing serves yet.
+lockstore::Status Server::PrepareAsUser() {
   if (std::string error; !log::ProcessLog().Open(config_.log.path, &error)) {
     return lockstore::Status::IOError(error);
   }
@@ -208,20 +235,6 @@ lockstore::Status Server::Start() {
   admin_->SetReloader([this](ReloadRequest request, std::function<void(const ReloadReport&)> done) {
     RequestReload(std::move(request), std::move(done));
   });
-  if (lockstore::Status root = privileges_.RegainRootToBind(); !root.ok()) return root;
-  if (lockstore::Status listening = Listen(); !listening.ok()) return listening;
-  // No network thread serves before the process has dropped root for good.
-  if (lockstore::Status dropped = privileges_.DropForGood(); !dropped.ok()) return dropped;
-  // Started after the drop: it inherits the process's rights and the blocked signals.
-  reload_worker_ = std::make_unique<ReloadWorker>();
-  for (auto& thread : threads_) thread->Start();
-  admin_->Start();
-  context_->accepting = true;
-  log::Info("listening", {{"traffic", traffic_address()},
-                          {"traffic_tls", config_.tls.traffic.enabled},
-                          {"admin", admin_address()},
-                          {"admin_tls", config_.tls.admin.enabled},
-                          {"threads", threads_.size()}});
   return lockstore::Status::Ok();
 }
 

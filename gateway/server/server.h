@@ -102,6 +102,7 @@ class Server {
   void Shutdown();
 
  private:
+  lockstore::Status PrepareAsUser();
   lockstore::Status OpenStore();
   void LogStoreOpened();
   lockstore::Status OpenRocksDbStore();

@@ -45,7 +45,8 @@ struct HealthCheckOptions {
 
 // Passive outlier ejection (Envoy's outlier detection, consecutive failures only).
 struct OutlierOptions {
-  // Responses with status >= 500 in a row (or connect failures in a row) that eject a server.
+  // Responses with status >= 500 in a row that eject a server (0: 5xx never eject). A failed
+  // connect or TLS handshake ejects at once: no request got through.
   unsigned consecutive_failures = 5;
   // The first ejection lasts this long, each further one twice as long as the last, up to
   // max_ejection_time.

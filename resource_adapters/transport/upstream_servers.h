@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,15 @@ namespace fencegate::adapters {
 //
 // A server is usable when it is not ejected and, if health checks run, its last checks passed
 // (it starts usable). Requests pick among usable servers only.
+//
+// Ejection (passive health): a connect failure ejects the server at once, whatever
+// max_ejected_percent says; `consecutive_failures` 5xx responses in a row eject it unless the
+// servers ejected would then exceed max_ejected_percent of all servers. The k-th ejection in a
+// row lasts base_ejection_time * 2^(k-1), at most max_ejection_time; the row starts again once
+// a server has stayed out of ejection for max_ejection_time. When health checks run, an
+// ejection also marks the server unhealthy, so it returns once its ejection is over and
+// healthy_threshold checks passed (checks during the ejection count). As nginx does with a
+// one-server upstream, a backend of one server never ejects it: there is nowhere else to go.
 class UpstreamServers {
  public:
   using Clock = std::chrono::steady_clock;
@@ -62,6 +72,13 @@ class UpstreamServers {
   };
 
   UpstreamServers(std::string backend_name, BalancingOptions options);
+  // The same, with the clock ejections are timed by (tests); `now` may be called from any
+  // thread.
+  UpstreamServers(std::string backend_name, BalancingOptions options,
+                  std::function<Clock::time_point()> now);
+  ~UpstreamServers();
+  UpstreamServers(const UpstreamServers&) = delete;
+  UpstreamServers& operator=(const UpstreamServers&) = delete;
 
   const std::string& backend_name() const { return backend_name_; }
   const BalancingOptions& options() const { return options_; }
@@ -70,17 +87,20 @@ class UpstreamServers {
 
   // ---- choosing a server (the network threads)
 
-  // Per-thread state of the round robin (no sharing on the request path).
+  // Per-thread state of the choice (no sharing on the request path): the smooth round robin's
+  // current weights, the random state of least_request (seeded on first use) and a scratch
+  // list of candidates, sized once.
   struct PickCursor {
     std::vector<std::int64_t> current_weights;
     std::uint64_t random_state = 0;
+    std::vector<std::uint32_t> candidates;
   };
 
   // A usable server for one request, never one of `tried` (the servers this request already
   // failed to connect to); nullopt when none is usable. `fence_key` is the request's affinity
   // under the fence_key policy (ignored otherwise; empty falls back to round robin).
   std::optional<std::size_t> Pick(std::string_view fence_key, const std::vector<bool>& tried,
-                                   PickCursor& cursor) const;
+                                  PickCursor& cursor) const;
 
   // ---- limits: a refusal is counted here; the caller answers 503 backend-overloaded
 
@@ -105,8 +125,17 @@ class UpstreamServers {
 
   void OnHealthCheck(std::size_t server, bool passed, std::string result);
 
+  // ---- what the adapters count (Counters)
+
+  // A write retried on another server because no byte of it reached the first.
+  void CountRetry(bool tls_handshake);
+  // A request refused with no-healthy-backend.
+  void CountNoHealthyServer();
+
   // ---- addresses (the resolver writes, connections read)
 
+  // Never null; empty until the first resolve succeeded (connections then resolve the host
+  // themselves).
   std::shared_ptr<const Endpoints> endpoints(std::size_t server) const;
   void SetEndpoints(std::size_t server, Endpoints endpoints);
 
@@ -115,19 +144,30 @@ class UpstreamServers {
   bool AnyUsable() const;
   std::vector<ServerSnapshot> Snapshot() const;
   Counters counters() const;
-  // When no server is usable: the seconds until the first ejection ends (at least 1), for
-  // Retry-After.
+  // When no server is usable: the seconds until the first server is expected back (the end of
+  // its ejection, plus the checks it still has to pass), at least 1, for Retry-After.
   std::chrono::seconds RetryAfter() const;
 
  private:
   struct ServerState;
-  bool UsableAt(const ServerState& state, Clock::time_point now) const;
+  class LazyNow;
+  bool UsableAt(const ServerState& state, LazyNow& now) const;
+  // The usable servers not in `tried`, into cursor.candidates.
+  void CollectCandidates(const std::vector<bool>& tried, PickCursor& cursor) const;
+  std::size_t PickRoundRobin(PickCursor& cursor) const;
+  std::size_t PickLeastRequest(PickCursor& cursor) const;
+  std::size_t PickByKey(std::string_view fence_key, const PickCursor& cursor) const;
+  // Under ejection_mutex_.
+  bool EjectedAt(const ServerState& state, Clock::time_point now) const;
+  bool EjectionWithinCap(Clock::time_point now) const;
   void Eject(ServerState& state, Unusable reason, Clock::time_point now);
 
   const std::string backend_name_;
   const BalancingOptions options_;
+  const std::function<Clock::time_point()> now_;
   std::vector<std::unique_ptr<ServerState>> servers_;
-  mutable std::mutex ejection_mutex_;  // decisions about ejections (the cap needs all servers)
+  mutable std::mutex ejection_mutex_;  // ejections and health verdicts (the cap needs all servers)
+  mutable std::mutex endpoints_mutex_;
   std::atomic<std::uint64_t> pending_{0};
   std::atomic<std::uint64_t> connections_{0};
   struct AtomicCounters;
