@@ -116,7 +116,7 @@ class BackendPoolAdminTest : public ::testing::Test {
     for (const json::value& backend : body.at("backends").as_array()) {
       if (backend.at("name") != "pool") continue;
       for (const json::value& server : backend.at("servers").as_array()) {
-        if (server.at("url") == url) return server;
+        if (server.at("url").as_string() == url) return server;
       }
     }
     return nullptr;
