@@ -96,7 +96,9 @@ class Gateway:
         self._stdout_drain = asyncio.ensure_future(self.process.stdout.read())
 
     async def metrics(self):
-        """Sums of fencegate_writes_admitted_total and fencegate_writes_rejected_total{reason}."""
+        """Sums of fencegate_writes_admitted_total, fencegate_writes_rejected_total{reason} and the
+        backend failover counters (fencegate_backend_retries_total{reason},
+        fencegate_backend_no_healthy_total)."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.admin_port)
         writer.write(b"GET /metrics HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n")
         text = (await reader.read(-1)).decode()
@@ -108,6 +110,13 @@ class Gateway:
             elif line.startswith("fencegate_writes_rejected_total"):
                 reason = re.search(r'reason="([^"]+)"', line).group(1)
                 figures["rejected_" + reason] = (figures.get("rejected_" + reason, 0.0)
+                                                 + float(line.rsplit(" ", 1)[1]))
+            elif line.startswith("fencegate_backend_retries_total"):
+                reason = re.search(r'reason="([^"]+)"', line).group(1)
+                figures["backend_retries_" + reason] = (
+                    figures.get("backend_retries_" + reason, 0.0) + float(line.rsplit(" ", 1)[1]))
+            elif line.startswith("fencegate_backend_no_healthy_total"):
+                figures["backend_no_healthy"] = (figures.get("backend_no_healthy", 0.0)
                                                  + float(line.rsplit(" ", 1)[1]))
         return figures
 

@@ -17,17 +17,33 @@ import httpwire
 from loopback import LoopbackServer
 
 
+class AppliedLog:
+    """Every applied write in arrival order, in memory and in a file; one log may be shared by
+    several recording backends (the servers of one backend in front of one store)."""
+
+    def __init__(self, path):
+        self.entries = []
+        self._file = open(path, "w", encoding="utf-8")
+
+    def append(self, entry):
+        entry["index"] = len(self.entries)
+        self.entries.append(entry)
+        self._file.write(json.dumps(entry) + "\n")
+
+    def close(self):
+        self._file.close()
+
+
 class RecordingBackend(LoopbackServer):
-    def __init__(self, seed, log_path, token_field):
+    def __init__(self, seed, applied_log, token_field):
         self.seed = seed
         self.token_field = token_field.lower()
-        self.log = []  # applied writes, in arrival order
-        self._log_file = open(log_path, "w", encoding="utf-8")
+        self.applied = applied_log
         self.faults = {}
 
-    async def stop(self):
-        await super().stop()
-        self._log_file.close()
+    @property
+    def log(self):
+        return self.applied.entries
 
     def _apply(self, target, headers, body):
         try:
@@ -36,7 +52,6 @@ class RecordingBackend(LoopbackServer):
             record = {}
         token = headers.get(self.token_field)
         entry = {
-            "index": len(self.log),
             "time": time.monotonic(),
             "resource": target.rsplit("/", 1)[-1],
             # The token the gateway admitted (forwarded by forward_token_header), not the one
@@ -47,8 +62,7 @@ class RecordingBackend(LoopbackServer):
             "attempt": record.get("attempt"),
             "copy": record.get("copy"),
         }
-        self.log.append(entry)
-        self._log_file.write(json.dumps(entry) + "\n")
+        self.applied.append(entry)
 
     async def _serve(self, reader, writer):
         try:
@@ -58,6 +72,9 @@ class RecordingBackend(LoopbackServer):
                     break
                 start, headers, _, body = message
                 method, target = start.split(" ")[:2]
+                if method == "GET" and target == "/health":
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                    continue
                 if method != "PUT":
                     writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
                     continue

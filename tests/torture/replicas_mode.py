@@ -37,7 +37,7 @@ import checker
 from gateway import CONFIG_HEAD, HTTP_BACKEND, Gateway
 from lock_issuer import LockIssuer
 from loopback import LoopbackServer
-from recording_backend import RecordingBackend
+from recording_backend import AppliedLog, RecordingBackend
 from relays import BackendRelay, ClientRelay
 from workers import Workload
 
@@ -432,7 +432,8 @@ async def run(args, run_dir, seed):
     resources = [f"r{i}" for i in range(args.resources)]
     answers = {}
     etcd = EtcdCluster(run_dir)
-    backend = RecordingBackend(seed, os.path.join(run_dir, "applied.jsonl"), "Fencing-Token")
+    applied = AppliedLog(os.path.join(run_dir, "applied.jsonl"))
+    backend = RecordingBackend(seed, applied, "Fencing-Token")
     backend_relay = BackendRelay(None, seed)
     replicas = None
     client_relays = []
@@ -501,4 +502,5 @@ async def run(args, run_dir, seed):
             await backend_relay.stop()
         if backend.port:
             await backend.stop()
+        applied.close()
         await etcd.stop()

@@ -10,7 +10,8 @@ and any refused write applied.
 Modes: http (the http adapter in front of the recording backend), filesystem (the filesystem
 adapter), two-gateways (two fencegate processes with separate fence stores in front of one
 filesystem root), webdav (two such gateways, webdav adapter, in front of one real Apache
-mod_dav_fs; see dav_mode.py), s3 (kept out of "all": two such gateways in front of a real
+mod_dav_fs; see dav_mode.py), http-servers (one gateway in front of three servers of one http
+backend, one of them killed and restarted mid-run; see servers_mode.py), s3 (kept out of "all": two such gateways in front of a real
 Ceph radosgw, which this mode starts with tests/support/radosgw.sh), replicas (kept out of "all":
 a real 3-member etcd cluster and --replicas gateways on it, --layout, --fault; see
 replicas_mode.py). Exit status: 0 no violation (with --expect-violations: some found), 1 violations (printed with an excerpt of the
@@ -35,13 +36,14 @@ import dav_mode  # noqa: E402
 from gateway import FILESYSTEM_CONFIG, HTTP_CONFIG, Gateway  # noqa: E402
 from file_snapshots import SnapshotTaker  # noqa: E402
 from lock_issuer import LockIssuer  # noqa: E402
-from recording_backend import RecordingBackend  # noqa: E402
+from recording_backend import AppliedLog, RecordingBackend  # noqa: E402
 from relays import BackendRelay, ClientRelay  # noqa: E402
 import replicas_mode  # noqa: E402
 import s3_mode  # noqa: E402
+import servers_mode  # noqa: E402
 from workers import Workload  # noqa: E402
 
-MODES = ("http", "filesystem", "two-gateways", "webdav")
+MODES = ("http", "filesystem", "two-gateways", "webdav", servers_mode.MODE)
 # Two gateways with separate fence stores in front of one http backend that does not check
 # tokens: nothing can order their writes (that needs a shared fence store or a backend that
 # checks tokens). Run only as a control, with --expect-violations: it shows the checker catches
@@ -60,13 +62,14 @@ async def run_mode(args, mode, run_dir):
         return await replicas_mode.run(args, run_dir, seed)
     answers = {}
     resources = [f"r{i}" for i in range(args.resources)]
-    backend = backend_relay = snapshots = apache = radosgw = None
+    backend = backend_relay = snapshots = apache = radosgw = servers = kill = None
+    applied = None
     gateways = []
     relays = []
     try:
         if mode in ("http", UNSAFE_MODE):
-            backend = RecordingBackend(seed, os.path.join(run_dir, "applied.jsonl"),
-                                       "Fencing-Token")
+            applied = AppliedLog(os.path.join(run_dir, "applied.jsonl"))
+            backend = RecordingBackend(seed, applied, "Fencing-Token")
             await backend.start()
             backend_relay = BackendRelay(backend.port, seed)
             await backend_relay.start()
@@ -75,6 +78,13 @@ async def run_mode(args, mode, run_dir):
                     access_log=os.path.join(run_dir, f"access-{name}.log"),
                     backend_port=backend_relay.port)
                 gateways.append(Gateway(args.fencegate, run_dir, name, config))
+            path_prefix = "/kv/"
+        elif mode == servers_mode.MODE:
+            applied = AppliedLog(os.path.join(run_dir, "applied.jsonl"))
+            servers = servers_mode.Servers(seed, applied)
+            await servers.start(seed)
+            config = servers.config(os.path.join(run_dir, "access-g1.log"))
+            gateways.append(Gateway(args.fencegate, run_dir, "g1", config))
             path_prefix = "/kv/"
         elif mode in ("webdav", dav_mode.UNSAFE_MODE):
             apache = apache_dav.ApacheDav(run_dir)
@@ -122,7 +132,14 @@ async def run_mode(args, mode, run_dir):
                             args.client_timeout, args.pause_probability)
         stop_snapshots = asyncio.Event()
         snapshotting = asyncio.ensure_future(snapshots.run(stop_snapshots)) if snapshots else None
+        killing = None
+        if servers is not None:
+            kill = servers_mode.ServerKill(servers, gateways[0], args.duration * 0.3,
+                                           args.duration * 0.3)
+            killing = asyncio.ensure_future(kill.run(time.monotonic()))
         await workload.run(args.workers)
+        if killing:
+            await killing
         # Stalled and duplicated copies are still on their way: let them arrive and be answered.
         for relay in relays:
             await relay.drain(timeout=90)
@@ -140,6 +157,9 @@ async def run_mode(args, mode, run_dir):
         elif backend is not None:
             checker.check_log(report, workload.attempts, answers, backend.log)
             report.figures["backend faults"] = dict(sorted(backend.faults.items()))
+        elif servers is not None:
+            checker.check_log(report, workload.attempts, answers, applied.entries)
+            report.figures["backend faults"] = servers.faults()
         else:
             checker.check_files(report, workload.attempts, answers, snapshots.snapshots,
                                 snapshots.final())
@@ -159,6 +179,8 @@ async def run_mode(args, mode, run_dir):
             for name, value in (await gateway.metrics()).items():
                 metrics[name] = metrics.get(name, 0) + int(value)
         report.figures["gateway metrics"] = dict(sorted(metrics.items()))
+        if kill is not None:
+            servers_mode.check(report, kill, answers, metrics)
         return report
     finally:
         for relay in relays:
@@ -169,6 +191,10 @@ async def run_mode(args, mode, run_dir):
             await backend_relay.stop()
         if backend:
             await backend.stop()
+        if servers:
+            await servers.stop()
+        if applied:
+            applied.close()
         if apache:
             await apache.stop()
         if radosgw:

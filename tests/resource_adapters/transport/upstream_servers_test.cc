@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -244,6 +245,43 @@ TEST_F(UpstreamServersTest, AdaptersCountRetriesAndNoHealthyServer) {
   EXPECT_EQ(counters.retries_connect_failed, 1u);
   EXPECT_EQ(counters.retries_tls_failed, 2u);
   EXPECT_EQ(counters.no_healthy_server, 1u);
+}
+
+// Network threads share one instance: every request counted in is counted out, and the limit
+// holds across threads.
+TEST_F(UpstreamServersTest, ThreadsSharingTheServersKeepTheCountsExact) {
+  BalancingOptions options = Options({1, 2, 3}, BalancingPolicy::kLeastRequest);
+  options.limits.max_pending = 3;
+  UpstreamServers servers("b", options);
+  constexpr int kThreads = 4;
+  constexpr int kRequests = 20000;
+  std::vector<std::thread> threads;
+  std::atomic<std::uint64_t> begun{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      UpstreamServers::PickCursor cursor;
+      for (int i = 0; i < kRequests; ++i) {
+        const std::optional<std::size_t> server = servers.Pick("", {}, cursor);
+        ASSERT_TRUE(server.has_value());
+        if (!servers.TryBeginRequest(*server)) continue;
+        begun.fetch_add(1);
+        servers.OnResponse(*server, 200);
+        servers.EndRequest(*server);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::uint64_t requests = 0;
+  for (const auto& server : servers.Snapshot()) {
+    EXPECT_EQ(server.in_flight, 0u);
+    requests += server.requests;
+  }
+  EXPECT_EQ(requests, begun.load());
+  EXPECT_EQ(begun.load() + servers.counters().overload_max_pending, kThreads * kRequests);
+  // The backend-wide count is back to zero: three fit under the limit, a fourth does not.
+  EXPECT_TRUE(servers.TryBeginRequest(0) && servers.TryBeginRequest(1) &&
+              servers.TryBeginRequest(2));
+  EXPECT_FALSE(servers.TryBeginRequest(0));
 }
 
 // ---- passive health
