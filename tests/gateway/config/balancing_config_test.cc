@@ -95,7 +95,9 @@ TEST(BalancingConfigTest, OneUrlIsOneServerForEveryNetworkedKind) {
     EXPECT_TRUE(upstream.tls);
     ASSERT_NE(BackendBalancing(backend), nullptr);
     EXPECT_EQ(BackendBalancing(backend)->servers.size(), 1u);
-    if (kind == "webdav") EXPECT_EQ(backend.webdav.balancing.servers.size(), 1u);
+    if (kind == "webdav") {
+      EXPECT_EQ(backend.webdav.balancing.servers.size(), 1u);
+    }
   }
 }
 
@@ -193,9 +195,9 @@ TEST(BalancingConfigTest, ServersMustBeANonEmptyListOfUrls) {
             "test.yaml:4:15: backends.b.servers[0]: a backend url has no path, query or fragment "
             "(the client's path is forwarded unchanged); got '/base'");
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [http://a:1, http://a:1]\n")),
-            "test.yaml:4:26: backends.b.servers[1]: the server 'http://a:1' is listed twice");
+            "test.yaml:4:27: backends.b.servers[1]: the server 'http://a:1' is listed twice");
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [http://a:1, https://b:1]\n")),
-            "test.yaml:4:26: backends.b.servers[1]: all servers of a backend use one scheme (the "
+            "test.yaml:4:27: backends.b.servers[1]: all servers of a backend use one scheme (the "
             "tls_* keys apply to all); the first is http");
 }
 
@@ -203,12 +205,12 @@ TEST(BalancingConfigTest, AServerMappingHasAUrlAndAWeightFrom1To1000) {
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [{weight: 2}]\n")),
             "test.yaml:4:15: backends.b.servers[0].url: required for each server");
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: http://a:1, weight: 0}]\n")),
-            "test.yaml:4:40: backends.b.servers[0].weight: must be between 1 and 1000");
+            "test.yaml:4:41: backends.b.servers[0].weight: must be between 1 and 1000");
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: http://a:1, weight: 1001}]\n")),
-            "test.yaml:4:40: backends.b.servers[0].weight: must be between 1 and 1000");
+            "test.yaml:4:41: backends.b.servers[0].weight: must be between 1 and 1000");
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: http://a:1, wieght: 2}]\n")),
-            "test.yaml:4:32: backends.b.servers[0].wieght: unknown key 'wieght' (did you mean "
-            "'weight'?)");
+            "test.yaml:4:33: backends.b.servers[0].wieght: unknown key 'wieght'; did you mean "
+            "'weight'?");
   EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: \"http://a:x\"}]\n")),
             "test.yaml:4:21: backends.b.servers[0].url: invalid port 'x' (expected 1..65535)");
 }
@@ -257,8 +259,8 @@ TEST(BalancingConfigTest, HealthCheckKeysAreChecked) {
             "test.yaml:6:24: backends.b.health_check.expected_status: expected a status (100 to "
             "599) such as 200 or a range such as 200-399, got '399-200'");
   EXPECT_EQ(check("      intervall: 1s\n"),
-            "test.yaml:6:7: backends.b.health_check.intervall: unknown key 'intervall' (did you "
-            "mean 'interval'?)");
+            "test.yaml:6:7: backends.b.health_check.intervall: unknown key 'intervall'; did you "
+            "mean 'interval'?");
   EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    health_check: yes\n")),
             "test.yaml:5:19: backends.b.health_check: expected a mapping of keys to values");
   Config config;
@@ -282,9 +284,9 @@ TEST(BalancingConfigTest, OutlierKeysAreChecked) {
   EXPECT_EQ(outlier("      base_ejection_time: 1m\n      max_ejection_time: 30s\n"),
             "test.yaml:7:26: backends.b.outlier.max_ejection_time: must not be shorter than "
             "base_ejection_time");
-  // The default max_ejection_time (5m) is shorter than this base.
+  // The default max_ejection_time (5m) is shorter than this base: reported at the mapping.
   EXPECT_EQ(outlier("      base_ejection_time: 10m\n"),
-            "test.yaml:5:5: backends.b.outlier.max_ejection_time: must not be shorter than "
+            "test.yaml:6:7: backends.b.outlier.max_ejection_time: must not be shorter than "
             "base_ejection_time");
   EXPECT_EQ(outlier("      max_ejected_percent: 101\n"),
             "test.yaml:6:28: backends.b.outlier.max_ejected_percent: must be between 0 and 100");
@@ -294,8 +296,8 @@ TEST(BalancingConfigTest, LimitsAndResolveIntervalAreChecked) {
   EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    limits: {max_pending: -1}\n")),
             "test.yaml:5:27: backends.b.limits.max_pending: expected a whole number, got '-1'");
   EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    limits: {max_conections: 1}\n")),
-            "test.yaml:5:14: backends.b.limits.max_conections: unknown key 'max_conections' (did "
-            "you mean 'max_connections'?)");
+            "test.yaml:5:14: backends.b.limits.max_conections: unknown key 'max_conections'; did "
+            "you mean 'max_connections'?");
   EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    resolve_interval: often\n")),
             "test.yaml:5:23: backends.b.resolve_interval: expected a duration such as 250ms, 10s, "
             "2m or 1h (units ms, s, m, h), got 'often'");
