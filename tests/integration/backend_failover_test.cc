@@ -150,28 +150,28 @@ class BackendFailoverTest : public ::testing::Test {
   }
 
   // A fenced write of `body` to /pool/<key>/f with `token`: its status (0: no answer).
-  static unsigned Write(HttpConnection& connection, std::uint16_t port, const std::string& key,
-                        int token, const std::string& body) {
-    std::optional<Response> response = connection.RoundTrip(MakeRequest(
+  static unsigned Write(std::unique_ptr<HttpConnection>& connection, std::uint16_t port,
+                        const std::string& key, int token, const std::string& body) {
+    std::optional<Response> response = connection->RoundTrip(MakeRequest(
         http::verb::put, "/pool/" + key + "/f", {{"Fencing-Token", std::to_string(token)}}, body));
     if (!response) {
       // The gateway closed the connection after a failed exchange: a fresh one for the next.
-      connection = HttpConnection();
-      connection.Connect(port);
+      connection = std::make_unique<HttpConnection>();
+      connection->Connect(port);
       return 0;
     }
     if (!response->keep_alive()) {
-      connection = HttpConnection();
-      connection.Connect(port);
+      connection = std::make_unique<HttpConnection>();
+      connection->Connect(port);
     }
     return response->result_int();
   }
   unsigned Write(const std::string& key, int token, const std::string& body) {
     if (!client_) {
-      client_.emplace();
+      client_ = std::make_unique<HttpConnection>();
       client_->Connect(gateway_->traffic_port());
     }
-    return Write(*client_, gateway_->traffic_port(), key, token, body);
+    return Write(client_, gateway_->traffic_port(), key, token, body);
   }
 
   // Server `url` of backend "pool" in GET /admin/backends; null if absent.
@@ -186,7 +186,7 @@ class BackendFailoverTest : public ::testing::Test {
     for (const json::value& backend : body.at("backends").as_array()) {
       if (backend.at("name") != "pool") continue;
       for (const json::value& server : backend.at("servers").as_array()) {
-        if (server.at("url") == url) return server;
+        if (server.at("url").as_string() == url) return server;
       }
     }
     return nullptr;
@@ -212,7 +212,7 @@ class BackendFailoverTest : public ::testing::Test {
   TempDir dir_;
   std::vector<PoolServer> servers_;
   std::unique_ptr<GatewayInstance> gateway_;
-  std::optional<HttpConnection> client_;
+  std::unique_ptr<HttpConnection> client_;
 };
 
 TEST_F(BackendFailoverTest, RoundRobinSpreadsWritesOverTheServers) {
@@ -251,8 +251,8 @@ TEST_F(BackendFailoverTest, AServerKilledDuringAWriteLoadLosesNoWriteAndReturns)
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
-      HttpConnection connection;
-      connection.Connect(gateway_->traffic_port());
+      auto connection = std::make_unique<HttpConnection>();
+      connection->Connect(gateway_->traffic_port());
       for (int i = 0; i < kWritesPerClient; ++i) {
         const std::string key = "c" + std::to_string(c) + "-" + std::to_string(i);
         statuses[c].push_back(Write(connection, gateway_->traffic_port(), key, 1, "body-" + key));
