@@ -1,5 +1,7 @@
 #include "resource_adapters/transport/backend_monitor.h"
 
+#include <atomic>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -19,6 +22,7 @@
 
 #include "base/tls_client/client_tls.h"
 #include "base/tls_client/plain_or_tls_stream.h"
+#include "resource_adapters/transport/resolve_once.h"
 
 namespace fencegate::adapters {
 
@@ -51,7 +55,6 @@ class HealthCheck : public std::enable_shared_from_this<HealthCheck> {
       : address_(address),
         options_(options),
         tls_options_(tls_options),
-        resolver_(ioc),
         stream_(ioc, address.tls ? std::move(tls_context) : nullptr),
         done_(std::move(done)) {}
 
@@ -61,26 +64,18 @@ class HealthCheck : public std::enable_shared_from_this<HealthCheck> {
       Finish(false, "failed: no TLS client context for an https server");
       return;
     }
-    if (!endpoints->empty()) {
-      Connect(*endpoints);
+    // Names are looked up by the monitor's lookup thread only (a network thread's io_context
+    // cannot run Asio's resolver); a server whose name has not resolved yet fails its check.
+    if (endpoints->empty()) {
+      Finish(false, "failed: no address for " + address_.host + " yet");
       return;
     }
-    // Not resolved yet (or never resolvable): look the name up for this check.
-    resolver_.async_resolve(
-        address_.host, std::to_string(address_.port),
-        [self = shared_from_this()](error_code ec, tcp::resolver::results_type results) {
-          if (ec) {
-            self->Finish(false, "failed: resolve " + self->address_.host + ": " + ec.message());
-            return;
-          }
-          self->Connect(UpstreamServers::Endpoints(results.begin(), results.end()));
-        });
+    Connect(*endpoints);
   }
 
   // Closes the connection; the outstanding operation completes with an error, not reported.
   void Cancel() {
     cancelled_ = true;
-    resolver_.cancel();
     error_code ignored;
     stream_.socket().close(ignored);
   }
@@ -165,7 +160,6 @@ class HealthCheck : public std::enable_shared_from_this<HealthCheck> {
   const ServerAddress address_;
   const HealthCheckOptions options_;
   const tls_client::ClientTlsOptions tls_options_;
-  tcp::resolver resolver_;
   tls_client::PlainOrTlsStream stream_;
   http::request<http::empty_body> request_;
   boost::beast::flat_buffer buffer_;
@@ -185,7 +179,6 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
         tls_options_(std::move(tls_options)),
         check_timer_(ioc),
         resolve_timer_(ioc),
-        resolver_(ioc),
         checks_(servers_->size()) {}
 
   // On the io_context's thread, whichever thread called BackendMonitor::Start.
@@ -199,7 +192,7 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
     stopped_ = true;
     check_timer_.cancel();
     resolve_timer_.cancel();
-    resolver_.cancel();
+    lookups_->stopped = true;
     for (auto& check : checks_) {
       if (check) check->Cancel();
       check.reset();
@@ -209,25 +202,40 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
  private:
   // ---- names
 
+  // A network thread's io_context is single-threaded without locking, where Asio's resolver
+  // does not run (it answers operation_not_supported): getaddrinfo blocks, so the lookups run on
+  // the monitor's own thread, and their results go straight to UpstreamServers, which any thread
+  // may update. One round at a time: a slow resolver delays the next round, never queues them.
   void ResolveAll() {
-    for (std::size_t i = 0; i < servers_->size(); ++i) Resolve(i);
-    if (servers_->options().resolve_interval.count() <= 0) return;
-    resolve_timer_.expires_after(servers_->options().resolve_interval);
+    const bool periodic = servers_->options().resolve_interval.count() > 0;
+    bool any_unresolved = false;
+    for (std::size_t i = 0; i < servers_->size(); ++i) {
+      any_unresolved = any_unresolved || servers_->endpoints(i)->empty();
+    }
+    if (!lookups_->round_running.exchange(true)) {
+      boost::asio::post(lookup_thread_, [lookups = lookups_, servers = servers_, periodic] {
+        for (std::size_t i = 0; i < servers->size() && !lookups->stopped; ++i) {
+          // Resolved once (resolve_interval 0): only a server without addresses is looked up.
+          if (!periodic && !servers->endpoints(i)->empty()) continue;
+          const ServerAddress& address = servers->address(i);
+          // A failed lookup keeps the last addresses: a resolver hiccup must not empty the pool.
+          UpstreamServers::Endpoints found = ResolveOnce(address.host, address.port);
+          if (!found.empty() && !lookups->stopped) servers->SetEndpoints(i, std::move(found));
+        }
+        lookups->round_running = false;
+      });
+    }
+    // A server without addresses is looked up every second until it has some, whatever
+    // resolve_interval says.
+    const std::chrono::milliseconds next =
+        periodic
+            ? servers_->options().resolve_interval
+            : (any_unresolved ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0));
+    if (next.count() == 0) return;
+    resolve_timer_.expires_after(next);
     resolve_timer_.async_wait([self = shared_from_this()](error_code ec) {
       if (!ec && !self->stopped_) self->ResolveAll();
     });
-  }
-
-  // A failed lookup keeps the last addresses: a resolver hiccup must not empty the pool.
-  void Resolve(std::size_t server) {
-    const ServerAddress& address = servers_->address(server);
-    resolver_.async_resolve(
-        address.host, std::to_string(address.port),
-        [self = shared_from_this(), server](error_code ec, tcp::resolver::results_type results) {
-          if (ec || self->stopped_ || results.empty()) return;
-          self->servers_->SetEndpoints(server,
-                                       UpstreamServers::Endpoints(results.begin(), results.end()));
-        });
   }
 
   // ---- health checks
@@ -261,9 +269,18 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
   const tls_client::ClientTlsOptions tls_options_;
   boost::asio::steady_timer check_timer_;
   boost::asio::steady_timer resolve_timer_;
-  tcp::resolver resolver_;
+  // What the lookup thread shares with the monitor: whether it may still write, and whether a
+  // round is running.
+  struct Lookups {
+    std::atomic<bool> stopped{false};
+    std::atomic<bool> round_running{false};
+  };
+  const std::shared_ptr<Lookups> lookups_ = std::make_shared<Lookups>();
   std::vector<std::shared_ptr<HealthCheck>> checks_;  // the one running per server, if any
   bool stopped_ = false;
+  // Declared last, so joined first when the monitor goes; the join waits for at most the one
+  // lookup in progress (its jobs hold only `lookups_` and the servers).
+  boost::asio::thread_pool lookup_thread_{1};
 };
 
 }  // namespace
