@@ -222,6 +222,7 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
           UpstreamServers::Endpoints found = ResolveOnce(address.host, address.port);
           if (!found.empty() && !lookups->stopped) servers->SetEndpoints(i, std::move(found));
         }
+        lookups->first_round_done = true;
         lookups->round_running = false;
       });
     }
@@ -245,6 +246,8 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
     for (std::size_t i = 0; i < servers_->size(); ++i) {
       // A check slower than the interval is not doubled: its server waits for the next round.
       if (checks_[i]) continue;
+      // Until the first lookups are done, a name not resolved yet says nothing of its server.
+      if (!lookups_->first_round_done && servers_->endpoints(i)->empty()) continue;
       auto check = std::make_shared<HealthCheck>(
           ioc_, servers_->address(i), options, tls_context_, tls_options_,
           // Weak: the monitor owns its checks, not the other way round.
@@ -269,11 +272,12 @@ class Monitor final : public BackendMonitor, public std::enable_shared_from_this
   const tls_client::ClientTlsOptions tls_options_;
   boost::asio::steady_timer check_timer_;
   boost::asio::steady_timer resolve_timer_;
-  // What the lookup thread shares with the monitor: whether it may still write, and whether a
-  // round is running.
+  // What the lookup thread shares with the monitor: whether it may still write, whether a round
+  // is running, and whether the first one is over.
   struct Lookups {
     std::atomic<bool> stopped{false};
     std::atomic<bool> round_running{false};
+    std::atomic<bool> first_round_done{false};
   };
   const std::shared_ptr<Lookups> lookups_ = std::make_shared<Lookups>();
   std::vector<std::shared_ptr<HealthCheck>> checks_;  // the one running per server, if any
