@@ -108,27 +108,21 @@ void ServerChoice::OpenOnServer() {
     return;
   }
   const ServerAddress& address = servers.address(server_);
-  opening_ =
-      std::make_unique<UpstreamConnection>(ioc_, address.tls ? settings_.tls_context : nullptr,
-                                           server_, ServerConnectionSlot(&servers, server_));
+  // The version before the addresses: a change in between makes the connection look older
+  // than it is (not reused), never newer.
+  const std::uint64_t addresses_version = servers.addresses_version(server_);
   std::shared_ptr<const UpstreamServers::Endpoints> endpoints = servers.endpoints(server_);
+  opening_ = std::make_unique<UpstreamConnection>(
+      ioc_, address.tls ? settings_.tls_context : nullptr, server_, addresses_version,
+      ServerConnectionSlot(&servers, server_));
   if (endpoints && !endpoints->empty()) {
     ConnectTo(std::move(endpoints));
     return;
   }
-  // Not resolved yet (or the name did not resolve last time): looked up for this connection.
-  resolver_.emplace(ioc_);
-  resolver_->async_resolve(
-      address.host, std::to_string(address.port),
-      [this](error_code ec, boost::asio::ip::tcp::resolver::results_type results) {
-        if (ec) {
-          OnUnreachable(ec, false);
-          return;
-        }
-        auto found = std::make_shared<UpstreamServers::Endpoints>();
-        for (const auto& entry : results) found->push_back(entry.endpoint());
-        ConnectTo(std::move(found));
-      });
+  // The name has not resolved yet. Names are looked up by the backend's monitor only (a
+  // network thread's io_context cannot run Asio's resolver), every second until they resolve:
+  // until then the server cannot be reached, and the request moves on as from a refused one.
+  boost::asio::post(ioc_, [this] { OnUnreachable(boost::asio::error::host_not_found, false); });
 }
 
 void ServerChoice::ConnectTo(std::shared_ptr<const UpstreamServers::Endpoints> endpoints) {
@@ -201,7 +195,7 @@ void ServerChoice::OnUnreachable(error_code ec, bool tls) {
   }
   servers.CountRetry(tls);
   if (!MoveTo(*next)) return;
-  if (auto idle = pools_.pool(server_).Take(UpstreamConnectionPool::Probe::kPeek)) {
+  if (auto idle = pools_.Take(server_, UpstreamConnectionPool::Probe::kPeek)) {
     Deliver(OpenedConnection::Connected(std::move(idle), true));
     return;
   }
@@ -222,7 +216,6 @@ bool ServerChoice::MoveTo(std::size_t server) {
 
 void ServerChoice::Cancel() {
   cancelled_ = true;
-  if (resolver_) resolver_->cancel();
   if (opening_) {
     error_code ignored;
     opening_->socket().close(ignored);
@@ -230,7 +223,6 @@ void ServerChoice::Cancel() {
 }
 
 void ServerChoice::Deliver(OpenedConnection result) {
-  resolver_.reset();
   auto handler = std::move(handler_);
   handler_ = nullptr;
   handler(std::move(result));

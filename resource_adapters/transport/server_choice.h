@@ -82,7 +82,7 @@ class ServerChoice {
 
   // An idle connection to the server, or null.
   std::unique_ptr<UpstreamConnection> TakeIdle(UpstreamConnectionPool::Probe probe) {
-    return pools_.pool(server_).Take(probe);
+    return pools_.Take(server_, probe);
   }
   void Give(std::unique_ptr<UpstreamConnection> connection) { pools_.Give(std::move(connection)); }
 
@@ -123,7 +123,6 @@ class ServerChoice {
   bool cancelled_ = false;
   OpenHandler handler_;
   std::unique_ptr<UpstreamConnection> opening_;
-  std::optional<boost::asio::ip::tcp::resolver> resolver_;
   std::vector<bool> tried_;  // allocated at the first failure only
 };
 

@@ -14,8 +14,21 @@ ServerConnectionPools::ServerConnectionPools(std::shared_ptr<UpstreamServers> se
   }
 }
 
+std::unique_ptr<UpstreamConnection> ServerConnectionPools::Take(
+    std::size_t server, UpstreamConnectionPool::Probe probe) {
+  const std::uint64_t addresses = servers_->addresses_version(server);
+  while (std::unique_ptr<UpstreamConnection> connection = pools_[server].Take(probe)) {
+    if (connection->addresses_version() == addresses) return connection;
+    // Made to an address the name may have left (a server moved behind its DNS name): closed,
+    // so that new requests follow the name.
+  }
+  return nullptr;
+}
+
 void ServerConnectionPools::Give(std::unique_ptr<UpstreamConnection> connection) {
-  pools_[connection->server()].Give(std::move(connection));
+  const std::size_t server = connection->server();
+  if (connection->addresses_version() != servers_->addresses_version(server)) return;
+  pools_[server].Give(std::move(connection));
 }
 
 void ServerConnectionPools::CloseAll() {

@@ -22,8 +22,11 @@ class ServerConnectionPools {
   ServerConnectionPools& operator=(const ServerConnectionPools&) = delete;
 
   UpstreamServers& servers() const { return *servers_; }
-  UpstreamConnectionPool& pool(std::size_t server) { return pools_[server]; }
-  // Keeps `connection` in its server's pool.
+  std::size_t idle_count(std::size_t server) const { return pools_[server].idle_count(); }
+  // An idle connection to `server` made to an address its name still resolves to, or null.
+  std::unique_ptr<UpstreamConnection> Take(std::size_t server, UpstreamConnectionPool::Probe probe);
+  // Keeps `connection` in its server's pool (unless the server's addresses changed since it
+  // was made).
   void Give(std::unique_ptr<UpstreamConnection> connection);
 
   UpstreamServers::PickCursor& cursor() { return cursor_; }

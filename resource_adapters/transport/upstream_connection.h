@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -50,13 +51,19 @@ class UpstreamConnection : public tls_client::PlainOrTlsStream {
  public:
   UpstreamConnection(boost::asio::io_context& ioc,
                      std::shared_ptr<boost::asio::ssl::context> tls_context, std::size_t server,
-                     ServerConnectionSlot slot)
-      : PlainOrTlsStream(ioc, std::move(tls_context)), server_(server), slot_(std::move(slot)) {}
+                     std::uint64_t addresses_version, ServerConnectionSlot slot)
+      : PlainOrTlsStream(ioc, std::move(tls_context)),
+        server_(server),
+        addresses_version_(addresses_version),
+        slot_(std::move(slot)) {}
 
   std::size_t server() const { return server_; }
+  // UpstreamServers::addresses_version of the server when the connection was made.
+  std::uint64_t addresses_version() const { return addresses_version_; }
 
  private:
   const std::size_t server_;
+  const std::uint64_t addresses_version_;
   ServerConnectionSlot slot_;
 };
 

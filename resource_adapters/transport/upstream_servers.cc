@@ -41,8 +41,9 @@ struct alignas(64) UpstreamServers::ServerState {
   std::int64_t last_check_unix_ms = 0;
   std::string last_check_result;
 
-  // Under endpoints_mutex_.
+  // Under endpoints_mutex_ (the version is read without it).
   std::shared_ptr<const Endpoints> endpoints = std::make_shared<const Endpoints>();
+  std::atomic<std::uint64_t> addresses_version{0};
 };
 
 struct UpstreamServers::AtomicCounters {
@@ -367,9 +368,18 @@ std::shared_ptr<const UpstreamServers::Endpoints> UpstreamServers::endpoints(
 
 void UpstreamServers::SetEndpoints(std::size_t server, Endpoints endpoints) {
   auto shared = std::make_shared<const Endpoints>(std::move(endpoints));
+  ServerState& state = *servers_[server];
   std::lock_guard lock(endpoints_mutex_);
-  servers_[server]->endpoints.swap(shared);
+  if (*state.endpoints == *shared) return;
+  state.endpoints.swap(shared);
+  state.addresses_version.fetch_add(1, std::memory_order_relaxed);
   // The old list is released after the unlock (shared's destructor), not under the mutex.
+}
+
+std::uint64_t UpstreamServers::addresses_version(std::size_t server) const {
+  // Relaxed: a connection checked a moment before a change is one more request to an address
+  // the name just left, which any lookup interval allows anyway.
+  return servers_[server]->addresses_version.load(std::memory_order_relaxed);
 }
 
 // ---- what operators see

@@ -138,6 +138,9 @@ class UpstreamServers {
   // themselves).
   std::shared_ptr<const Endpoints> endpoints(std::size_t server) const;
   void SetEndpoints(std::size_t server, Endpoints endpoints);
+  // Grows each time the server's addresses change: a kept-alive connection made under an older
+  // version may go to an address the name has left, and is not reused.
+  std::uint64_t addresses_version(std::size_t server) const;
 
   // ---- what operators see
 

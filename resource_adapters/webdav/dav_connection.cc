@@ -63,7 +63,9 @@ void DavConnection::Send(Request request, Handler handler) {
 
 bool DavConnection::Reusable() const {
   if (busy_) return false;
-  return stream_ && stream_->is_open();
+  // Not to an address the server's name has left since the connection was made.
+  return stream_ && stream_->is_open() &&
+         stream_->addresses_version() == pools_->servers().addresses_version(stream_->server());
 }
 
 // A failure to reach the server is reported to UpstreamServers by the connector; the request

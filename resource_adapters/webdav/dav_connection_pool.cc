@@ -35,7 +35,8 @@ std::shared_ptr<DavConnection> DavConnectionPool::Take(std::size_t server) {
     if (idle_[i].connection->server() != server) continue;
     Idle candidate = std::move(idle_[i]);
     idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
-    if (!Expired(candidate, now) && NothingWaiting(*candidate.connection)) {
+    if (!Expired(candidate, now) && candidate.connection->Reusable() &&
+        NothingWaiting(*candidate.connection)) {
       return std::move(candidate.connection);
     }
     candidate.connection->Close();

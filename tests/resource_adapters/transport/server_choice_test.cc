@@ -1,4 +1,5 @@
 #include "resource_adapters/transport/server_choice.h"
+#include "resource_adapters/transport/resolve_once.h"
 
 #include <memory>
 #include <optional>
@@ -42,7 +43,10 @@ class ServerChoiceTest : public ::testing::Test {
     options.servers = std::move(addresses);
     options.limits = limits;
     servers_ = std::make_shared<UpstreamServers>("test", std::move(options));
-    // No endpoints set: the choice resolves the (numeric) host itself.
+    // As the factory does (MakeBackendServers): the addresses known from the start.
+    for (std::size_t i = 0; i < servers_->size(); ++i) {
+      servers_->SetEndpoints(i, ResolveOnce(servers_->address(i).host, servers_->address(i).port));
+    }
     pools_ = std::make_unique<ServerConnectionPools>(servers_, 8, std::chrono::seconds(60));
   }
   std::uint16_t live_port() const { return acceptor_.local_endpoint().port(); }
@@ -108,7 +112,7 @@ TEST_F(ServerChoiceTest, ConnectionsCountUntilDestroyedIdleOnesIncluded) {
     ASSERT_NE(opened.connection, nullptr);
     EXPECT_EQ(State(0).connections, 1u);
     choice.Give(std::move(opened.connection));
-    EXPECT_EQ(pools_->pool(0).idle_count(), 1u);
+    EXPECT_EQ(pools_->idle_count(0), 1u);
     EXPECT_EQ(State(0).connections, 1u);  // idle, still open
     // The next request of the thread reuses it.
     auto reused = choice.TakeIdle(UpstreamConnectionPool::Probe::kOnUse);
@@ -120,6 +124,48 @@ TEST_F(ServerChoiceTest, ConnectionsCountUntilDestroyedIdleOnesIncluded) {
   EXPECT_EQ(State(0).connections, 1u);
   pools_->CloseAll();
   EXPECT_EQ(State(0).connections, 0u);
+}
+
+// A server whose name now resolves elsewhere: its kept-alive connections go to the address the
+// name left, so they are closed instead of reused, and the next connection follows the name.
+TEST_F(ServerChoiceTest, ConnectionsToAnAddressTheNameLeftAreNotReused) {
+  Servers({Loopback(live_port())});
+  ServerChoice choice(ioc_, *pools_, settings_);
+  ASSERT_FALSE(choice.Begin("").has_value());
+  OpenedConnection opened = Open(choice);
+  ASSERT_NE(opened.connection, nullptr);
+  choice.Give(std::move(opened.connection));
+  ASSERT_EQ(pools_->idle_count(0), 1u);
+  const auto before = pools_->servers().endpoints(0);
+  // The same list again is no change.
+  pools_->servers().SetEndpoints(0, *before);
+  auto same = choice.TakeIdle(UpstreamConnectionPool::Probe::kOnUse);
+  ASSERT_NE(same, nullptr);
+  choice.Give(std::move(same));
+  UpstreamServers::Endpoints moved = *before;
+  moved.push_back(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.2"),
+                                                 moved.front().port()));
+  pools_->servers().SetEndpoints(0, moved);
+  EXPECT_EQ(choice.TakeIdle(UpstreamConnectionPool::Probe::kOnUse), nullptr);
+  EXPECT_EQ(State(0).connections, 0u);
+  OpenedConnection fresh = Open(choice);
+  ASSERT_NE(fresh.connection, nullptr);
+  choice.Give(std::move(fresh.connection));
+  EXPECT_EQ(pools_->idle_count(0), 1u);
+}
+
+// A name that has not resolved yet: the server cannot be reached (no lookup on the network
+// thread), and the request moves to another one.
+TEST_F(ServerChoiceTest, AServerWithoutAddressesIsUnreachable) {
+  Servers({Loopback(live_port()), Loopback(live_port())});
+  servers_->SetEndpoints(0, {});
+  ServerChoice choice(ioc_, *pools_, settings_);
+  ASSERT_FALSE(choice.Begin("").has_value());
+  ASSERT_EQ(choice.server(), 0u);
+  OpenedConnection opened = Open(choice);
+  ASSERT_NE(opened.connection, nullptr);
+  EXPECT_EQ(opened.connection->server(), 1u);
+  EXPECT_EQ(servers_->counters().retries_connect_failed, 1u);
 }
 
 TEST_F(ServerChoiceTest, NoServerLeftIs503NoHealthyBackendWithRetryAfter) {

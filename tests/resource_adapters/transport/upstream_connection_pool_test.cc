@@ -32,7 +32,7 @@ class UpstreamConnectionPoolTest : public ::testing::Test {
 
   // A connected client stream and the backend's end of it.
   std::pair<std::unique_ptr<Stream>, tcp::socket> Connect() {
-    auto stream = std::make_unique<Stream>(ioc_, nullptr, 0, ServerConnectionSlot());
+    auto stream = std::make_unique<Stream>(ioc_, nullptr, 0, 0, ServerConnectionSlot());
     stream->socket().connect(acceptor_.local_endpoint());
     tcp::socket backend = acceptor_.accept();
     return {std::move(stream), std::move(backend)};
