@@ -129,6 +129,13 @@ void S3Exchange::Finish(std::optional<Problem> problem) {
   done(std::move(outcome_));
 }
 
+asio::awaitable<error_code> S3Exchange::Timed(asio::awaitable<error_code> send) {
+  if (!upstream_start_) upstream_start_ = std::chrono::steady_clock::now();
+  const error_code ec = co_await std::move(send);
+  outcome_.upstream_time = std::chrono::steady_clock::now() - *upstream_start_;
+  co_return ec;
+}
+
 void S3Exchange::FailUpstream(const UpstreamCall& call, error_code ec) {
   outcome_.upstream_server = call.server_url();
   if (call.problem()) {
@@ -370,7 +377,7 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
   header.target(request_.target.substr(0, question));
   UpstreamCall call(ioc_, backend_->endpoint, pools_, fence_key_);
   outcome_.backend_reached = true;
-  error_code ec = co_await call.Send(std::move(header), {});
+  error_code ec = co_await Timed(call.Send(std::move(header), {}));
   if (ec) {
     FailUpstream(call, ec);
     co_return std::nullopt;
@@ -428,7 +435,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is
     std::optional<UpstreamCall> attempt_call;
     UpstreamCall& call = attempt_call.emplace(ioc_, backend_->endpoint, pools_, fence_key_);
     outcome_.backend_reached = true;
-    error_code ec = co_await SendBody(call, std::move(attempt_header));
+    error_code ec = co_await Timed(SendBody(call, std::move(attempt_header)));
     if (ec) {
       cache_->Erase(cache_key_);
       FailSend(call, ec);
@@ -495,7 +502,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is
 asio::awaitable<void> S3Exchange::Relay(RequestHeader header) {
   UpstreamCall call(ioc_, backend_->endpoint, pools_, fence_key_);
   outcome_.backend_reached = true;
-  const error_code ec = co_await SendBody(call, std::move(header));
+  const error_code ec = co_await Timed(SendBody(call, std::move(header)));
   if (ec) {
     FailSend(call, ec);
     co_return;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,6 +57,11 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   // must be known, is left unread for one streamed attempt (streamed_length_).
   boost::asio::awaitable<bool> SpoolBody();
   // Sends `header` with the spooled body, or streams the client's body when it was too large.
+  // Runs `send` (a call's request, up to its response header) and sets the outcome's upstream
+  // time: from the first call's start to this call's response header (a HEAD and its PUT
+  // count as one wait on the backend).
+  boost::asio::awaitable<boost::system::error_code> Timed(
+      boost::asio::awaitable<boost::system::error_code> send);
   boost::asio::awaitable<boost::system::error_code> SendBody(UpstreamCall& call,
                                                              RequestHeader header);
   // Fails the exchange after SendBody failed: the client's side (read error, wrong length) or
@@ -99,6 +105,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   std::uint64_t streamed_bytes_ = 0;
   boost::system::error_code client_read_error_;
   ForwardOutcome outcome_;
+  std::optional<std::chrono::steady_clock::time_point> upstream_start_;
   bool finished_ = false;
 };
 

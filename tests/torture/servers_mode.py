@@ -153,7 +153,6 @@ class ServerKill:
         back = await self._until(True, self.restarted_at + 30)
         self.figures["seconds from restart to back in the pool"] = (
             round(back, 3) if back is not None else "not back within 30 s")
-        self.figures["connections to the killed server while down"] = 0  # its port refused
 
 
 def check(report, kill, answers, gateway_metrics):
