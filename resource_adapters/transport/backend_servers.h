@@ -32,6 +32,11 @@ struct BackendServers {
 std::shared_ptr<BackendServers> MakeBackendServers(const UpstreamOptions& options,
                                                    std::string* error);
 
+// How connections to `servers` are opened, from the backend's options: a client TLS context
+// when a server is https. False with `error` set when the TLS settings are unusable.
+bool MakeConnectSettings(const UpstreamOptions& options, const UpstreamServers& servers,
+                         ServerConnectSettings* connect, std::string* error);
+
 // Stops a monitor started by StartMonitorOnce (null: nothing), on the thread that started it.
 void StopMonitor(std::shared_ptr<BackendMonitor>& monitor);
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "base/tls_client/client_tls.h"
+#include "resource_adapters/transport/backend_servers.h"
 #include "resource_adapters/transport/server_connection_pools.h"
 #include "resource_adapters/webdav/dav_connection.h"
 #include "resource_adapters/webdav/dav_connection_pool.h"
@@ -104,20 +104,7 @@ std::unique_ptr<AdapterFactory> MakeWebdavAdapterFactory(
   auto backend = std::make_shared<WebdavBackend>();
   // One UpstreamServers per backend: the passthrough's, built from the same servers.
   backend->servers = passthrough->upstream_servers();
-  bool any_tls = false;
-  for (std::size_t server = 0; server < backend->servers->size(); ++server) {
-    any_tls = any_tls || backend->servers->address(server).tls;
-  }
-  if (any_tls) {
-    std::string tls_error;
-    backend->connect.tls_context = tls_client::BuildClientContext(options.tls_options, &tls_error);
-    if (!backend->connect.tls_context) {
-      if (error != nullptr) *error = tls_error;
-      return nullptr;
-    }
-  }
-  backend->connect.tls_options = options.tls_options;
-  backend->connect.connect_timeout = options.connect_timeout;
+  if (!MakeConnectSettings(options, *backend->servers, &backend->connect, error)) return nullptr;
   backend->options = std::move(options);
   return std::make_unique<WebdavAdapterFactory>(std::move(backend), std::move(passthrough));
 }

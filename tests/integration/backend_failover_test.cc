@@ -19,6 +19,7 @@
 #include <boost/json.hpp>
 
 #include "tests/support/eventually.h"
+#include "tests/support/free_port.h"
 #include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
@@ -34,13 +35,6 @@ constexpr const char* kFailoverAdminKey = "failover-admin-2b7e41";
 // printf %s failover-admin-2b7e41 | sha256sum
 constexpr const char* kFailoverAdminKeySha256 =
     "4e7764cb4394a75317cae4c7f0408a708449af1386fcf2703072be618e9f11a1";
-
-std::uint16_t UnusedLoopbackPort() {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor acceptor(
-      ioc, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-  return acceptor.local_endpoint().port();
-}
 
 // One nginx server of the pool: a WebDAV-PUT file store under its own root, with an access log
 // of "METHOD URI STATUS" lines, answering 500 to everything while the file `fail` exists.
@@ -110,7 +104,7 @@ class BackendFailoverTest : public ::testing::Test {
   void StartServers(int count) {
     servers_.resize(count);
     for (int i = 0; i < count; ++i) {
-      servers_[i].port = UnusedLoopbackPort();
+      servers_[i].port = FreeLoopbackPort();
       servers_[i].dir = dir_.Join("server" + std::to_string(i));
       ASSERT_NO_FATAL_FAILURE(StartServer(servers_[i]));
     }

@@ -13,6 +13,7 @@
 #include "tests/support/admin_client.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fencegate_run.h"
+#include "tests/support/free_port.h"
 #include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
@@ -28,13 +29,6 @@ constexpr const char* kAdminKey = "pool-admin-7c1d93e4";
 // printf %s pool-admin-7c1d93e4 | sha256sum
 constexpr const char* kAdminKeySha256 =
     "6303a8594ed38885a12efabf1262470b62fdfc727e38d26c7ac21ae1c6132540";
-
-std::uint16_t FreePort() {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor acceptor(
-      ioc, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-  return acceptor.local_endpoint().port();
-}
 
 std::string Url(std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
 
@@ -134,8 +128,8 @@ class BackendPoolAdminTest : public ::testing::Test {
 };
 
 TEST_F(BackendPoolAdminTest, AdminBackendsNeedsTheAdminKeyAndListsEveryBackendAndServer) {
-  const std::uint16_t up = FreePort();
-  const std::uint16_t down = FreePort();  // nothing listens here
+  const std::uint16_t up = FreeLoopbackPort();
+  const std::uint16_t down = FreeLoopbackPort();  // nothing listens here
   ASSERT_NO_FATAL_FAILURE(StartNginx(up));
   ASSERT_NO_FATAL_FAILURE(StartGateway({up, down}, false, true));
 
@@ -173,8 +167,7 @@ TEST_F(BackendPoolAdminTest, AdminBackendsNeedsTheAdminKeyAndListsEveryBackendAn
   ASSERT_EQ(pool->at("servers").as_array().size(), 2u);
   const json::value healthy = PoolServer(Url(up));
   EXPECT_EQ(healthy.at("state"), "healthy");
-  EXPECT_TRUE(healthy.at("last_check").at("result").as_string().starts_with("passed"))
-      << healthy;
+  EXPECT_TRUE(healthy.at("last_check").at("result").as_string().starts_with("passed")) << healthy;
   EXPECT_FALSE(healthy.at("addresses").as_array().empty()) << healthy;
   const json::value unhealthy = PoolServer(Url(down));
   EXPECT_NE(unhealthy.at("state"), "healthy");
@@ -197,7 +190,7 @@ TEST_F(BackendPoolAdminTest, AdminBackendsNeedsTheAdminKeyAndListsEveryBackendAn
 }
 
 TEST_F(BackendPoolAdminTest, ReadyzWaitsForAServerOfEachRequiredRoute) {
-  const std::uint16_t port = FreePort();  // its server starts later
+  const std::uint16_t port = FreeLoopbackPort();  // its server starts later
   ASSERT_NO_FATAL_FAILURE(StartGateway({port}, true, false));
 
   ASSERT_TRUE(Eventually([&] { return ServerUsable(Url(port), false); }));
@@ -221,7 +214,7 @@ TEST_F(BackendPoolAdminTest, ReadyzWaitsForAServerOfEachRequiredRoute) {
 }
 
 TEST_F(BackendPoolAdminTest, WithoutRequiredRoutesReadyzIgnoresBackends) {
-  const std::uint16_t down = FreePort();
+  const std::uint16_t down = FreeLoopbackPort();
   ASSERT_NO_FATAL_FAILURE(StartGateway({down}, false, false));
   ASSERT_TRUE(Eventually([&] { return ServerUsable(Url(down), false); }));
   const auto ready = Admin("/readyz");
@@ -231,8 +224,8 @@ TEST_F(BackendPoolAdminTest, WithoutRequiredRoutesReadyzIgnoresBackends) {
 }
 
 TEST_F(BackendPoolAdminTest, MetricsNameEveryServerOfTheConfiguration) {
-  const std::uint16_t up = FreePort();
-  const std::uint16_t down = FreePort();
+  const std::uint16_t up = FreeLoopbackPort();
+  const std::uint16_t down = FreeLoopbackPort();
   ASSERT_NO_FATAL_FAILURE(StartNginx(up));
   ASSERT_NO_FATAL_FAILURE(StartGateway({up, down}, false, false));
   ASSERT_TRUE(Eventually([&] { return ServerUsable(Url(down), false); }));

@@ -15,6 +15,7 @@
 
 #include "base/tls_client/client_tls.h"
 #include "tests/support/eventually.h"
+#include "tests/support/free_port.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_certs.h"
@@ -24,15 +25,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using integration::Eventually;
+using integration::FreeLoopbackPort;
 using integration::Process;
 using integration::TempDir;
 using tcp = boost::asio::ip::tcp;
-
-std::uint16_t FreePort() {
-  boost::asio::io_context ioc;
-  tcp::acceptor acceptor(ioc, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-  return acceptor.local_endpoint().port();
-}
 
 ServerAddress Server(const std::string& scheme, const std::string& host, std::uint16_t port) {
   ServerAddress server;
@@ -66,9 +62,9 @@ class BackendMonitorTest : public ::testing::Test {
     if (ok_port_ == 0) {
       std::string error;
       ASSERT_TRUE(integration::MakeTestCerts(certs_, &error)) << error;
-      ok_port_ = FreePort();
-      failing_port_ = FreePort();
-      tls_port_ = FreePort();
+      ok_port_ = FreeLoopbackPort();
+      failing_port_ = FreeLoopbackPort();
+      tls_port_ = FreeLoopbackPort();
     }
     const std::string conf = dir_.WriteFile(
         "nginx/nginx.conf",
@@ -150,7 +146,7 @@ TEST_F(BackendMonitorTest, HealthChecksJudgeEachServerByItsAnswer) {
   BalancingOptions options;
   options.servers = {Server("http", "127.0.0.1", ok_port_),
                      Server("http", "127.0.0.1", failing_port_),
-                     Server("http", "127.0.0.1", FreePort()),  // nothing listens: refused
+                     Server("http", "127.0.0.1", FreeLoopbackPort()),  // nothing listens: refused
                      Server("https", "localhost", tls_port_)};
   options.health_check = FastChecks();
   ASSERT_NO_FATAL_FAILURE(StartMonitor(options));
