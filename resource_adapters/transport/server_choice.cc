@@ -194,7 +194,10 @@ void ServerChoice::OnUnreachable(error_code ec, bool tls) {
     return;
   }
   servers.CountRetry(tls);
-  if (!MoveTo(*next)) return;
+  if (std::optional<Problem> refused = MoveTo(*next)) {
+    Deliver(OpenedConnection::Failed(Failure::kNone, {}, std::move(*refused)));
+    return;
+  }
   if (auto idle = pools_.Take(server_, UpstreamConnectionPool::Probe::kPeek)) {
     Deliver(OpenedConnection::Connected(std::move(idle), true));
     return;
@@ -202,16 +205,24 @@ void ServerChoice::OnUnreachable(error_code ec, bool tls) {
   OpenOnServer();
 }
 
-bool ServerChoice::MoveTo(std::size_t server) {
+std::optional<Problem> ServerChoice::MoveTo(std::size_t server) {
   EndRequest();
   server_ = server;
   if (!servers().TryBeginRequest(server_)) {
-    Deliver(OpenedConnection::Failed(
-        Failure::kNone, {}, BackendOverloadedProblem(servers().backend_name(), "max_pending")));
-    return false;
+    return BackendOverloadedProblem(servers().backend_name(), "max_pending");
   }
   counted_ = true;
-  return true;
+  return std::nullopt;
+}
+
+std::optional<Problem> ServerChoice::MoveAfterUnreachable() {
+  UpstreamServers& servers = this->servers();
+  if (tried_.empty()) tried_.assign(servers.size(), false);
+  tried_[server_] = true;
+  const std::optional<std::size_t> next = servers.Pick(fence_key_, tried_, pools_.cursor());
+  if (!next) return NoHealthyBackend();
+  servers.CountRetry(false);
+  return MoveTo(*next);
 }
 
 void ServerChoice::Cancel() {

@@ -94,6 +94,12 @@ class ServerChoice {
   // with operation_aborted.
   void Cancel();
 
+  // For a sequence held to its server (Hold or a pinned Begin) whose first step could not reach
+  // it (reported already by the connection that tried): nothing was sent, so the request moves
+  // to another usable server it has not tried, counted in flight there. A problem when none is
+  // left (503 no-healthy-backend) or max_pending refuses it.
+  std::optional<Problem> MoveAfterUnreachable();
+
   // The request is no longer in flight at its server (the exchange ended); destruction does it
   // otherwise. Exactly once, whichever comes first.
   void End() { EndRequest(); }
@@ -107,8 +113,8 @@ class ServerChoice {
   void Handshake();
   // The server could not be reached: report it and try another one, or give up.
   void OnUnreachable(boost::system::error_code ec, bool tls);
-  // Moves the in-flight count to `server`; false (with the problem delivered) when refused.
-  bool MoveTo(std::size_t server);
+  // Moves the in-flight count to `server`; the problem when max_pending refuses it there.
+  std::optional<Problem> MoveTo(std::size_t server);
   void Deliver(OpenedConnection result);
   Problem NoHealthyBackend() const;
   void EndRequest();

@@ -53,6 +53,7 @@ void DavConnection::Send(Request request, Handler handler) {
   handler_ = std::move(handler);
   busy_ = true;
   resent_ = false;
+  unreachable_.reset();
   reused_ = stream_ && stream_->is_open();
   if (reused_) {
     Write();
@@ -69,11 +70,16 @@ bool DavConnection::Reusable() const {
 }
 
 // A failure to reach the server is reported to UpstreamServers by the connector; the request
-// fails like a refused connection (the sequence stays on its server).
+// fails, and the fenced write moves to another server if it was its first step.
 void DavConnection::Connect() {
   Close();
   connector_.Open([self = shared_from_this()](OpenedConnection opened) {
-    if (!opened.connection) return self->Fail(opened.error, false);
+    if (!opened.connection) {
+      if (opened.failure == ForwardOutcome::Failure::kUpstreamConnect) {
+        self->unreachable_ = std::move(opened.problem);
+      }
+      return self->Fail(opened.error, false);
+    }
     self->stream_ = std::move(opened.connection);
     self->Write();
   });

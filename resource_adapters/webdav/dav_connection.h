@@ -61,6 +61,9 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   // True when the last response was read whole, the server keeps the connection open, and no
   // request is outstanding: only then may another write use it.
   bool Reusable() const;
+  // Set when the last Send failed before any byte went out, because the server could not be
+  // reached (refused, unreachable, timed out, TLS handshake failed): the connector's problem.
+  const std::optional<Problem>& unreachable() const { return unreachable_; }
   // The raw socket, for the pool's check that nothing (not even end-of-stream) is waiting.
   tls_client::TcpStream::socket_type& socket() { return stream_->socket(); }
 
@@ -85,6 +88,7 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   // sent again on a new connection (see Fail).
   bool reused_ = false;
   bool resent_ = false;
+  std::optional<Problem> unreachable_;
 };
 
 }  // namespace fencegate::adapters::webdav

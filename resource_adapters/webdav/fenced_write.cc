@@ -122,6 +122,7 @@ void FencedWrite::Lock(std::size_t index) {
 }
 
 void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& response) {
+  if (ec && index == 0 && connection_->unreachable()) return MoveToAnotherServer();
   if (ec) return FailUpstream(ec, "LOCK");
   const unsigned status = response.result_int();
   // 207 with 423 inside: a LOCK of a missing resource would add a member to a collection that
@@ -405,6 +406,28 @@ void FencedWrite::StoreTokenAfterWrite(ForwardOutcome outcome) {
              [self = shared_from_this(), shared_outcome](unsigned, bool) {
                self->UnlockFrom(0, std::move(*shared_outcome));
              });
+}
+
+void FencedWrite::MoveToAnotherServer() {
+  const Problem unreachable = *connection_->unreachable();
+  pool_->Give(std::move(connection_));
+  if (std::optional<Problem> refused = choice_.MoveAfterUnreachable()) {
+    // A refused certificate is a configuration to fix, not a server to wait for (as
+    // ServerChoice answers the other adapters).
+    if (unreachable.type == "upstream-tls-failed" && refused->type == "no-healthy-backend") {
+      refused = unreachable;
+    }
+    ForwardOutcome outcome;
+    outcome.failure = Failure::kUpstreamConnect;
+    outcome.upstream_server = choice_.server_url();
+    outcome.problem = std::move(refused);
+    auto done = std::move(done_);
+    done(std::move(outcome));
+    return;
+  }
+  request_.server = choice_.server();
+  connection_ = pool_->Take(choice_.server());
+  Lock(0);
 }
 
 void FencedWrite::Refuse(Problem problem) {

@@ -52,6 +52,9 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
 
   void Lock(std::size_t index);
   void OnLocked(std::size_t index, boost::system::error_code ec, const Response& response);
+  // The first LOCK could not reach the server: nothing was sent, so the write starts over on
+  // another server.
+  void MoveToAnotherServer();
   void OnLockConflict(std::size_t index);
   void AfterLocked(std::size_t index);
   void CheckStoredToken(std::size_t index);

@@ -36,7 +36,7 @@ std::string Backend(const std::string& kind, const std::string& keys) {
 }
 
 // The one error of loading `text`, as FILE:LINE:COL: KEY: message.
-std::string OnlyError(const std::string& text) {
+std::string OnlyErrorLine(const std::string& text) {
   Config config;
   const std::vector<ConfigError> errors = Load(text, &config);
   if (errors.size() != 1) return "expected one error, got: " + Dump(errors);
@@ -169,58 +169,58 @@ TEST(BalancingConfigTest, AnEmptyHealthCheckMappingTakesTheDefaults) {
 }
 
 TEST(BalancingConfigTest, UrlAndServersAreExclusiveAndOneIsRequired) {
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    servers: [http://b:1]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    url: http://a:1\n    servers: [http://b:1]\n")),
             "test.yaml:5:14: backends.b.servers: give either url (one server) or servers "
             "(several), not both");
-  EXPECT_EQ(OnlyError(Backend("s3", "    endpoint: http://a:1\n    servers: [http://b:1]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("s3", "    endpoint: http://a:1\n    servers: [http://b:1]\n")),
             "test.yaml:5:14: backends.b.servers: give either endpoint (one server) or servers "
             "(several), not both");
-  EXPECT_EQ(OnlyError(Backend("http", "    policy: round_robin\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    policy: round_robin\n")),
             "test.yaml:3:5: backends.b.url: required for an http backend (or servers: a list)");
 }
 
 TEST(BalancingConfigTest, ServersMustBeANonEmptyListOfUrls) {
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: []\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: []\n")),
             "test.yaml:4:14: backends.b.servers: expected a non-empty list of servers (a url, or "
             "{url, weight} each)");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: http://a:1\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: http://a:1\n")),
             "test.yaml:4:14: backends.b.servers: expected a non-empty list of servers (a url, or "
             "{url, weight} each)");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [ftp://a:1]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [ftp://a:1]\n")),
             "test.yaml:4:15: backends.b.servers[0]: unsupported scheme 'ftp'; expected "
             "http://HOST:PORT or https://HOST:PORT");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [\"\"]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [\"\"]\n")),
             "test.yaml:4:15: backends.b.servers[0]: must not be empty");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [http://a:1/base]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [http://a:1/base]\n")),
             "test.yaml:4:15: backends.b.servers[0]: a backend url has no path, query or fragment "
             "(the client's path is forwarded unchanged); got '/base'");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [http://a:1, http://a:1]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [http://a:1, http://a:1]\n")),
             "test.yaml:4:27: backends.b.servers[1]: the server 'http://a:1' is listed twice");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [http://a:1, https://b:1]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [http://a:1, https://b:1]\n")),
             "test.yaml:4:27: backends.b.servers[1]: all servers of a backend use one scheme (the "
             "tls_* keys apply to all); the first is http");
 }
 
 TEST(BalancingConfigTest, AServerMappingHasAUrlAndAWeightFrom1To1000) {
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [{weight: 2}]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [{weight: 2}]\n")),
             "test.yaml:4:15: backends.b.servers[0].url: required for each server");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: http://a:1, weight: 0}]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [{url: http://a:1, weight: 0}]\n")),
             "test.yaml:4:41: backends.b.servers[0].weight: must be between 1 and 1000");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: http://a:1, weight: 1001}]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [{url: http://a:1, weight: 1001}]\n")),
             "test.yaml:4:41: backends.b.servers[0].weight: must be between 1 and 1000");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: http://a:1, wieght: 2}]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [{url: http://a:1, wieght: 2}]\n")),
             "test.yaml:4:33: backends.b.servers[0].wieght: unknown key 'wieght'; did you mean "
             "'weight'?");
-  EXPECT_EQ(OnlyError(Backend("http", "    servers: [{url: \"http://a:x\"}]\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    servers: [{url: \"http://a:x\"}]\n")),
             "test.yaml:4:21: backends.b.servers[0].url: invalid port 'x' (expected 1..65535)");
 }
 
 TEST(BalancingConfigTest, TlsKeysNeedHttpsServers) {
   const std::string ca = config_text::ReadableFile("balancing_ca.pem");
-  EXPECT_EQ(
-      OnlyError(Backend("http", "    servers: [http://a:1]\n    tls_ca_file: \"" + ca + "\"\n")),
-      "test.yaml:4:14: backends.b.servers: tls_* keys are set but the servers are not "
-      "https://");
+  EXPECT_EQ(OnlyErrorLine(
+                Backend("http", "    servers: [http://a:1]\n    tls_ca_file: \"" + ca + "\"\n")),
+            "test.yaml:4:14: backends.b.servers: tls_* keys are set but the servers are not "
+            "https://");
   Config config;
   const auto errors = Load(
       Backend("http", "    servers: [https://a:1, https://b:2]\n    tls_ca_file: \"" + ca + "\"\n"),
@@ -229,14 +229,14 @@ TEST(BalancingConfigTest, TlsKeysNeedHttpsServers) {
 }
 
 TEST(BalancingConfigTest, PolicyIsOneOfThree) {
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    policy: random\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    url: http://a:1\n    policy: random\n")),
             "test.yaml:5:13: backends.b.policy: expected 'round_robin', 'least_request' or "
             "'fence_key'; got 'random'");
 }
 
 TEST(BalancingConfigTest, HealthCheckKeysAreChecked) {
   const auto check = [](const std::string& lines) {
-    return OnlyError(Backend("http", "    url: http://a:1\n    health_check:\n" + lines));
+    return OnlyErrorLine(Backend("http", "    url: http://a:1\n    health_check:\n" + lines));
   };
   EXPECT_EQ(check("      path: healthz\n"),
             "test.yaml:6:13: backends.b.health_check.path: must be a request target starting "
@@ -261,7 +261,7 @@ TEST(BalancingConfigTest, HealthCheckKeysAreChecked) {
   EXPECT_EQ(check("      intervall: 1s\n"),
             "test.yaml:6:7: backends.b.health_check.intervall: unknown key 'intervall'; did you "
             "mean 'interval'?");
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    health_check: yes\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    url: http://a:1\n    health_check: yes\n")),
             "test.yaml:5:19: backends.b.health_check: expected a mapping of keys to values");
   Config config;
   const auto errors =
@@ -274,7 +274,7 @@ TEST(BalancingConfigTest, HealthCheckKeysAreChecked) {
 
 TEST(BalancingConfigTest, OutlierKeysAreChecked) {
   const auto outlier = [](const std::string& lines) {
-    return OnlyError(Backend("http", "    url: http://a:1\n    outlier:\n" + lines));
+    return OnlyErrorLine(Backend("http", "    url: http://a:1\n    outlier:\n" + lines));
   };
   EXPECT_EQ(outlier("      consecutive_failures: 0\n"),
             "test.yaml:6:29: backends.b.outlier.consecutive_failures: must be between 1 and "
@@ -293,21 +293,22 @@ TEST(BalancingConfigTest, OutlierKeysAreChecked) {
 }
 
 TEST(BalancingConfigTest, LimitsAndResolveIntervalAreChecked) {
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    limits: {max_pending: -1}\n")),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    url: http://a:1\n    limits: {max_pending: -1}\n")),
             "test.yaml:5:27: backends.b.limits.max_pending: expected a whole number, got '-1'");
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    limits: {max_conections: 1}\n")),
-            "test.yaml:5:14: backends.b.limits.max_conections: unknown key 'max_conections'; did "
-            "you mean 'max_connections'?");
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n    resolve_interval: often\n")),
+  EXPECT_EQ(
+      OnlyErrorLine(Backend("http", "    url: http://a:1\n    limits: {max_conections: 1}\n")),
+      "test.yaml:5:14: backends.b.limits.max_conections: unknown key 'max_conections'; did "
+      "you mean 'max_connections'?");
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    url: http://a:1\n    resolve_interval: often\n")),
             "test.yaml:5:23: backends.b.resolve_interval: expected a duration such as 250ms, 10s, "
             "2m or 1h (units ms, s, m, h), got 'often'");
 }
 
 TEST(BalancingConfigTest, AFilesystemBackendHasNoServers) {
   const std::string root = ::testing::TempDir() + "balancing_root";
-  EXPECT_EQ(
-      OnlyError(Backend("filesystem", "    root: \"" + root + "\"\n    servers: [http://a:1]\n")),
-      "test.yaml:5:5: backends.b.servers: unknown key 'servers'");
+  EXPECT_EQ(OnlyErrorLine(
+                Backend("filesystem", "    root: \"" + root + "\"\n    servers: [http://a:1]\n")),
+            "test.yaml:5:5: backends.b.servers: unknown key 'servers'");
   Config config;
   const auto errors = Load(Backend("filesystem", "    root: \"" + root + "\"\n"), &config);
   ASSERT_TRUE(errors.empty()) << Dump(errors);
@@ -323,7 +324,7 @@ TEST(BalancingConfigTest, ARouteMayBeRequired) {
   errors = Load(Backend("http", "    url: http://a:1\n"), &config);
   ASSERT_TRUE(errors.empty()) << Dump(errors);
   EXPECT_FALSE(config.routes[0].required);
-  EXPECT_EQ(OnlyError(Backend("http", "    url: http://a:1\n") + "    required: maybe\n"),
+  EXPECT_EQ(OnlyErrorLine(Backend("http", "    url: http://a:1\n") + "    required: maybe\n"),
             "test.yaml:10:15: routes[0].required: expected true or false, got 'maybe'");
 }
 
