@@ -18,6 +18,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/json.hpp>
 
+#include "tests/support/admin_client.h"
 #include "tests/support/eventually.h"
 #include "tests/support/free_port.h"
 #include "tests/support/gateway_config.h"
@@ -176,14 +177,7 @@ class BackendFailoverTest : public ::testing::Test {
     if (!response || response->result() != http::status::ok) return nullptr;
     json::error_code ec;
     const json::value body = json::parse(response->body(), ec);
-    if (ec) return nullptr;
-    for (const json::value& backend : body.at("backends").as_array()) {
-      if (backend.at("name") != "pool") continue;
-      for (const json::value& server : backend.at("servers").as_array()) {
-        if (server.at("url").as_string() == url) return server;
-      }
-    }
-    return nullptr;
+    return ec ? json::value(nullptr) : FindBackendServer(body, "pool", url);
   }
   bool Usable(const PoolServer& server, bool usable) {
     const json::value state = AdminServer(server.url());

@@ -106,14 +106,7 @@ class BackendPoolAdminTest : public ::testing::Test {
     if (!response || response->result() != http::status::ok) return nullptr;
     json::error_code ec;
     const json::value body = json::parse(response->body(), ec);
-    if (ec) return nullptr;
-    for (const json::value& backend : body.at("backends").as_array()) {
-      if (backend.at("name") != "pool") continue;
-      for (const json::value& server : backend.at("servers").as_array()) {
-        if (server.at("url").as_string() == url) return server;
-      }
-    }
-    return nullptr;
+    return ec ? json::value(nullptr) : FindBackendServer(body, "pool", url);
   }
 
   bool ServerUsable(const std::string& url, bool usable) {

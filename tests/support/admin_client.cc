@@ -59,6 +59,20 @@ std::optional<boost::json::value> FetchAdminJson(std::uint16_t admin_port,
   return value;
 }
 
+boost::json::value FindBackendServer(const boost::json::value& backends, std::string_view backend,
+                                     std::string_view url) {
+  if (!backends.is_object() || !backends.as_object().contains("backends")) return nullptr;
+  for (const boost::json::value& each : backends.at("backends").as_array()) {
+    const boost::json::string* name = each.at("name").if_string();
+    if (name == nullptr || *name != backend) continue;
+    for (const boost::json::value& server : each.at("servers").as_array()) {
+      const boost::json::string* server_url = server.at("url").if_string();
+      if (server_url != nullptr && *server_url == url) return server;
+    }
+  }
+  return nullptr;
+}
+
 std::string FetchMetricsText(std::uint16_t admin_port) {
   std::optional<Response> response = Fetch(admin_port, MakeRequest(http::verb::get, "/metrics"));
   return response && response->result_int() == 200 ? response->body() : std::string();

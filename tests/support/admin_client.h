@@ -16,6 +16,10 @@ std::optional<boost::json::value> FetchAdminJson(std::uint16_t admin_port,
                                                  const std::string& target,
                                                  std::string* error = nullptr);
 
+// The server `url` of backend `backend` in a GET /admin/backends body; null if absent.
+boost::json::value FindBackendServer(const boost::json::value& backends, std::string_view backend,
+                                     std::string_view url);
+
 // GET /metrics as text; empty on failure.
 std::string FetchMetricsText(std::uint16_t admin_port);
 
