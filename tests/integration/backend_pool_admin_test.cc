@@ -25,9 +25,9 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr const char* kAdminKey = "pool-admin-7c1d93e4";
+constexpr const char* kPoolAdminKey = "pool-admin-7c1d93e4";
 // printf %s pool-admin-7c1d93e4 | sha256sum
-constexpr const char* kAdminKeySha256 =
+constexpr const char* kPoolAdminKeySha256 =
     "6303a8594ed38885a12efabf1262470b62fdfc727e38d26c7ac21ae1c6132540";
 
 std::string Url(std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
@@ -85,7 +85,7 @@ class BackendPoolAdminTest : public ::testing::Test {
     if (admin_key) {
       YAML::Node principal;
       principal["name"] = "ops";
-      principal["api_key_sha256"].push_back(kAdminKeySha256);
+      principal["api_key_sha256"].push_back(kPoolAdminKeySha256);
       config["admin"]["principals"].push_back(principal);
     }
     std::string error;
@@ -102,7 +102,7 @@ class BackendPoolAdminTest : public ::testing::Test {
 
   // The server `url` of backend "pool" in GET /admin/backends, or null.
   json::value PoolServer(const std::string& url) {
-    const auto response = Admin("/admin/backends", kAdminKey);
+    const auto response = Admin("/admin/backends", kPoolAdminKey);
     if (!response || response->result() != http::status::ok) return nullptr;
     json::error_code ec;
     const json::value body = json::parse(response->body(), ec);
@@ -138,7 +138,7 @@ TEST_F(BackendPoolAdminTest, AdminBackendsNeedsTheAdminKeyAndListsEveryBackendAn
   ASSERT_TRUE(Eventually([&] { return ServerUsable(Url(up), true); })) << PoolServer(Url(up));
   ASSERT_TRUE(Eventually([&] { return ServerUsable(Url(down), false); })) << PoolServer(Url(down));
 
-  const auto response = Admin("/admin/backends", kAdminKey);
+  const auto response = Admin("/admin/backends", kPoolAdminKey);
   ASSERT_TRUE(response);
   ASSERT_EQ(response->result(), http::status::ok) << response->body();
   EXPECT_EQ((*response)[http::field::content_type], "application/json");
@@ -169,15 +169,15 @@ TEST_F(BackendPoolAdminTest, AdminBackendsNeedsTheAdminKeyAndListsEveryBackendAn
   EXPECT_TRUE(files->at("servers").as_array().empty());
 
   // One backend by name; anything else in the query is a 400 problem.
-  const auto one = Admin("/admin/backends?backend=pool", kAdminKey);
+  const auto one = Admin("/admin/backends?backend=pool", kPoolAdminKey);
   ASSERT_TRUE(one);
   ASSERT_EQ(one->result(), http::status::ok);
   EXPECT_EQ(json::parse(one->body()).at("backends").as_array().size(), 1u);
-  const auto unknown = Admin("/admin/backends?verbose=1", kAdminKey);
+  const auto unknown = Admin("/admin/backends?verbose=1", kPoolAdminKey);
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->result(), http::status::bad_request);
   EXPECT_EQ((*unknown)[http::field::content_type], "application/problem+json");
-  const auto missing = Admin("/admin/backends?backend=nope", kAdminKey);
+  const auto missing = Admin("/admin/backends?backend=nope", kPoolAdminKey);
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->result(), http::status::not_found);
 }
