@@ -19,7 +19,9 @@ def free_port():
             continue
         with socket.socket() as s:
             try:
-                s
-.bind(("127.0.0.1", port)) except OSError
-    : continue _issued.add(port) return port raise
-      RuntimeError("no free loopback port below the ephemeral range")
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _issued.add(port)
+        return port
+    raise RuntimeError("no free loopback port below the ephemeral range")
