@@ -25,8 +25,7 @@ std::string HostHeader(std::string_view host, std::uint16_t port, bool tls) {
 
 UpstreamCall::UpstreamCall(asio::io_context& ioc, const Endpoint& endpoint,
                            std::shared_ptr<ServerConnectionPools> pools, std::string_view fence_key)
-    : ioc_(ioc),
-      endpoint_(endpoint),
+    : endpoint_(endpoint),
       pools_(std::move(pools)),
       choice_(ioc, *pools_, endpoint.connect),
       fence_key_(fence_key) {}

@@ -117,7 +117,6 @@ class UpstreamCall {
   // Drops the connection after a failure.
   void Discard();
 
-  boost::asio::io_context& ioc_;
   const Endpoint& endpoint_;
   std::shared_ptr<ServerConnectionPools> pools_;
   ServerChoice choice_;

@@ -23,8 +23,7 @@ constexpr std::uint64_t kMaxResponseBytes = 1 << 20;
 DavConnection::DavConnection(boost::asio::io_context& ioc,
                              std::shared_ptr<const WebdavBackend> backend,
                              std::shared_ptr<ServerConnectionPools> pools, std::size_t server)
-    : ioc_(ioc),
-      backend_(std::move(backend)),
+    : backend_(std::move(backend)),
       pools_(std::move(pools)),
       connector_(ioc, *pools_, backend_->connect) {
   connector_.Hold(server);

@@ -73,7 +73,6 @@ class DavConnection : public std::enable_shared_from_this<DavConnection> {
   void Write();
   void Fail(boost::system::error_code ec, bool got_some);
 
-  boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
   std::shared_ptr<ServerConnectionPools> pools_;  // kept alive for connector_
   ServerChoice connector_;
