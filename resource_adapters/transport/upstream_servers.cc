@@ -421,7 +421,10 @@ std::vector<UpstreamServers::ServerSnapshot> UpstreamServers::Snapshot() const {
     }
   }
   for (std::size_t i = 0; i < servers_.size(); ++i) {
-    for (const auto& endpoint : *endpoints(i)) {
+    // Held for the loop: a range-for over *endpoints(i) would outlive the temporary pointer,
+    // and a lookup may swap the list meanwhile.
+    const std::shared_ptr<const Endpoints> addresses = endpoints(i);
+    for (const auto& endpoint : *addresses) {
       std::ostringstream text;
       text << endpoint;  // 10.0.0.1:80, [::1]:80
       snapshots[i].addresses.push_back(text.str());

@@ -211,7 +211,8 @@ TEST_F(BackendMonitorTest, ServerNamesAreResolvedAtStart) {
   ASSERT_NO_FATAL_FAILURE(StartMonitor(options));
   EXPECT_TRUE(Eventually(
       [&] { return !servers_->endpoints(0)->empty() && !servers_->endpoints(1)->empty(); }));
-  for (const tcp::endpoint& endpoint : *servers_->endpoints(0)) {
+  const auto localhost = servers_->endpoints(0);  // held: the loop outlives a temporary
+  for (const tcp::endpoint& endpoint : *localhost) {
     EXPECT_TRUE(endpoint.address().is_loopback()) << endpoint;
     EXPECT_EQ(endpoint.port(), 8080);
   }
