@@ -92,20 +92,21 @@ void FencedWrite::Start() {
     ForwardOutcome outcome;
     if (refused->type == "no-healthy-backend") outcome.failure = Failure::kUpstreamConnect;
     outcome.problem = std::move(refused);
-    auto done = std::move(done_);
-    done(std::move(outcome));
-    return;
+    return EndUnsent(std::move(outcome));
   }
   request_.server = choice_.server();
   connection_ = pool_->Take(choice_.server());
   if (auto problem = TargetsFromRequest()) {
     ForwardOutcome outcome;
     outcome.problem = std::move(problem);
-    auto done = std::move(done_);
-    done(std::move(outcome));
-    return;
+    return EndUnsent(std::move(outcome));
   }
   Lock(0);
+}
+
+void FencedWrite::EndUnsent(ForwardOutcome outcome) {
+  auto done = std::move(done_);
+  done(std::move(outcome));
 }
 
 void FencedWrite::Lock(std::size_t index) {
@@ -421,9 +422,7 @@ void FencedWrite::MoveToAnotherServer() {
     outcome.failure = Failure::kUpstreamConnect;
     outcome.upstream_server = choice_.server_url();
     outcome.problem = std::move(refused);
-    auto done = std::move(done_);
-    done(std::move(outcome));
-    return;
+    return EndUnsent(std::move(outcome));
   }
   request_.server = choice_.server();
   connection_ = pool_->Take(choice_.server());

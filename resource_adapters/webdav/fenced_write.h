@@ -55,6 +55,8 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   // The first LOCK could not reach the server: nothing was sent, so the write starts over on
   // another server.
   void MoveToAnotherServer();
+  // Ends the write before anything was sent to the server: no lock to release.
+  void EndUnsent(ForwardOutcome outcome);
   void OnLockConflict(std::size_t index);
   void AfterLocked(std::size_t index);
   void CheckStoredToken(std::size_t index);
