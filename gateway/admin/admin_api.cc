@@ -4,6 +4,7 @@
 
 #include "base/encoding/percent.h"
 #include "gateway/admin/admin_backends.h"
+#include "gateway/admin/admin_events.h"
 #include "gateway/admin/admin_fence_repair.h"
 #include "gateway/admin/admin_json.h"
 #include "gateway/admin/admin_lock_api.h"
@@ -29,9 +30,17 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
 
   // The admin credentials in force: a reload may change them (held for this request).
   const auto generation = context_.generations->Current();
+  if (AdminConsole::IsPublicPath(path)) {
+    console_.HandlePublic(request, path, *generation->admin_guard, response);
+    return true;
+  }
+  const auth::ConsoleSessions::Session* console_session = console_.SessionOf(request);
   const auth::AdminGuard::Result caller = generation->admin_guard->Check(
-      path, request[http::field::authorization], request.count(http::field::authorization), &peer);
+      path, request[http::field::authorization], request.count(http::field::authorization), &peer,
+      console_session != nullptr ? std::string_view(console_session->principal)
+                                 : std::string_view{});
   if (caller.status != 0) {
+    if (console_.AnswerLoggedOut(path, caller, response)) return true;
     SetProblem(Refusal::kUnauthenticated,
                caller.reason == "missing_credentials"
                    ? "the admin API needs Authorization: Bearer <admin key> or an admin client "
@@ -42,6 +51,11 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
                   caller.reason == "missing_credentials"
                       ? "Bearer realm=\"fencegate-admin\""
                       : "Bearer realm=\"fencegate-admin\", error=\"invalid_token\"");
+    return true;
+  }
+  if (console_.HandleAuthenticated(request, path, caller, console_session, response)) return true;
+  if (path == kAdminEventsPath) {
+    Events(request, path, response);
     return true;
   }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
@@ -226,6 +240,19 @@ void AdminApi::Rejections(std::string_view query, std::string_view path, Respons
     out.push_back(std::move(item));
   }
   SetJson(http::status::ok, out, response);
+}
+
+void AdminApi::Events(const Request& request, std::string_view path, Response* response) {
+  if (request.method() != http::verb::get) {
+    SetProblem(Refusal::kMethodNotAllowed, "the event stream is read with GET", path, response);
+    response->set(http::field::allow, "GET");
+    return;
+  }
+  if (context_.events == nullptr) {
+    SetProblem(Refusal::kNotFound, "this gateway keeps no event feed", path, response);
+    return;
+  }
+  SetEventStreamHeader(response);
 }
 
 }  // namespace fencegate::gateway

@@ -7,6 +7,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "gateway/admin/admin_console.h"
 #include "gateway/admin/admin_reload.h"
 #include "gateway/server/gateway_context.h"
 #include "gateway/tls/peer_identity.h"
@@ -29,6 +30,9 @@ struct ConfigGeneration;
 //   /admin/locks, /admin/locks/{name}[/force-release], /admin/lock-audit: the built-in locks
 //                                 (gateway/admin/admin_lock_api.h)
 //   POST /admin/reload            re-reads the configuration file (gateway/admin/admin_reload.h)
+//   GET /admin/events             server-sent events of rejections and lock grants
+//                                 (gateway/admin/admin_events.h)
+//   /, /ui/...                    the browser console (gateway/admin/admin_console.h)
 // Runs on the admin thread: it may block on the store, which network threads never do.
 // The prefix of GET /admin/fences/{key} and POST /admin/fences/{key}/repair.
 inline constexpr std::string_view kAdminFencesPrefix = "/admin/fences/";
@@ -46,6 +50,9 @@ class AdminApi {
     admin_executor_ = std::move(admin_executor);
   }
 
+  // The admin listener speaks TLS: the console's cookie gets the Secure attribute.
+  void SetSecureCookies(bool secure) { console_.SetSecureCookies(secure); }
+
   // Fills `response` (status, Content-Type, body) for `request` and returns true; `peer` is the
   // client certificate of a TLS connection (empty on plain ones), an admin credential like a
   // key. Returns false when the answer comes later (POST /admin/reload): `answered` is then
@@ -61,7 +68,10 @@ class AdminApi {
   void Fence(std::string_view encoded_key, std::string_view path, Response* response);
   void Rejections(std::string_view query, std::string_view path, Response* response);
 
+  void Events(const Request& request, std::string_view path, Response* response);
+
   const GatewayContext& context_;
+  AdminConsole console_;
   AdminReloader reloader_;
   boost::asio::any_io_executor admin_executor_;
 };

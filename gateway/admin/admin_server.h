@@ -37,6 +37,7 @@ class AdminServer {
   void Accept();
 
   AdminApi api_;
+  const EventHub* events_;
   const tls::ListenerTls& tls_;
   boost::asio::io_context ioc_{1};
   boost::asio::ip::tcp::acceptor acceptor_;

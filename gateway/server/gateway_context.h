@@ -25,6 +25,7 @@
 
 namespace fencegate::gateway {
 
+class EventHub;
 class GenerationSlot;
 class LockApi;
 class ReplicaCluster;
@@ -78,6 +79,8 @@ struct GatewayContext {
   // The generation in force, for the admin listener (its credentials); network threads keep
   // their own views.
   const GenerationSlot* generations = nullptr;
+  // Recent rejections and lock grants for the console's live feed (GET /admin/events).
+  EventHub* events = nullptr;
 
   mutable std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   mutable std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

@@ -260,6 +260,7 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
   context->access_log = access_log_.get();
   context->locks = lock_api_.get();
   context->lock_table = lock_service_.get();
+  context->events = &events_;
   context->token_signer = token_signer_.get();
   context->traffic_tls = traffic_tls_.get();
   // Store-specific metrics (the etcd store's counters, RocksDB's properties) and the
@@ -380,7 +381,8 @@ lockstore::Status Server::StartLocks() {
     token_signer_ = std::make_unique<lockstore::TokenSigner>(
         config_.locks.signing, lockstore::LockRules(config_.locks.rules));
   }
-  lock_api_ = std::make_unique<LockApi>(*lock_service_, config_.locks, token_signer_.get());
+  lock_api_ =
+      std::make_unique<LockApi>(*lock_service_, config_.locks, token_signer_.get(), &events_);
   return lockstore::Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include "gateway/config/command_line.h"
 #include "gateway/config/config.h"
 #include "gateway/config/config_diff.h"
+#include "gateway/events/event_hub.h"
 #include "gateway/http/router.h"
 #include "gateway/locks/lock_api.h"
 #include "gateway/observability/access_log.h"
@@ -148,6 +149,8 @@ class Server {
   std::unique_ptr<RocksDbStoreMetrics> rocksdb_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
+  // Before the lock API and the threads that publish to it, so it outlives them.
+  EventHub events_{kEventRingCapacity};
   std::unique_ptr<ReloadMetrics> reload_metrics_;
   std::unique_ptr<tls::ListenerTls> traffic_tls_;
   std::unique_ptr<tls::ListenerTls> admin_tls_;

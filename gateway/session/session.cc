@@ -383,6 +383,7 @@ void Session::RecordRejection(const RefusalReply& refusal) {
   record.has_presented = fenced_.token().has_value();
   record.presented = fenced_.token().value_or(0);
   record.highest = fenced_.highest().value_or(0);
+  if (context_.events != nullptr) context_.events->PublishRejection(record);
   context_.store->RecordRejection(std::move(record));
 }
 
