@@ -9,6 +9,12 @@ namespace {
 
 namespace json = boost::json;
 
+LockGrantEvent Grant() {
+  LockGrantEvent grant;
+  grant.lock = "jobs";
+  return grant;
+}
+
 TEST(AdminEventsTest, EventsAreWrittenAsServerSentEventsWithTheirIds) {
   EventHub hub(8);
   lockstore::RejectionRecord record;
@@ -50,7 +56,7 @@ TEST(AdminEventsTest, EventsAreWrittenAsServerSentEventsWithTheirIds) {
 
 TEST(AdminEventsTest, NothingNewAppendsNothing) {
   EventHub hub(8);
-  hub.PublishLockGrant({.lock = "jobs"});
+  hub.PublishLockGrant(Grant());
   std::string text;
   EXPECT_EQ(AppendEvents(hub, 1, &text), 1u);
   EXPECT_TRUE(text.empty());
@@ -58,7 +64,7 @@ TEST(AdminEventsTest, NothingNewAppendsNothing) {
 
 TEST(AdminEventsTest, AStreamStartsAfterLastEventIdOrElseAfterTheNewest) {
   EventHub hub(8);
-  for (int i = 0; i < 5; ++i) hub.PublishLockGrant({.lock = "jobs"});
+  for (int i = 0; i < 5; ++i) hub.PublishLockGrant(Grant());
   EXPECT_EQ(EventStreamStart("", hub), 5u);
   EXPECT_EQ(EventStreamStart("2", hub), 2u);
   EXPECT_EQ(EventStreamStart("0", hub), 0u);
