@@ -1,5 +1,6 @@
 #include "gateway/observability/rocksdb_store_metrics.h"
 
+#include <array>
 #include <vector>
 
 #include "gateway/observability/store_counters.h"
