@@ -20,6 +20,7 @@
 #include "gateway/observability/etcd_metrics.h"
 #include "gateway/observability/lock_metrics.h"
 #include "gateway/observability/metrics.h"
+#include "gateway/observability/process_metrics.h"
 #include "gateway/observability/reload_metrics.h"
 #include "gateway/observability/rocksdb_store_metrics.h"
 #include "gateway/server/config_generation.h"
@@ -149,6 +150,7 @@ class Server {
   std::unique_ptr<RocksDbStoreMetrics> rocksdb_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
+  std::unique_ptr<ProcessMetrics> process_metrics_;
   // Before the lock API and the threads that publish to it, so it outlives them.
   EventHub events_{kEventRingCapacity};
   std::unique_ptr<ReloadMetrics> reload_metrics_;
