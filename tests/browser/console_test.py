@@ -160,7 +160,7 @@ def run(binary, output_dir):
         try:
             # Traffic for the overview before the browser looks: admitted writes, one refusal.
             for token in (1, 2, 3):
-                assert put(traffic, "/files/demo/orders.json", token) == 200
+                assert put(traffic, "/files/demo/orders.json", token) in (200, 201, 204)
             assert put(traffic, "/files/demo/orders.json", 2) == 409
             driver = start_browser()
             check = ConsoleCheck(driver, admin, output_dir)
@@ -192,7 +192,7 @@ def run(binary, output_dir):
             # Rejections, live: the zombie shows up within 2 s of its refusal.
             check.go("#/rejections")
             check.text_is("#live-state", "live", "the event stream to connect")
-            assert put(traffic, ZOMBIE, 5) == 200
+            assert put(traffic, ZOMBIE, 5) in (200, 201, 204)
             assert put(traffic, ZOMBIE, 3) == 409
             zombie_row = f'tr.rejection-row[data-fence-key="{ZOMBIE_KEY}"]'
             check.visible(zombie_row, "the zombie write in the live list", timeout=2)
