@@ -70,8 +70,9 @@ void SetConsoleSecurityHeaders(AdminResponse* response) {
 }
 
 bool AdminConsole::IsPublicPath(std::string_view path) {
-  return path == "/" || (path.starts_with(kConsoleRoot) && path != kConsoleSessionPath &&
-                         path != kConsoleLogoutPath);
+  return path == "/" || path == "/ui" ||
+         (path.starts_with(kConsoleRoot) && path != kConsoleSessionPath &&
+          path != kConsoleLogoutPath);
 }
 
 void AdminConsole::HandlePublic(const Request& request, std::string_view path,
@@ -88,7 +89,7 @@ void AdminConsole::HandlePublic(const Request& request, std::string_view path,
     ConsoleMethodNotAllowed("GET, HEAD", path, response);
     return;
   }
-  if (path == "/") {
+  if (path == "/" || path == "/ui") {
     RedirectConsole(http::status::found, kConsoleRoot, response);
     return;
   }

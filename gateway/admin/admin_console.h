@@ -11,7 +11,7 @@
 namespace fencegate::gateway {
 
 // The browser console on the admin listener (docs/CONSOLE.md):
-//   GET /                 302 to /ui/
+//   GET /, GET /ui        302 to /ui/
 //   GET /ui/...           the console's files, built into the binary (gateway/console/)
 //   POST /ui/login        form key=<admin key>: a session cookie, then 303 to /ui/
 //   POST /ui/logout       ends the cookie's session (204)

@@ -105,6 +105,10 @@ TEST_F(ConsoleTest, TheConsoleIsServedFromTheBinaryWithAStrictPolicy) {
   EXPECT_EQ(root.result_int(), 302);
   EXPECT_EQ(root[http::field::location], "/ui/");
 
+  Response bare = AdminCall(MakeRequest(http::verb::get, "/ui"));
+  EXPECT_EQ(bare.result_int(), 302);
+  EXPECT_EQ(bare[http::field::location], "/ui/");
+
   Response page = AdminCall(MakeRequest(http::verb::get, "/ui/"));
   ASSERT_EQ(page.result_int(), 200) << "the page loads without a login";
   EXPECT_EQ(page[http::field::content_type], "text/html; charset=utf-8");

@@ -334,8 +334,7 @@
           num(holder ? holder.fencing_token : lock.last_token), num(holder ? holder.expires_in_ms + ' ms' : null),
           num(lock.waiters), num(lock.quarantine_left_ms ? lock.quarantine_left_ms + ' ms' : null), el('td', {}, button));
       }), 'no locks', 7);
-      const records = Array.isArray(audit) ? audit : audit.records;
-      fill($('lock-audit'), records.map((a) =>
+      fill($('lock-audit'), audit.map((a) =>
         el('tr', { class: 'audit-row' }, cell(when(a.at)), cell(a.lock, 'mono'), cell(a.operator), cell(a.reason),
            cell(a.previous_owner_id, 'mono'), num(a.fence_token))), 'no forced releases', 6);
       showError('');
