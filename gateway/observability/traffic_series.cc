@@ -3,13 +3,13 @@
 namespace fencegate::gateway {
 namespace {
 
-std::uint64_t CounterValue(const prometheus::Counter* counter) {
+std::uint64_t TrafficCounterValue(const prometheus::Counter* counter) {
   return counter == nullptr ? 0 : static_cast<std::uint64_t>(counter->Value());
 }
 
 // What a cumulative counter added since `before`; a counter that went backwards (it cannot,
 // but a route's series must never show a wrapped count) counts from zero.
-std::uint64_t Delta(std::uint64_t now, std::uint64_t before) {
+std::uint64_t TrafficDelta(std::uint64_t now, std::uint64_t before) {
   return now >= before ? now - before : now;
 }
 
@@ -20,9 +20,9 @@ std::vector<RouteTotals> ReadRouteTotals(const GatewayMetrics& metrics) {
   metrics.ForEachRoute([&out](const std::string& name, const RouteMetrics& route) {
     RouteTotals& totals = out.emplace_back();
     totals.route = name;
-    totals.admitted = CounterValue(route.writes_admitted);
+    totals.admitted = TrafficCounterValue(route.writes_admitted);
     for (std::size_t i = 0; i < kRejectionReasonCount; ++i) {
-      totals.refused[i] = CounterValue(route.writes_rejected[i]);
+      totals.refused[i] = TrafficCounterValue(route.writes_rejected[i]);
     }
   });
   return out;
@@ -47,9 +47,9 @@ void TrafficSeries::Sample(std::int64_t second, std::int64_t unix_ms,
     if (!added) {
       std::array<std::uint64_t, kRejectionReasonCount> refused{};
       for (std::size_t i = 0; i < kRejectionReasonCount; ++i) {
-        refused[i] = Delta(now.refused[i], route.last.refused[i]);
+        refused[i] = TrafficDelta(now.refused[i], route.last.refused[i]);
       }
-      const std::uint64_t admitted = Delta(now.admitted, route.last.admitted);
+      const std::uint64_t admitted = TrafficDelta(now.admitted, route.last.admitted);
       Add(route.seconds[static_cast<std::size_t>(second) % kSeconds], second, admitted, refused);
       Add(route.minutes[static_cast<std::size_t>(minute) % kMinutes], minute, admitted, refused);
     }

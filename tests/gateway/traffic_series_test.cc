@@ -7,8 +7,8 @@
 namespace fencegate::gateway {
 namespace {
 
-RouteTotals Totals(std::string route, std::uint64_t admitted, std::uint64_t stale,
-                   std::uint64_t missing = 0) {
+RouteTotals SeriesTotals(std::string route, std::uint64_t admitted, std::uint64_t stale,
+                         std::uint64_t missing = 0) {
   RouteTotals totals;
   totals.route = std::move(route);
   totals.admitted = admitted;
@@ -19,9 +19,9 @@ RouteTotals Totals(std::string route, std::uint64_t admitted, std::uint64_t stal
 
 TEST(TrafficSeriesTest, FirstSampleIsTheBaselineThenDeltasGoToTheirSecond) {
   TrafficSeries series;
-  series.Sample(100, 1'000'000, {Totals("files", 50, 7)});  // counted before: not attributed
-  series.Sample(101, 1'001'000, {Totals("files", 53, 9, 1)});
-  series.Sample(102, 1'002'000, {Totals("files", 53, 10, 1)});
+  series.Sample(100, 1'000'000, {SeriesTotals("files", 50, 7)});  // counted before: not attributed
+  series.Sample(101, 1'001'000, {SeriesTotals("files", 53, 9, 1)});
+  series.Sample(102, 1'002'000, {SeriesTotals("files", 53, 10, 1)});
   EXPECT_EQ(series.last_sample_unix_ms(), 1'002'000);
 
   const auto per_second = series.PerSecond();
@@ -46,10 +46,10 @@ TEST(TrafficSeriesTest, FirstSampleIsTheBaselineThenDeltasGoToTheirSecond) {
 
 TEST(TrafficSeriesTest, OldSecondsLeaveTheMinuteButStayInTheHour) {
   TrafficSeries series;
-  series.Sample(0, 0, {Totals("r", 0, 0)});
-  series.Sample(1, 0, {Totals("r", 10, 2)});
+  series.Sample(0, 0, {SeriesTotals("r", 0, 0)});
+  series.Sample(1, 0, {SeriesTotals("r", 10, 2)});
   // Seventy seconds later (the admin thread was busy: missed samples leave zeros).
-  series.Sample(71, 0, {Totals("r", 15, 2)});
+  series.Sample(71, 0, {SeriesTotals("r", 15, 2)});
   const TrafficSeries::Window minute = series.LastMinute();
   EXPECT_EQ(minute.admitted.at(0).second, 5u);
   EXPECT_TRUE(minute.refusals.empty());
@@ -62,16 +62,16 @@ TEST(TrafficSeriesTest, OldSecondsLeaveTheMinuteButStayInTheHour) {
   EXPECT_EQ(admitted.back(), 5u);
   EXPECT_EQ(std::accumulate(admitted.begin(), admitted.end(), std::uint64_t{0}), 5u);
   // An hour and more later everything has aged out.
-  series.Sample(71 + 3700, 0, {Totals("r", 15, 2)});
+  series.Sample(71 + 3700, 0, {SeriesTotals("r", 15, 2)});
   EXPECT_EQ(series.LastHour().admitted.at(0).second, 0u);
   EXPECT_EQ(series.LastMinute().admitted.at(0).second, 0u);
 }
 
 TEST(TrafficSeriesTest, ARouteAddedLaterStartsFromItsOwnBaseline) {
   TrafficSeries series;
-  series.Sample(5, 0, {Totals("a", 1, 0)});
-  series.Sample(6, 0, {Totals("a", 2, 0), Totals("b", 40, 4)});
-  series.Sample(7, 0, {Totals("a", 2, 0), Totals("b", 41, 4)});
+  series.Sample(5, 0, {SeriesTotals("a", 1, 0)});
+  series.Sample(6, 0, {SeriesTotals("a", 2, 0), SeriesTotals("b", 40, 4)});
+  series.Sample(7, 0, {SeriesTotals("a", 2, 0), SeriesTotals("b", 41, 4)});
   const TrafficSeries::Window minute = series.LastMinute();
   ASSERT_EQ(minute.admitted.size(), 2u);
   EXPECT_EQ(minute.admitted[0], (std::pair<std::string, std::uint64_t>{"a", 1}));
