@@ -125,11 +125,9 @@ void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& req
                      AdminApi::Response* response) {
   if (path == kLocks || path == kAudit) {
     std::string error;
-    const std::optional<AdminQuery> params =
-        AdminQuery::Parse(query,
-                          path == kAudit ? std::initializer_list<std::string_view>{"limit"}
-                                         : std::initializer_list<std::string_view>{},
-                          &error);
+    const std::optional<AdminQuery> params = path == kAudit
+                                                 ? AdminQuery::Parse(query, {"limit"}, &error)
+                                                 : AdminQuery::Parse(query, {}, &error);
     const std::optional<std::size_t> limit = params ? params->Limit(&error) : std::nullopt;
     if (!limit) {
       Set(LockProblem(Refusal::kBadRequest, error, path, ""), response);
