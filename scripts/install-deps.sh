@@ -31,6 +31,9 @@ packages=(
   # Several replicas: the load balancer example (config/examples/haproxy-replicas.cfg) is
   # checked with haproxy -c.
   haproxy
+  # promtool, which checks and unit-tests deploy/prometheus/alerts.yml (tests/deploy/). Only the
+  # tool is wanted: the Prometheus server the package also installs is stopped below.
+  prometheus
 )
 
 missing=()
@@ -50,3 +53,9 @@ sudo_cmd=()
 "${sudo_cmd[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
   "${missing[@]}" >/dev/null
+# The prometheus package enables and starts its server where services run; the tests need only
+# promtool, so nothing should keep listening on :9090.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null &&
+  systemctl is-active --quiet prometheus 2>/dev/null; then
+  "${sudo_cmd[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi

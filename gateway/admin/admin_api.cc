@@ -114,7 +114,9 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
 void AdminApi::Metrics(const ConfigGeneration& generation, Response* response) {
   if (context_.refresh_store_metrics) context_.refresh_store_metrics();
   if (context_.relay_budget_metrics != nullptr) context_.relay_budget_metrics->Refresh();
-  context_.metrics->store_ready().Set(context_.store->Ready() ? 1 : 0);
+  if (context_.process_metrics != nullptr) context_.process_metrics->Refresh();
+  // fencegate_ready says what /readyz would answer now (and sets fencegate_store_ready).
+  context_.metrics->ready().Set(CurrentReadiness(generation).ready() ? 1 : 0);
   // Copied from the counts the sessions keep anyway, so a request does not also pay for two
   // gauge updates (a compare-and-swap loop each) that only a scrape reads.
   context_.metrics->requests_in_flight().Set(
@@ -126,27 +128,35 @@ void AdminApi::Metrics(const ConfigGeneration& generation, Response* response) {
   response->body() = context_.metrics->RenderText(BackendFamilies(BackendSamples(generation)));
 }
 
-void AdminApi::Ready(const ConfigGeneration& generation, Response* response) {
-  const bool store_ready = context_.store->Ready();
-  context_.metrics->store_ready().Set(store_ready ? 1 : 0);
-  const bool accepting = context_.accepting.load();
-  const bool draining = context_.draining.load();
+AdminApi::Readiness AdminApi::CurrentReadiness(const ConfigGeneration& generation) const {
+  Readiness readiness;
+  readiness.store_ready = context_.store->Ready();
+  context_.metrics->store_ready().Set(readiness.store_ready ? 1 : 0);
+  readiness.accepting = context_.accepting.load();
+  readiness.draining = context_.draining.load();
   // Several replicas: a replica without a lease it can count on admits nothing and cannot
   // tell where to forward; the load balancer should send traffic elsewhere.
-  const bool lease_valid = context_.cluster == nullptr || context_.cluster->LeaseValid();
+  readiness.lease_valid = context_.cluster == nullptr || context_.cluster->LeaseValid();
   // Routes marked `required` need a usable server of their backend; without any, /readyz keeps
   // its meaning and does not look at backends.
-  const bool routes_required = AnyRouteRequired(generation);
-  const std::vector<std::string> unserved =
-      routes_required ? RequiredRoutesWithoutServer(generation) : std::vector<std::string>{};
-  const bool ready = store_ready && accepting && !draining && lease_valid && unserved.empty();
-  json::object body{{"status", ready ? "ready" : (draining ? "draining" : "not_ready")},
-                    {"store_ready", store_ready},
-                    {"accepting", accepting && !draining}};
-  if (context_.cluster != nullptr) body["cluster_lease_valid"] = lease_valid;
-  if (routes_required) {
+  readiness.routes_required = AnyRouteRequired(generation);
+  if (readiness.routes_required) {
+    readiness.routes_without_server = RequiredRoutesWithoutServer(generation);
+  }
+  return readiness;
+}
+
+void AdminApi::Ready(const ConfigGeneration& generation, Response* response) {
+  const Readiness readiness = CurrentReadiness(generation);
+  const bool ready = readiness.ready();
+  context_.metrics->ready().Set(ready ? 1 : 0);
+  json::object body{{"status", ready ? "ready" : (readiness.draining ? "draining" : "not_ready")},
+                    {"store_ready", readiness.store_ready},
+                    {"accepting", readiness.accepting && !readiness.draining}};
+  if (context_.cluster != nullptr) body["cluster_lease_valid"] = readiness.lease_valid;
+  if (readiness.routes_required) {
     json::array names;
-    for (const std::string& name : unserved) names.emplace_back(name);
+    for (const std::string& name : readiness.routes_without_server) names.emplace_back(name);
     body["routes_without_server"] = std::move(names);
   }
   SetJson(ready ? http::status::ok : http::status::service_unavailable, std::move(body), response);

@@ -59,6 +59,20 @@ class AdminApi {
               std::function<void()> answered);
 
  private:
+  // What /readyz looks at, as it stands now.
+  struct Readiness {
+    bool store_ready = false;
+    bool accepting = false;
+    bool draining = false;
+    bool lease_valid = false;
+    bool routes_required = false;
+    std::vector<std::string> routes_without_server;  // of the `required` routes
+    bool ready() const {
+      return store_ready && accepting && !draining && lease_valid && routes_without_server.empty();
+    }
+  };
+  Readiness CurrentReadiness(const ConfigGeneration& generation) const;
+
   void Metrics(const ConfigGeneration& generation, Response* response);
   void Ready(const ConfigGeneration& generation, Response* response);
   void Backends(const ConfigGeneration& generation, std::string_view query, std::string_view path,

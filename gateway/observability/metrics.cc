@@ -88,16 +88,16 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
       registry_(std::make_shared<prometheus::Registry>()),
       request_duration_{"fencegate_request_duration_seconds",
                         "Time from request header to the end of the response.",
-                        "route",
+                        {"route"},
                         {}},
       barrier_wait_{"fencegate_barrier_wait_seconds",
                     "Time fenced writes waited for older writes on their fence.",
-                    "route",
+                    {"route"},
                     {}},
       upstream_duration_{"fencegate_backend_upstream_duration_seconds",
                          "Time the backend took: from connecting (or sending, on a kept-alive "
-                         "connection) until its response header arrived.",
-                         "backend",
+                         "connection) until its response header arrived, by route and backend.",
+                         {"route", "backend"},
                          {}} {
   requests_ = &prometheus::BuildCounter()
                    .Name("fencegate_requests_total")
@@ -140,6 +140,13 @@ GatewayMetrics::GatewayMetrics(const std::vector<std::string>& route_names, std:
                       .Help("1 while the fence store accepts operations.")
                       .Register(*registry_)
                       .Add({});
+  ready_ = &prometheus::BuildGauge()
+                .Name("fencegate_ready")
+                .Help(
+                    "1 while GET /readyz answers 200: the store accepts operations, the gateway "
+                    "is not draining, a replica holds its lease, required routes have a server.")
+                .Register(*registry_)
+                .Add({});
 
   fence_repairs_ = &prometheus::BuildCounter()
                         .Name("fencegate_fence_repairs_total")
@@ -196,9 +203,10 @@ RouteMetrics& GatewayMetrics::AddRoute(const std::string& route) {
     }
   }
   m.request_duration =
-      request_duration_.by_route
-          .emplace_back(route, std::make_unique<ShardedHistogram>(kDurationBuckets, threads_))
-          .second.get();
+      request_duration_.series
+          .emplace_back(HistogramFamily::Series{
+              {route}, std::make_unique<ShardedHistogram>(kDurationBuckets, threads_)})
+          .histogram.get();
   // A request that matched no route is never admitted nor forwarded: exporting write and
   // upstream series for it would only add series that stay at zero forever.
   if (route == kUnroutedLabel) return m;
@@ -213,10 +221,10 @@ RouteMetrics& GatewayMetrics::AddRoute(const std::string& route) {
     m.token_verifications[result] = &verifications_->Add(
         {{"route", route}, {"result", std::string(kVerificationLabels[result])}});
   }
-  m.barrier_wait =
-      barrier_wait_.by_route
-          .emplace_back(route, std::make_unique<ShardedHistogram>(kBarrierBuckets, threads_))
-          .second.get();
+  m.barrier_wait = barrier_wait_.series
+                       .emplace_back(HistogramFamily::Series{
+                           {route}, std::make_unique<ShardedHistogram>(kBarrierBuckets, threads_)})
+                       .histogram.get();
   for (std::size_t kind = 0; kind < kUpstreamErrorKindCount; ++kind) {
     m.upstream_errors[kind] =
         &upstream_->Add({{"route", route}, {"kind", std::string(kUpstreamErrorKindLabels[kind])}});
@@ -224,14 +232,16 @@ RouteMetrics& GatewayMetrics::AddRoute(const std::string& route) {
   return m;
 }
 
-ShardedHistogram* GatewayMetrics::BackendUpstreamDuration(const std::string& backend) {
+ShardedHistogram* GatewayMetrics::BackendUpstreamDuration(const std::string& route,
+                                                          const std::string& backend) {
   std::lock_guard lock(routes_mutex_);
-  for (const auto& [name, histogram] : upstream_duration_.by_route) {
-    if (name == backend) return histogram.get();
+  for (const HistogramFamily::Series& series : upstream_duration_.series) {
+    if (series.values[0] == route && series.values[1] == backend) return series.histogram.get();
   }
-  return upstream_duration_.by_route
-      .emplace_back(backend, std::make_unique<ShardedHistogram>(kDurationBuckets, threads_))
-      .second.get();
+  return upstream_duration_.series
+      .emplace_back(HistogramFamily::Series{
+          {route, backend}, std::make_unique<ShardedHistogram>(kDurationBuckets, threads_)})
+      .histogram.get();
 }
 
 std::string GatewayMetrics::RenderText(std::vector<prometheus::MetricFamily> computed) const {
@@ -244,10 +254,12 @@ std::string GatewayMetrics::RenderText(std::vector<prometheus::MetricFamily> com
     family.name = source->name;
     family.help = source->help;
     family.type = prometheus::MetricType::Histogram;
-    for (const auto& [route, histogram] : source->by_route) {
+    for (const HistogramFamily::Series& series : source->series) {
       prometheus::ClientMetric& metric = family.metric.emplace_back();
-      metric.label.push_back({source->label, route});
-      metric.histogram = histogram->Snapshot();
+      for (std::size_t i = 0; i < source->labels.size(); ++i) {
+        metric.label.push_back({source->labels[i], series.values[i]});
+      }
+      metric.histogram = series.histogram->Snapshot();
     }
   }
   prometheus::TextSerializer().Serialize(out, families);

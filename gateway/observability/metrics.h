@@ -97,6 +97,9 @@ class GatewayMetrics {
   prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }
   prometheus::Gauge& connections_open() const { return *connections_open_; }
   prometheus::Gauge& store_ready() const { return *store_ready_; }
+  // fencegate_ready: 1 while /readyz would answer 200 (store, lease, required routes, not
+  // draining).
+  prometheus::Gauge& ready() const { return *ready_; }
   prometheus::Counter& fence_repairs() const { return *fence_repairs_; }  // README "Tokens"
   // Access-log lines of failed requests held back by the per-key cap (ErrorLogCap).
   prometheus::Counter& access_log_suppressed() const { return *access_log_suppressed_; }
@@ -108,10 +111,10 @@ class GatewayMetrics {
   // exposition.
   prometheus::Registry& registry() const { return *registry_; }
 
-  // fencegate_backend_upstream_duration_seconds{backend}: the time the backend took for a request
-  // (adapters::ForwardOutcome::upstream_time), created the first time the backend appears (a reload
-  // that adds one). Thread-safe; the pointer stays valid for the object's life.
-  ShardedHistogram* BackendUpstreamDuration(const std::string& backend);
+  // fencegate_backend_upstream_duration_seconds{route,backend}: the time the backend took for a
+  // request of the route (adapters::ForwardOutcome::upstream_time), created the first time the pair
+  // appears (a reload that adds one). Thread-safe; the pointer stays valid for the object's life.
+  ShardedHistogram* BackendUpstreamDuration(const std::string& route, const std::string& backend);
 
   // The Prometheus text exposition (format 0.0.4) of every metric, and of `computed`: families
   // computed at the scrape (gateway/observability/backend_metrics.h).
@@ -122,10 +125,14 @@ class GatewayMetrics {
  private:
   // The families of sharded histograms, outside the registry: rendered with it.
   struct HistogramFamily {
+    struct Series {
+      std::vector<std::string> values;  // of `labels`, in order
+      std::unique_ptr<ShardedHistogram> histogram;
+    };
     std::string name;
     std::string help;
-    std::string label = "route";  // the label `by_route` names its entries by
-    std::vector<std::pair<std::string, std::unique_ptr<ShardedHistogram>>> by_route;
+    std::vector<std::string> labels;
+    std::vector<Series> series;
   };
 
   RouteMetrics& AddRoute(const std::string& route);  // under routes_mutex_
@@ -136,7 +143,7 @@ class GatewayMetrics {
   mutable std::mutex routes_mutex_;
   HistogramFamily request_duration_;
   HistogramFamily barrier_wait_;
-  HistogramFamily upstream_duration_;     // by backend
+  HistogramFamily upstream_duration_;     // by route and backend
   std::vector<std::string> route_names_;  // as constructed
   std::deque<RouteMetrics> routes_;       // a deque: references stay valid as routes are added
   std::map<std::string, RouteMetrics*, std::less<>> by_name_;
@@ -150,6 +157,7 @@ class GatewayMetrics {
   prometheus::Gauge* requests_in_flight_ = nullptr;
   prometheus::Gauge* connections_open_ = nullptr;
   prometheus::Gauge* store_ready_ = nullptr;
+  prometheus::Gauge* ready_ = nullptr;
   prometheus::Counter* fence_repairs_ = nullptr;
   prometheus::Counter* access_log_suppressed_ = nullptr;
   prometheus::Counter* underscore_fields_dropped_ = nullptr;

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include <prometheus/counter.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
@@ -18,6 +19,9 @@ namespace fencegate::gateway {
 //   fencegate_store_rejections_dropped_total  audit records of refused writes not written: the
 //                                             rejection queue was full, RocksDB was throttling
 //                                             writes, or the write failed
+//   fencegate_store_sync_duration_seconds     histogram: how long each synced write (fsync) of
+//                                             advances or lock records took
+//   fencegate_store_group_commit_advances     histogram: advances that shared one synced write
 class RocksDbStoreMetrics {
  public:
   RocksDbStoreMetrics(prometheus::Registry& registry, const lockstore::RocksDbFenceStore& store);
@@ -34,6 +38,8 @@ class RocksDbStoreMetrics {
   prometheus::Counter* failed_writes_;
   prometheus::Counter* rejections_written_;
   prometheus::Counter* rejections_dropped_;
+  prometheus::Histogram* sync_seconds_;
+  prometheus::Histogram* group_commit_advances_;
 };
 
 }  // namespace fencegate::gateway

@@ -34,7 +34,7 @@ std::vector<RouteRuntime> ResolveRoutes(const Config& config,
       runtime.fence_key_affinity =
           balancing != nullptr && balancing->policy == adapters::BalancingPolicy::kFenceKey;
       if (balancing != nullptr)
-        runtime.upstream_duration = metrics.BackendUpstreamDuration(route.backend);
+        runtime.upstream_duration = metrics.BackendUpstreamDuration(route.name, route.backend);
     }
     for (const std::string& method : route.fenced_methods) {
       const http::verb verb = http::string_to_verb(method);

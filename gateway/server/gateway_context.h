@@ -15,6 +15,7 @@
 #include "gateway/http/router.h"
 #include "gateway/observability/access_log.h"
 #include "gateway/observability/metrics.h"
+#include "gateway/observability/process_metrics.h"
 #include "gateway/observability/relay_budget_metrics.h"
 #include "gateway/observability/space_saving_top_k.h"
 #include "gateway/observability/traffic_series.h"
@@ -48,7 +49,7 @@ struct RouteRuntime {
   // The backend picks servers by fence key (policy fence_key): unfenced requests render the fence
   // key too, so that reads follow their key's writes. Other routes never render it for them.
   bool fence_key_affinity = false;
-  // fencegate_backend_upstream_duration_seconds of the route's backend; null for a backend
+  // fencegate_backend_upstream_duration_seconds of the route and its backend; null for a backend
   // without network servers (filesystem).
   ShardedHistogram* upstream_duration = nullptr;
 
@@ -75,6 +76,7 @@ struct GatewayContext {
   std::function<void()> refresh_store_metrics;
   // limits.relay_buffer_memory's metrics, brought up to date before /metrics renders.
   RelayBudgetMetrics* relay_budget_metrics = nullptr;
+  ProcessMetrics* process_metrics = nullptr;  // process_* from /proc, read at each scrape
   // Null unless `cluster:` is configured (docs/ARCHITECTURE.md "Several replicas"). The peers'
   // adapters follow the backends' in each network thread (ConfigGeneration::peer_adapter_base).
   const ReplicaCluster* cluster = nullptr;

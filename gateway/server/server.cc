@@ -18,6 +18,7 @@
 #include "gateway/cli/store_location.h"
 #include "gateway/http/request_fields.h"
 #include "gateway/http/time_format.h"
+#include "gateway/observability/build_info.h"
 #include "gateway/observability/store_log_sink.h"
 #include "gateway/server/config_text.h"
 #include "gateway/server/listen_socket.h"
@@ -193,6 +194,8 @@ lockstore::Status Server::PrepareAsUser() {
   const unsigned thread_count =
       config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
   metrics_ = std::make_unique<GatewayMetrics>(route_names, thread_count);
+  RegisterBuildInfo(metrics_->registry(), FENCEGATE_VERSION);
+  process_metrics_ = std::make_unique<ProcessMetrics>(metrics_->registry());
   for (const std::string& warning : auth::OpenAccessWarnings(config_)) {
     log::Warn("warning: " + warning);
   }
@@ -272,6 +275,7 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
     if (cluster != nullptr) cluster->RefreshMetrics();
   };
   context->relay_budget_metrics = relay_budget_metrics_.get();
+  context->process_metrics = process_metrics_.get();
   context->cluster = cluster_.get();
   context->generations = &generation_slot_;
   context->refusal_tops = &refusal_tops_;

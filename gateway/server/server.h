@@ -19,6 +19,7 @@
 #include "gateway/observability/etcd_metrics.h"
 #include "gateway/observability/lock_metrics.h"
 #include "gateway/observability/metrics.h"
+#include "gateway/observability/process_metrics.h"
 #include "gateway/observability/reload_metrics.h"
 #include "gateway/observability/rocksdb_store_metrics.h"
 #include "gateway/server/config_generation.h"
@@ -151,6 +152,7 @@ class Server {
   std::unique_ptr<RocksDbStoreMetrics> rocksdb_metrics_;
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
+  std::unique_ptr<ProcessMetrics> process_metrics_;
   std::unique_ptr<ReloadMetrics> reload_metrics_;
   std::unique_ptr<tls::ListenerTls> traffic_tls_;
   std::unique_ptr<tls::ListenerTls> admin_tls_;

@@ -3,6 +3,7 @@
 #include <prometheus/family.h>
 
 #include "base/log/event_log.h"
+#include "gateway/tls/certificate_expiry.h"
 #include "gateway/tls/server_context.h"
 
 namespace fencegate::gateway::tls {
@@ -31,6 +32,14 @@ ListenerTls::ListenerTls(std::string listener, ServerTlsSettings settings,
                       .Register(registry);
   reloads_ok_ = &reloads.Add({{"listener", listener_}, {"result", "ok"}});
   reloads_failed_ = &reloads.Add({{"listener", listener_}, {"result", "error"}});
+  if (settings_.enabled) {
+    certificate_expiry_ =
+        &prometheus::BuildGauge()
+             .Name("fencegate_tls_certificate_expiry_timestamp_seconds")
+             .Help("When the listener's loaded certificate expires (its notAfter), Unix seconds")
+             .Register(registry)
+             .Add({{"listener", listener_}});
+  }
 }
 
 lockstore::Status ListenerTls::Load() {
@@ -38,8 +47,7 @@ lockstore::Status ListenerTls::Load() {
   std::string error;
   auto context = BuildServerContext(settings_, &error);
   if (!context) return lockstore::Status::InvalidArgument("tls." + listener_ + ": " + error);
-  std::lock_guard lock(mutex_);
-  current_ = std::move(context);
+  Install(std::move(context));
   return lockstore::Status::Ok();
 }
 
@@ -53,14 +61,19 @@ bool ListenerTls::Reload() {
                {{"listener", listener_}, {"error", error}});
     return false;
   }
-  {
-    std::lock_guard lock(mutex_);
-    current_ = std::move(context);
-  }
+  Install(std::move(context));
   reloads_ok_->Increment();
   log::Info("tls." + listener_ + ": certificate reloaded",
             {{"listener", listener_}, {"cert_file", settings_.cert_file}});
   return true;
+}
+
+void ListenerTls::Install(std::shared_ptr<boost::asio::ssl::context> context) {
+  if (const std::optional<double> expiry = CertificateExpiry(*context)) {
+    certificate_expiry_->Set(*expiry);
+  }
+  std::lock_guard lock(mutex_);
+  current_ = std::move(context);
 }
 
 std::shared_ptr<boost::asio::ssl::context> ListenerTls::Current() const {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <boost/asio/ssl/context.hpp>
 
@@ -21,7 +22,8 @@ namespace fencegate::gateway::tls {
 //
 // Reload builds a new context from the files; accepted connections keep a shared_ptr to the
 // context they started with, so in-flight connections finish on the old one and only new
-// connections use the new one. A reload that fails keeps the current context.
+// connections use the new one. A reload that fails keeps the current context (and the expiry
+// gauge keeps saying when that one's certificate ends).
 class ListenerTls {
  public:
   ListenerTls(std::string listener, ServerTlsSettings settings, prometheus::Registry& registry);
@@ -51,6 +53,12 @@ class ListenerTls {
   prometheus::Counter* tls_on_plain_port_ = nullptr;
   prometheus::Counter* reloads_ok_ = nullptr;
   prometheus::Counter* reloads_failed_ = nullptr;
+  // fencegate_tls_certificate_expiry_timestamp_seconds: the loaded leaf's notAfter; null when
+  // the listener is plain.
+  prometheus::Gauge* certificate_expiry_ = nullptr;
+
+  // Makes `context` the current one and publishes its certificate's expiry.
+  void Install(std::shared_ptr<boost::asio::ssl::context> context);
 };
 
 }  // namespace fencegate::gateway::tls

@@ -88,11 +88,14 @@ void RocksDbFenceStore::CommitLocks(std::vector<LockOp*>& locks) {
   }
   rocksdb::WriteOptions options;
   options.sync = sync;
+  const auto write_start = std::chrono::steady_clock::now();
   const rocksdb::Status s = Write(options, &batch);
   if (sync) {
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - write_start;
     std::lock_guard lock(mu_);
     ++stats_.sync_writes;
     if (!s.ok()) ++stats_.failed_writes;
+    stats_.sync_seconds.Observe(Stats::kSyncSecondsBounds, took.count());
   }
   const Status status = FromRocksDb(s);
   for (std::size_t i = 0; i < locks.size(); ++i) {

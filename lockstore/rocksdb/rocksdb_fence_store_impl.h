@@ -18,6 +18,7 @@
 #include "lockstore/fence/fence_store.h"
 #include "lockstore/fence/rejection_queue.h"
 #include "lockstore/locks/lock_persistence.h"
+#include "lockstore/rocksdb/bucket_counts.h"
 #include "lockstore/rocksdb/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb/rocksdb_fence_store.h"
 
@@ -62,6 +63,14 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
     // Audit records not written: the rejection queue was full (a flood of refusals), or the
     // write that carried them failed or came while RocksDB was throttling writes.
     std::uint64_t rejections_dropped = 0;
+    // Seconds each synced write (of advances or lock records) took, failed ones included.
+    static constexpr std::array<double, 14> kSyncSecondsBounds = {
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+    BucketCounts<kSyncSecondsBounds.size()> sync_seconds;
+    // Advances that shared one synced write (the group commit), written or refused by the disk.
+    static constexpr std::array<double, 11> kGroupCommitBounds = {1,  2,   4,   8,   16,  32,
+                                                                  64, 128, 256, 512, 1024};
+    BucketCounts<kGroupCommitBounds.size()> group_commit_advances;
   };
 
   static Status Open(const RocksDbFenceStoreOptions& options,

@@ -195,6 +195,10 @@ void RocksDbFenceStore::CommitAdvances(std::vector<AdvanceOp*>& advances) {
       std::lock_guard lock(mu_);
       ++stats_.sync_writes;
       if (!s.ok()) ++stats_.failed_writes;
+      stats_.sync_seconds.Observe(Stats::kSyncSecondsBounds,
+                                  std::chrono::duration<double>(last_sync_duration_).count());
+      stats_.group_commit_advances.Observe(Stats::kGroupCommitBounds,
+                                           static_cast<double>(advances.size()));
     }
     if (!s.ok()) {
       known_fences_.clear();

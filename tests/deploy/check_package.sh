@@ -61,7 +61,8 @@ dpkg-deb -c "$deb" | tee "$work/contents"
 for file in ./usr/bin/fencegate ./etc/fencegate/fencegate.yaml ./etc/logrotate.d/fencegate \
     ./usr/lib/systemd/system/fencegate.service ./usr/share/man/man8/fencegate.8.gz \
     ./usr/share/bash-completion/completions/fencegate \
-    ./usr/share/doc/fencegate/full-reference.yaml; do
+    ./usr/share/doc/fencegate/full-reference.yaml ./usr/share/doc/fencegate/grafana/fencegate.json \
+    ./usr/share/doc/fencegate/prometheus/alerts.yml; do
   awk '{print $NF}' "$work/contents" | grep -qx "$file" || fail "$file is not in the package"
 done
 if awk '{print $NF}' "$work/contents" | grep -q '^\./usr/etc'; then

@@ -39,7 +39,7 @@ TEST(BackendMetricsTest, EveryServerAndBackendSeriesWithItsValue) {
   api.counters.no_healthy_server = 9;
 
   GatewayMetrics metrics({"r"}, 2);
-  metrics.BackendUpstreamDuration("api")->Observe(1, 0.003);
+  metrics.BackendUpstreamDuration("r", "api")->Observe(1, 0.003);
   const std::string text = metrics.RenderText(BackendFamilies({api}));
 
   EXPECT_TRUE(Has(
@@ -70,18 +70,24 @@ TEST(BackendMetricsTest, EveryServerAndBackendSeriesWithItsValue) {
   EXPECT_TRUE(Has(text, "fencegate_backend_no_healthy_total{backend=\"api\"} 9"));
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_ejections_total counter"));
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_server_healthy gauge"));
-  // The upstream time histogram, by backend, beside the route histograms.
+  // The upstream time histogram, by route and backend, beside the route histograms.
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_upstream_duration_seconds histogram"));
-  EXPECT_TRUE(Has(text, "fencegate_backend_upstream_duration_seconds_count{backend=\"api\"} 1"));
   EXPECT_TRUE(Has(
-      text, "fencegate_backend_upstream_duration_seconds_bucket{backend=\"api\",le=\"0.005\"} 1"));
+      text, "fencegate_backend_upstream_duration_seconds_count{route=\"r\",backend=\"api\"} 1"));
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_upstream_duration_seconds_bucket{route=\"r\",backend=\"api\","
+                  "le=\"0.005\"} 1"));
   EXPECT_TRUE(Has(text, "fencegate_request_duration_seconds_count{route=\"r\"} 0"));
 }
 
-TEST(BackendMetricsTest, ABackendHistogramIsMadeOnce) {
+TEST(BackendMetricsTest, AnUpstreamHistogramIsMadeOncePerRouteAndBackend) {
   GatewayMetrics metrics({"r"}, 1);
-  EXPECT_EQ(metrics.BackendUpstreamDuration("api"), metrics.BackendUpstreamDuration("api"));
-  EXPECT_NE(metrics.BackendUpstreamDuration("api"), metrics.BackendUpstreamDuration("objects"));
+  EXPECT_EQ(metrics.BackendUpstreamDuration("r", "api"),
+            metrics.BackendUpstreamDuration("r", "api"));
+  EXPECT_NE(metrics.BackendUpstreamDuration("r", "api"),
+            metrics.BackendUpstreamDuration("r", "objects"));
+  EXPECT_NE(metrics.BackendUpstreamDuration("r", "api"),
+            metrics.BackendUpstreamDuration("s", "api"));
 }
 
 }  // namespace

@@ -255,7 +255,7 @@ TEST_F(BackendPoolAdminTest, MetricsNameEveryServerOfTheConfiguration) {
   EXPECT_TRUE(Eventually([&] {
     return MetricValue(FetchMetricsText(gateway_->admin_port()),
                        "fencegate_backend_upstream_duration_seconds_count",
-                       "backend=\"pool\"") == 1.0;
+                       "route=\"pool\",backend=\"pool\"") == 1.0;
   }));
   // The filesystem backend has no servers, hence no server series.
   EXPECT_EQ(text.find("backend=\"files\""), std::string::npos);
