@@ -23,8 +23,13 @@ struct ConfigGeneration;
 //                                 route marked `required` has a usable server), else 503
 //   GET /admin/backends[?backend=NAME] every backend and server, their health and counters
 //                                 (gateway/admin/admin_backends.h)
-//   GET /admin/fences/{key}       one fence key (percent-encoded in the path)
-//   GET /admin/rejections?limit=N the most recent refused writes, newest first
+//   GET /admin/fences?prefix&after&limit  stored fences in key order, by page
+//                                 (gateway/admin/admin_fences.h)
+//   GET /admin/fences/{key}       one fence key (percent-encoded in the path) and its history
+//   GET /admin/rejections?route&reason&fence_key&principal&client&since&after&limit
+//                                 refused writes, newest first (gateway/admin/admin_rejections.h)
+//   GET /admin/summary            the console's overview (gateway/admin/admin_summary.h)
+// A list endpoint refuses an unknown or repeated query parameter with 400 (AdminQuery).
 //   POST /admin/fences/{key}/repair, GET /admin/fence-repairs: audited fence repair
 //                                 (gateway/admin/admin_fence_repair.h)
 //   /admin/locks, /admin/locks/{name}[/force-release], /admin/lock-audit: the built-in locks
@@ -80,7 +85,6 @@ class AdminApi {
   void Backends(const ConfigGeneration& generation, std::string_view query, std::string_view path,
                 Response* response);
   void Fence(std::string_view encoded_key, std::string_view path, Response* response);
-  void Rejections(std::string_view query, std::string_view path, Response* response);
 
   void Events(const Request& request, std::string_view path, Response* response);
 

@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include "gateway/admin/admin_rejections.h"
+
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
 namespace json = boost::json;
@@ -11,35 +13,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kEventStreamType = "text/event-stream";
-
-json::object EventRejectionJson(const lockstore::RejectionRecord& record) {
-  json::object item;
-  // The store numbers a record when it writes it, after the event went out.
-  if (record.sequence != 0) {
-    item["sequence"] = record.sequence;
-  } else {
-    item["sequence"] = nullptr;
-  }
-  item["at"] = Rfc3339OrNull(record.at_ms);
-  item["route"] = record.route;
-  item["reason"] = record.reason;
-  item["fence_key"] = record.fence_key;
-  item["method"] = record.method;
-  item["path"] = record.path;
-  if (record.has_presented) {
-    item["presented_token"] = record.presented;
-  } else {
-    item["presented_token"] = nullptr;
-  }
-  item["highest_token"] = record.highest;
-  item["request_id"] = record.request_id;
-  if (record.trace_id.empty()) {
-    item["trace_id"] = nullptr;
-  } else {
-    item["trace_id"] = record.trace_id;
-  }
-  return item;
-}
 
 json::object EventLockGrantJson(const LockGrantEvent& grant) {
   return {{"lock", grant.lock},
@@ -79,7 +52,7 @@ std::uint64_t EventStreamStart(std::string_view last_event_id, const EventHub& h
 
 std::string EventData(const HubEvent& event) {
   if (const auto* rejection = std::get_if<lockstore::RejectionRecord>(&event.payload)) {
-    return json::serialize(EventRejectionJson(*rejection));
+    return json::serialize(RejectionJson(*rejection));
   }
   return json::serialize(EventLockGrantJson(std::get<LockGrantEvent>(event.payload)));
 }

@@ -37,7 +37,7 @@ std::uint64_t EventStreamStart(std::string_view last_event_id, const EventHub& h
 // returns the id of the last one appended (`after` when none).
 std::uint64_t AppendEvents(const EventHub& hub, std::uint64_t after, std::string* out);
 
-// The JSON of one event's data line (also the shape of /admin/rejections' records).
+// The JSON of one event's data line (a rejection as /admin/rejections shows it).
 std::string EventData(const HubEvent& event);
 
 }  // namespace fencegate::gateway

@@ -16,6 +16,7 @@
 
 #include "base/tls_client/plain_or_tls_stream.h"
 #include "gateway/admin/admin_events.h"
+#include "gateway/http/time_format.h"
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/plain_http_refusal.h"
 
@@ -223,7 +224,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 }  // namespace
 
 AdminServer::AdminServer(const GatewayContext& context, const tls::ListenerTls& tls)
-    : api_(context), events_(context.events), tls_(tls), acceptor_(ioc_) {}
+    : context_(context), api_(context), tls_(tls), acceptor_(ioc_) {}
 
 AdminServer::~AdminServer() {
   Stop();
@@ -242,6 +243,7 @@ tcp::endpoint AdminServer::local_endpoint() const {
 void AdminServer::Start() {
   api_.SetSecureCookies(tls_.Current() != nullptr);
   Accept();
+  if (context_.traffic_series != nullptr) SampleTraffic();
   thread_ = std::thread([this] { ioc_.run(); });
 }
 
@@ -251,14 +253,26 @@ void AdminServer::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
+void AdminServer::SampleTraffic() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto second =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  context_.traffic_series->Sample(second, NowUnixMs(), ReadRouteTotals(*context_.metrics));
+  // The next whole steady second, so that a late tick does not shift every later one.
+  sample_timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::seconds(second + 1)));
+  sample_timer_.async_wait([this](error_code ec) {
+    if (!ec) SampleTraffic();
+  });
+}
+
 void AdminServer::Accept() {
   acceptor_.async_accept(ioc_, [this](error_code ec, AdminSocket socket) {
     if (ec == net::error::operation_aborted) return;
     if (!ec) {
       auto context = tls_.Current();
       const bool tls = context != nullptr;
-      auto session =
-          std::make_shared<AdminSession>(std::move(socket), api_, events_, std::move(context));
+      auto session = std::make_shared<AdminSession>(std::move(socket), api_, context_.events,
+                                                    std::move(context));
       if (tls) {
         session->StartTls(tls_);
       } else {

@@ -203,6 +203,7 @@ lockstore::Status Server::PrepareAsUser() {
   lockstore::AdmissionOptions admission_options;
   admission_options.max_cached_keys = config_.store.cached_keys;
   admission_options.now_ms = [] { return NowUnixMs(); };
+  admission_options.advance_history = &advance_history_;
   admission_ = std::make_unique<lockstore::AdmissionController>(*store_, admission_options);
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
   if (etcd_store_ != nullptr) {
@@ -278,6 +279,10 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
   context->process_metrics = process_metrics_.get();
   context->cluster = cluster_.get();
   context->generations = &generation_slot_;
+  context->refusal_tops = &refusal_tops_;
+  context->traffic_series = &traffic_series_;
+  context->advance_history = &advance_history_;
+  context->started_at_ms = NowUnixMs();
   return context;
 }
 

@@ -104,6 +104,9 @@ class Server {
   void Shutdown();
 
  private:
+  // Durable advances kept for GET /admin/fences/{key}'s history (about 100 bytes each).
+  static constexpr std::size_t kAdvanceHistoryLength = 4096;
+
   lockstore::Status PrepareAsUser();
   lockstore::Status OpenStore();
   void LogStoreOpened();
@@ -174,6 +177,11 @@ class Server {
   // sessions may still ask theirs); the current one of each route by name.
   std::vector<std::unique_ptr<lockstore::TokenVerifier>> token_verifiers_;
   std::map<std::string, lockstore::TokenVerifier*> verifier_of_route_;
+  // For the admin API's summary and fence history (GatewayContext); before admission_, which
+  // records into advance_history_ until it is gone.
+  lockstore::AdvanceHistory advance_history_{kAdvanceHistoryLength};
+  RefusalTops refusal_tops_;
+  TrafficSeries traffic_series_;
   std::unique_ptr<lockstore::AdmissionController> admission_;
   std::unique_ptr<ReplicaCluster> cluster_;
   std::unique_ptr<const GatewayContext> context_;
