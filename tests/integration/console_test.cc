@@ -201,6 +201,7 @@ TEST_F(ConsoleTest, TheEventStreamDeliversRejectionsAndLockGrantsAndReplaysAfter
   EXPECT_NE(stream.received().find("\"reason\":\"stale_token\""), std::string::npos);
   EXPECT_NE(stream.received().find("\"fence_key\":\"kv:zombie\""), std::string::npos);
   EXPECT_NE(stream.received().find("\"highest_token\":5"), std::string::npos);
+  EXPECT_NE(stream.received().find("\"client\":\"127.0.0.1\""), std::string::npos);
 
   const Response grant = Send(MakeRequest(http::verb::post, "/locks/job", {}, "{}"));
   ASSERT_EQ(grant.result_int(), 200) << grant.body();
