@@ -53,7 +53,7 @@ void ConsoleMethodNotAllowed(std::string_view allow, std::string_view path,
   response->set(http::field::allow, allow);
 }
 
-bool IsReadMethod(http::verb method) {
+bool IsConsoleReadMethod(http::verb method) {
   return method == http::verb::get || method == http::verb::head;
 }
 
@@ -85,7 +85,7 @@ void AdminConsole::HandlePublic(const Request& request, std::string_view path,
     Login(request, guard, response);
     return;
   }
-  if (!IsReadMethod(request.method())) {
+  if (!IsConsoleReadMethod(request.method())) {
     ConsoleMethodNotAllowed("GET, HEAD", path, response);
     return;
   }
@@ -158,7 +158,7 @@ bool AdminConsole::HandleAuthenticated(const Request& request, std::string_view 
                                        const auth::ConsoleSessions::Session* session,
                                        AdminResponse* response) {
   using Via = auth::AdminGuard::Via;
-  if (caller.via == Via::kCookie && !IsReadMethod(request.method())) {
+  if (caller.via == Via::kCookie && !IsConsoleReadMethod(request.method())) {
     const std::string_view sent = request["X-CSRF-Token"];
     const std::string& expected = session->csrf_token;
     if (sent.size() != expected.size() ||
@@ -170,7 +170,7 @@ bool AdminConsole::HandleAuthenticated(const Request& request, std::string_view 
     }
   }
   if (path == kConsoleSessionPath) {
-    if (!IsReadMethod(request.method())) {
+    if (!IsConsoleReadMethod(request.method())) {
       ConsoleMethodNotAllowed("GET, HEAD", path, response);
       return true;
     }

@@ -9,7 +9,7 @@ namespace {
 
 namespace json = boost::json;
 
-LockGrantEvent Grant() {
+LockGrantEvent JobsGrant() {
   LockGrantEvent grant;
   grant.lock = "jobs";
   return grant;
@@ -56,7 +56,7 @@ TEST(AdminEventsTest, EventsAreWrittenAsServerSentEventsWithTheirIds) {
 
 TEST(AdminEventsTest, NothingNewAppendsNothing) {
   EventHub hub(8);
-  hub.PublishLockGrant(Grant());
+  hub.PublishLockGrant(JobsGrant());
   std::string text;
   EXPECT_EQ(AppendEvents(hub, 1, &text), 1u);
   EXPECT_TRUE(text.empty());
@@ -64,7 +64,7 @@ TEST(AdminEventsTest, NothingNewAppendsNothing) {
 
 TEST(AdminEventsTest, AStreamStartsAfterLastEventIdOrElseAfterTheNewest) {
   EventHub hub(8);
-  for (int i = 0; i < 5; ++i) hub.PublishLockGrant(Grant());
+  for (int i = 0; i < 5; ++i) hub.PublishLockGrant(JobsGrant());
   EXPECT_EQ(EventStreamStart("", hub), 5u);
   EXPECT_EQ(EventStreamStart("2", hub), 2u);
   EXPECT_EQ(EventStreamStart("0", hub), 0u);
