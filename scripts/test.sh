@@ -136,7 +136,7 @@ ctest_stage unit "unit tests" unit 300 -j "$jobs"
 ctest_stage integration "integration tests" integration 600
 # The admin console in headless Chromium (tests/browser/console_test.py): login, every page
 # without a browser console error, a zombie write live in the list, a forced lock release.
-# Screenshots in build/tests/browser/browser-output/ (about 15 s).
+# Screenshots in build/tests/browser/browser-output/ (about 10 s).
 ctest_stage browser "browser" browser 300
 # The Debian package (tests/deploy/check_package.sh): built by cpack from the main build dir
 # (no second compile: only the install prefix changes, to /usr), inspected with dpkg-deb,
