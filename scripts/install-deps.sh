@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev
   # sd_notify readiness for the systemd unit (gateway/server/service_notify.cc).
   libsystemd-dev
+  # Chart.js (MIT), built into the browser console's files at build time (gateway/console/).
+  libjs-chart.js
   # The package stage (tests/deploy/): cpack's dpkg-shlibdeps, the man page lint, the unit's
   # systemd-analyze verify, logrotate -d of the installed rotation.
   dpkg-dev mandoc systemd logrotate
@@ -31,6 +33,8 @@ packages=(
   # Several replicas: the load balancer example (config/examples/haproxy-replicas.cfg) is
   # checked with haproxy -c.
   haproxy
+  # The browser stage (tests/browser/): the console in headless Chromium, driven by Selenium.
+  chromium chromium-driver python3-selenium
   # promtool, which checks and unit-tests deploy/prometheus/alerts.yml (tests/deploy/). Only the
   # tool is wanted: the Prometheus server the package also installs is stopped below.
   prometheus

@@ -6,12 +6,13 @@
 #
 # FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration package faults load webdav lock_services s3 torture asan tsan fuzz
+# Stages: build unit integration browser package faults load webdav lock_services s3 torture asan
+# tsan fuzz
 # (all but the last three need "build"), and replicas (the etcd store and several replicas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration package faults load webdav lock_services replicas s3 torture asan tsan fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration browser package faults load webdav lock_services replicas s3 torture asan tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -133,6 +134,10 @@ ctest_stage() {
 
 ctest_stage unit "unit tests" unit 300 -j "$jobs"
 ctest_stage integration "integration tests" integration 600
+# The admin console in headless Chromium (tests/browser/console_test.py): login, every page
+# without a browser console error, a zombie write live in the list, a forced lock release.
+# Screenshots in build/tests/browser/browser-output/ (about 10 s).
+ctest_stage browser "browser" browser 300
 # The Debian package (tests/deploy/check_package.sh): built by cpack from the main build dir
 # (no second compile: only the install prefix changes, to /usr), inspected with dpkg-deb,
 # installed (root: into the machine; otherwise into a scratch root), started from / with the

@@ -4,10 +4,14 @@
 
 #include "base/encoding/percent.h"
 #include "gateway/admin/admin_backends.h"
+#include "gateway/admin/admin_events.h"
 #include "gateway/admin/admin_fence_repair.h"
+#include "gateway/admin/admin_fences.h"
 #include "gateway/admin/admin_json.h"
 #include "gateway/admin/admin_lock_api.h"
+#include "gateway/admin/admin_rejections.h"
 #include "gateway/admin/admin_request.h"
+#include "gateway/admin/admin_summary.h"
 #include "gateway/auth/admin_guard.h"
 #include "gateway/cluster/replica_cluster.h"
 #include "gateway/observability/backend_metrics.h"
@@ -29,9 +33,17 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
 
   // The admin credentials in force: a reload may change them (held for this request).
   const auto generation = context_.generations->Current();
+  if (AdminConsole::IsPublicPath(path)) {
+    console_.HandlePublic(request, path, *generation->admin_guard, response);
+    return true;
+  }
+  const auth::ConsoleSessions::Session* console_session = console_.SessionOf(request);
   const auth::AdminGuard::Result caller = generation->admin_guard->Check(
-      path, request[http::field::authorization], request.count(http::field::authorization), &peer);
+      path, request[http::field::authorization], request.count(http::field::authorization), &peer,
+      console_session != nullptr ? std::string_view(console_session->principal)
+                                 : std::string_view{});
   if (caller.status != 0) {
+    if (console_.AnswerLoggedOut(path, caller, response)) return true;
     SetProblem(Refusal::kUnauthenticated,
                caller.reason == "missing_credentials"
                    ? "the admin API needs Authorization: Bearer <admin key> or an admin client "
@@ -44,8 +56,14 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
                       : "Bearer realm=\"fencegate-admin\", error=\"invalid_token\"");
     return true;
   }
+  if (console_.HandleAuthenticated(request, path, caller, console_session, response)) return true;
+  if (path == kAdminEventsPath) {
+    Events(request, path, response);
+    return true;
+  }
   const bool known = path == "/metrics" || path == "/healthz" || path == "/readyz" ||
                      path == "/admin/rejections" || path == "/admin/backends" ||
+                     path == kAdminFenceListPath || path == kAdminSummaryPath ||
                      path.starts_with(kAdminFencesPrefix) ||
                      (path == "/admin/cluster" && context_.cluster != nullptr);
   if (path == kAdminReloadPath && reloader_) {
@@ -94,7 +112,11 @@ bool AdminApi::Handle(const Request& request, const PeerIdentity& peer, Response
   } else if (path == "/admin/backends") {
     Backends(*generation, query, path, response);
   } else if (path == "/admin/rejections") {
-    Rejections(query, path, response);
+    HandleRejections(context_, query, path, response);
+  } else if (path == kAdminFenceListPath) {
+    HandleFenceList(context_, query, path, response);
+  } else if (path == kAdminSummaryPath) {
+    HandleSummary(context_, *generation, query, path, response);
   } else if (path == "/admin/cluster") {
     SetJson(http::status::ok, context_.cluster->AdminView(), response);
   } else {
@@ -157,21 +179,16 @@ void AdminApi::Ready(const ConfigGeneration& generation, Response* response) {
 void AdminApi::Backends(const ConfigGeneration& generation, std::string_view query,
                         std::string_view path, Response* response) {
   // The one parameter: backend=NAME (percent-encoded) narrows the list to that backend.
-  std::string only;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    std::optional<std::string> name;
-    if (pair.starts_with("backend=")) name = encoding::PercentDecode(pair.substr(8));
-    if (!name || name->empty()) {
-      SetProblem(Refusal::kBadRequest,
-                 "the only query parameter is backend=NAME; got '" + std::string(pair) + "'", path,
-                 response);
-      return;
-    }
-    only = std::move(*name);
+  std::string error;
+  const std::optional<AdminQuery> params = AdminQuery::Parse(query, {"backend"}, &error);
+  if (params && params->Find("backend") != nullptr && params->Find("backend")->empty()) {
+    error = "backend=NAME needs a name";
   }
+  if (!params || !error.empty()) {
+    SetProblem(Refusal::kBadRequest, error, path, response);
+    return;
+  }
+  const std::string only = params->Value("backend");
   json::object body = BackendsJson(generation, only);
   if (!only.empty() && body["backends"].as_array().empty()) {
     SetProblem(Refusal::kNotFound, "no backend named '" + only + "'", path, response);
@@ -205,37 +222,22 @@ void AdminApi::Fence(std::string_view encoded_key, std::string_view path, Respon
            {"pending_advance", view->pending_advance},
            {"writes_in_flight", view->writes_in_flight},
            {"writes_waiting", view->writes_waiting},
-           {"last_admitted", last_admitted}},
+           {"last_admitted", last_admitted},
+           {"history", FenceHistoryJson(context_, *key)}},
           response);
 }
 
-void AdminApi::Rejections(std::string_view query, std::string_view path, Response* response) {
-  const std::optional<std::size_t> limit = ParseLimitQuery(query);
-  if (!limit) {
-    SetProblem(Refusal::kBadRequest, "limit must be an integer from 1 to 10000", path, response);
+void AdminApi::Events(const Request& request, std::string_view path, Response* response) {
+  if (request.method() != http::verb::get) {
+    SetProblem(Refusal::kMethodNotAllowed, "the event stream is read with GET", path, response);
+    response->set(http::field::allow, "GET");
     return;
   }
-  json::array out;
-  for (const lockstore::RejectionRecord& record : context_.store->RecentRejections(*limit)) {
-    json::object item;
-    item["sequence"] = record.sequence;
-    item["at"] = Rfc3339OrNull(record.at_ms);
-    item["route"] = record.route;
-    item["fence_key"] = record.fence_key;
-    item["method"] = record.method;
-    item["path"] = record.path;
-    item["request_id"] = record.request_id;
-    if (!record.trace_id.empty()) item["trace_id"] = record.trace_id;
-    item["reason"] = record.reason;
-    if (record.has_presented) {
-      item["presented_token"] = record.presented;
-    } else {
-      item["presented_token"] = nullptr;
-    }
-    item["highest_token"] = record.highest;
-    out.push_back(std::move(item));
+  if (context_.events == nullptr) {
+    SetProblem(Refusal::kNotFound, "this gateway keeps no event feed", path, response);
+    return;
   }
-  SetJson(http::status::ok, out, response);
+  SetEventStreamHeader(response);
 }
 
 }  // namespace fencegate::gateway

@@ -110,9 +110,11 @@ void HandleFenceRepair(const GatewayContext& context, const AdminApi::Request& r
       response->set(http::field::allow, "GET, HEAD");
       return;
     }
-    const std::optional<std::size_t> limit = ParseLimitQuery(query);
+    std::string error;
+    const std::optional<AdminQuery> params = AdminQuery::Parse(query, {"limit"}, &error);
+    const std::optional<std::size_t> limit = params ? params->Limit(&error) : std::nullopt;
     if (!limit) {
-      BadRequest("limit must be an integer from 1 to 10000", path, response);
+      BadRequest(error, path, response);
       return;
     }
     json::array records;

@@ -123,24 +123,29 @@ std::string_view AdminLockAllow(std::string_view path) {
 void HandleAdminLock(const GatewayContext& context, const AdminApi::Request& request,
                      std::string_view path, std::string_view query, std::string_view principal,
                      AdminApi::Response* response) {
+  if (path == kLocks || path == kAudit) {
+    std::string error;
+    const std::optional<AdminQuery> params = path == kAudit
+                                                 ? AdminQuery::Parse(query, {"limit"}, &error)
+                                                 : AdminQuery::Parse(query, {}, &error);
+    const std::optional<std::size_t> limit = params ? params->Limit(&error) : std::nullopt;
+    if (!limit) {
+      Set(LockProblem(Refusal::kBadRequest, error, path, ""), response);
+      return;
+    }
+    if (path == kAudit) {
+      json::array records;
+      for (const auto& record : context.lock_table->RecentAudit(*limit)) {
+        records.push_back(AuditJson(record));
+      }
+      SetJson(records, response);
+      return;
+    }
+  }
   if (path == kLocks) {
     json::array locks;
     for (const auto& view : context.lock_table->List()) locks.push_back(ViewJson(view));
     SetJson({{"locks", std::move(locks)}}, response);
-    return;
-  }
-  if (path == kAudit) {
-    const std::optional<std::size_t> limit = ParseLimitQuery(query);
-    if (!limit) {
-      Set(LockProblem(Refusal::kBadRequest, "limit must be an integer from 1 to 10000", path, ""),
-          response);
-      return;
-    }
-    json::array records;
-    for (const auto& record : context.lock_table->RecentAudit(*limit)) {
-      records.push_back(AuditJson(record));
-    }
-    SetJson(records, response);
     return;
   }
   std::string_view name = path.substr(kLocksPrefix.size());

@@ -5,13 +5,18 @@
 #include <optional>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
 
 #include "base/tls_client/plain_or_tls_stream.h"
+#include "gateway/admin/admin_events.h"
+#include "gateway/http/time_format.h"
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/plain_http_refusal.h"
 
@@ -34,13 +39,18 @@ constexpr std::size_t kFirstTlsRead = 4096;
 using AdminSocket = tcp::socket::rebind_executor<net::io_context::executor_type>::other;
 
 // One operator connection: read a request, answer it, repeat while keep-alive. Plain or TLS
-// through one PlainOrTlsStream, so Beast's HTTP read and write are instantiated once.
+// through one PlainOrTlsStream, so Beast's HTTP read and write are instantiated once. A GET
+// /admin/events turns the connection into an event stream until the client or Stop() ends it.
 class AdminSession : public std::enable_shared_from_this<AdminSession> {
  public:
   // `context` is null for a plain session; a TLS session keeps it for its whole life (a
   // reload swaps the listener's context, not this one).
-  AdminSession(AdminSocket socket, AdminApi& api, std::shared_ptr<net::ssl::context> context)
-      : stream_(tls_client::TcpStream(std::move(socket)), std::move(context)), api_(api) {}
+  AdminSession(AdminSocket socket, AdminApi& api, const EventHub* events,
+               std::shared_ptr<net::ssl::context> context)
+      : stream_(tls_client::TcpStream(std::move(socket)), std::move(context)),
+        api_(api),
+        events_(events),
+        event_timer_(stream_.get_executor()) {}
 
   // Plain: straight to the first request.
   void Start() { Read(); }
@@ -119,6 +129,10 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
                             [self = shared_from_this()] { self->Write(false); })) {
       return;  // answered later, on this thread (POST /admin/reload)
     }
+    if (!ec && events_ != nullptr && IsEventStreamResponse(response_)) {
+      StartEventStream(EventStreamStart(parser_->get()["Last-Event-ID"], *events_));
+      return;
+    }
     Write(!ec && parser_->get().method() == http::verb::head);
   }
 
@@ -136,6 +150,56 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
                       });
   }
 
+  // The stream's header (chunked, so each batch of events is one chunk), then a look at the hub
+  // every kEventPollInterval: a batch when there is news, a comment when the stream was quiet
+  // for kEventKeepaliveInterval. The admin timeout bounds each write, so a reader that stops
+  // reading is dropped rather than held; the hub never waits for it either way.
+  void StartEventStream(std::uint64_t after) {
+    event_after_ = after;
+    response_.chunked(true);
+    header_serializer_.emplace(response_);
+    stream_.expires_after(kAdminTimeout);
+    http::async_write_header(stream_, *header_serializer_,
+                             [self = shared_from_this()](error_code ec, std::size_t) {
+                               if (ec) {
+                                 self->Close();
+                                 return;
+                               }
+                               self->last_event_write_ = std::chrono::steady_clock::now();
+                               self->SendEvents();
+                             });
+  }
+
+  void WaitForEvents() {
+    event_timer_.expires_after(kEventPollInterval);
+    event_timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec) self->SendEvents();
+    });
+  }
+
+  void SendEvents() {
+    event_text_.clear();
+    event_after_ = AppendEvents(*events_, event_after_, &event_text_);
+    const auto now = std::chrono::steady_clock::now();
+    if (event_text_.empty()) {
+      if (now - last_event_write_ < kEventKeepaliveInterval) {
+        WaitForEvents();
+        return;
+      }
+      event_text_ = ": keepalive\n\n";
+    }
+    last_event_write_ = now;
+    stream_.expires_after(kAdminTimeout);
+    net::async_write(stream_, http::make_chunk(net::buffer(event_text_)),
+                     [self = shared_from_this()](error_code ec, std::size_t) {
+                       if (ec) {
+                         self->Close();
+                         return;
+                       }
+                       self->WaitForEvents();
+                     });
+  }
+
   void Close() {
     error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -146,6 +210,13 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
   std::optional<http::request_parser<http::string_body>> parser_;
   AdminApi::Response response_;
   AdminApi& api_;
+  const EventHub* events_;  // null: no event feed
+  // The event stream's state (GET /admin/events).
+  std::optional<http::response_serializer<http::string_body>> header_serializer_;
+  net::steady_timer event_timer_;
+  std::uint64_t event_after_ = 0;  // the id of the last event sent
+  std::chrono::steady_clock::time_point last_event_write_;
+  std::string event_text_;
   PeerIdentity peer_;    // the client certificate (TLS only): an admin credential
   std::string refusal_;  // the answer to plain HTTP on a TLS listener
 };
@@ -153,7 +224,7 @@ class AdminSession : public std::enable_shared_from_this<AdminSession> {
 }  // namespace
 
 AdminServer::AdminServer(const GatewayContext& context, const tls::ListenerTls& tls)
-    : api_(context), tls_(tls), acceptor_(ioc_) {}
+    : context_(context), api_(context), tls_(tls), acceptor_(ioc_) {}
 
 AdminServer::~AdminServer() {
   Stop();
@@ -170,7 +241,9 @@ tcp::endpoint AdminServer::local_endpoint() const {
 }
 
 void AdminServer::Start() {
+  api_.SetSecureCookies(tls_.Current() != nullptr);
   Accept();
+  if (context_.traffic_series != nullptr) SampleTraffic();
   thread_ = std::thread([this] { ioc_.run(); });
 }
 
@@ -180,13 +253,26 @@ void AdminServer::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
+void AdminServer::SampleTraffic() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto second =
+      std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+  context_.traffic_series->Sample(second, NowUnixMs(), ReadRouteTotals(*context_.metrics));
+  // The next whole steady second, so that a late tick does not shift every later one.
+  sample_timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::seconds(second + 1)));
+  sample_timer_.async_wait([this](error_code ec) {
+    if (!ec) SampleTraffic();
+  });
+}
+
 void AdminServer::Accept() {
   acceptor_.async_accept(ioc_, [this](error_code ec, AdminSocket socket) {
     if (ec == net::error::operation_aborted) return;
     if (!ec) {
       auto context = tls_.Current();
       const bool tls = context != nullptr;
-      auto session = std::make_shared<AdminSession>(std::move(socket), api_, std::move(context));
+      auto session = std::make_shared<AdminSession>(std::move(socket), api_, context_.events,
+                                                    std::move(context));
       if (tls) {
         session->StartTls(tls_);
       } else {

@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "gateway/admin/admin_api.h"
 #include "gateway/server/gateway_context.h"
@@ -35,11 +36,16 @@ class AdminServer {
 
  private:
   void Accept();
+  // Once a second: the route counters into context.traffic_series (GET /admin/summary), on this
+  // thread, which is also the only one that reads the series.
+  void SampleTraffic();
 
+  const GatewayContext& context_;
   AdminApi api_;
   const tls::ListenerTls& tls_;
   boost::asio::io_context ioc_{1};
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer sample_timer_{ioc_};
   std::thread thread_;
 };
 

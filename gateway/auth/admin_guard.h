@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,15 +21,26 @@ class AdminGuard {
  public:
   AdminGuard(const AdminAuthConfig& config, prometheus::Registry& registry);
 
+  // How the caller proved itself.
+  enum class Via { kOpen, kBearer, kCertificate, kCookie };
   struct Result {
     unsigned status = 0;      // 0: go ahead; else 401
     std::string_view reason;  // missing_credentials / invalid_credentials
     std::string principal;    // who is asking ("" when open or not authenticated)
+    Via via = Via::kOpen;
   };
   // `peer`: the client certificate of a TLS admin connection (may be null); a verified one
   // matching an admin principal's tls_* names authenticates like an admin key.
+  // `cookie_principal`: the principal of the console session the request's cookie names (empty:
+  // none). It counts only without a bearer key or certificate, and only while that principal is
+  // still configured, so a reload that removes an admin also ends its console sessions.
   Result Check(std::string_view path, std::string_view authorization,
-               std::size_t authorization_fields, const PeerIdentity* peer) const;
+               std::size_t authorization_fields, const PeerIdentity* peer,
+               std::string_view cookie_principal = {}) const;
+  // True when admin principals are configured (the console then needs a login).
+  bool enabled() const { return !credentials_.empty(); }
+  // The principal whose bearer `key` this is (POST /ui/login), or nullopt.
+  std::optional<std::string> PrincipalOfKey(std::string_view key) const;
 
  private:
   Credentials credentials_;

@@ -4,6 +4,7 @@
 
 #include "gateway/http/problem.h"
 #include "gateway/http/time_format.h"
+#include "lockstore/locks/lock_owner.h"
 #include "lockstore/locks/lock_rules.h"
 
 namespace fencegate::gateway {
@@ -187,8 +188,8 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
   Wait pending{name, 0};
   pending.waiter = table_.Acquire(
       name, ttl, wait,
-      [name, instance = std::string(path), request_id, done,
-       signer = signer_](lockstore::AcquireResult result) {
+      [name, instance = std::string(path), request_id, done, signer = signer_,
+       events = events_](lockstore::AcquireResult result) {
         using Kind = lockstore::AcquireResult::Kind;
         LockHttpResponse response;
         switch (result.kind) {
@@ -201,6 +202,13 @@ LockApi::Wait LockApi::Acquire(const std::string& name, std::string_view path,
                 {"waited_ms", std::chrono::duration_cast<milliseconds>(result.waited).count()},
                 {"fences", FencesJson(result.fences)}};
             AddSignature(signer, name, result.token, result.ttl, &granted);
+            if (events != nullptr) {
+              events->PublishLockGrant(
+                  {.lock = name,
+                   .owner_id = lockstore::OwnerId(lockstore::OwnerHash(result.owner_token)),
+                   .fencing_token = result.token,
+                   .at_ms = NowUnixMs()});
+            }
             response = JsonResponse(200, granted);
             break;
           }

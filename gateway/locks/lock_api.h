@@ -9,6 +9,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "gateway/config/config.h"
+#include "gateway/events/event_hub.h"
 #include "gateway/http/refusal.h"
 #include "lockstore/locks/lock_service.h"
 #include "lockstore/locks/token_signer.h"
@@ -34,10 +35,11 @@ class LockApi {
  public:
   using Done = std::function<void(LockHttpResponse)>;
 
-  // `signer` (may be null) adds fencing_token_signature to grants and renewals.
+  // `signer` (may be null) adds fencing_token_signature to grants and renewals; `events` (may be
+  // null) hears of every grant, for the console's live feed.
   LockApi(lockstore::LockService& table, const LocksConfig& config,
-          const lockstore::TokenSigner* signer)
-      : table_(table), config_(config), signer_(signer) {}
+          const lockstore::TokenSigner* signer, EventHub* events = nullptr)
+      : table_(table), config_(config), signer_(signer), events_(events) {}
 
   bool Matches(std::string_view path) const {
     return config_.enabled && path.starts_with(config_.prefix);
@@ -68,6 +70,7 @@ class LockApi {
   lockstore::LockService& table_;
   const LocksConfig& config_;
   const lockstore::TokenSigner* signer_;
+  EventHub* events_;
 };
 
 // A problem+json response (the lock API's and the admin lock endpoints' errors).

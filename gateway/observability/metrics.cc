@@ -185,6 +185,12 @@ const RouteMetrics& GatewayMetrics::RouteNamed(const std::string& name) {
   return AddRoute(name);
 }
 
+void GatewayMetrics::ForEachRoute(
+    const std::function<void(const std::string& name, const RouteMetrics& metrics)>& visit) const {
+  std::lock_guard lock(routes_mutex_);
+  for (const auto& [name, metrics] : by_name_) visit(name, *metrics);
+}
+
 RouteMetrics& GatewayMetrics::AddRoute(const std::string& route) {
   RouteMetrics& m = routes_.emplace_back();
   if (route != kUnroutedLabel) by_name_.emplace(route, &m);

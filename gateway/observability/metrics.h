@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,6 +88,10 @@ class GatewayMetrics {
   // adds one). Thread-safe; the reference stays valid for the object's life, so a removed
   // route's series keep their counts.
   const RouteMetrics& RouteNamed(const std::string& name);
+  // Calls `visit` with every named route's metrics (not the unrouted ones), in name order, while
+  // holding the routes' lock: `visit` must not add routes.
+  void ForEachRoute(
+      const std::function<void(const std::string& name, const RouteMetrics& metrics)>& visit) const;
 
   // Set from GatewayContext's counts when /metrics is scraped.
   prometheus::Gauge& requests_in_flight() const { return *requests_in_flight_; }

@@ -17,7 +17,10 @@
 #include "gateway/observability/metrics.h"
 #include "gateway/observability/process_metrics.h"
 #include "gateway/observability/relay_budget_metrics.h"
+#include "gateway/observability/space_saving_top_k.h"
+#include "gateway/observability/traffic_series.h"
 #include "lockstore/fence/admission.h"
+#include "lockstore/fence/advance_history.h"
 #include "lockstore/fence/fence_store.h"
 #include "lockstore/idempotency/idempotency_store.h"
 #include "lockstore/locks/lock_service.h"
@@ -26,6 +29,7 @@
 
 namespace fencegate::gateway {
 
+class EventHub;
 class GenerationSlot;
 class LockApi;
 class ReplicaCluster;
@@ -80,6 +84,16 @@ struct GatewayContext {
   // The generation in force, for the admin listener (its credentials); network threads keep
   // their own views.
   const GenerationSlot* generations = nullptr;
+  // What GET /admin/summary and a fence's history show, kept in bounded memory: the refusals'
+  // top fence keys and clients (fed by Session::RecordRejection, refusals only), admitted and
+  // refused writes per second and minute (sampled on the admin thread, read there), and the
+  // durable advances (fed by the admission controller). Null in tests that need none.
+  RefusalTops* refusal_tops = nullptr;
+  TrafficSeries* traffic_series = nullptr;
+  const lockstore::AdvanceHistory* advance_history = nullptr;
+  std::int64_t started_at_ms = 0;  // when the process started serving (build info)
+  // Recent rejections and lock grants for the console's live feed (GET /admin/events).
+  EventHub* events = nullptr;
 
   mutable std::atomic<bool> accepting{false};  // all traffic listeners accept (readiness)
   mutable std::atomic<bool> draining{false};   // shutdown began: no new connections, no keep-alive

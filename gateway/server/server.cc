@@ -203,6 +203,7 @@ lockstore::Status Server::PrepareAsUser() {
   lockstore::AdmissionOptions admission_options;
   admission_options.max_cached_keys = config_.store.cached_keys;
   admission_options.now_ms = [] { return NowUnixMs(); };
+  admission_options.advance_history = &advance_history_;
   admission_ = std::make_unique<lockstore::AdmissionController>(*store_, admission_options);
   metrics_->store_ready().Set(store_->Ready() ? 1 : 0);
   if (etcd_store_ != nullptr) {
@@ -263,6 +264,7 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
   context->access_log = access_log_.get();
   context->locks = lock_api_.get();
   context->lock_table = lock_service_.get();
+  context->events = &events_;
   context->token_signer = token_signer_.get();
   context->traffic_tls = traffic_tls_.get();
   // Store-specific metrics (the etcd store's counters, RocksDB's properties) and the
@@ -277,6 +279,10 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
   context->process_metrics = process_metrics_.get();
   context->cluster = cluster_.get();
   context->generations = &generation_slot_;
+  context->refusal_tops = &refusal_tops_;
+  context->traffic_series = &traffic_series_;
+  context->advance_history = &advance_history_;
+  context->started_at_ms = NowUnixMs();
   return context;
 }
 
@@ -384,7 +390,8 @@ lockstore::Status Server::StartLocks() {
     token_signer_ = std::make_unique<lockstore::TokenSigner>(
         config_.locks.signing, lockstore::LockRules(config_.locks.rules));
   }
-  lock_api_ = std::make_unique<LockApi>(*lock_service_, config_.locks, token_signer_.get());
+  lock_api_ =
+      std::make_unique<LockApi>(*lock_service_, config_.locks, token_signer_.get(), &events_);
   return lockstore::Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include "gateway/config/command_line.h"
 #include "gateway/config/config.h"
 #include "gateway/config/config_diff.h"
+#include "gateway/events/event_hub.h"
 #include "gateway/http/router.h"
 #include "gateway/locks/lock_api.h"
 #include "gateway/observability/access_log.h"
@@ -103,6 +104,9 @@ class Server {
   void Shutdown();
 
  private:
+  // Durable advances kept for GET /admin/fences/{key}'s history (about 100 bytes each).
+  static constexpr std::size_t kAdvanceHistoryLength = 4096;
+
   lockstore::Status PrepareAsUser();
   lockstore::Status OpenStore();
   void LogStoreOpened();
@@ -150,6 +154,8 @@ class Server {
   std::unique_ptr<AccessLog> access_log_;
   std::unique_ptr<GatewayMetrics> metrics_;
   std::unique_ptr<ProcessMetrics> process_metrics_;
+  // Before the lock API and the threads that publish to it, so it outlives them.
+  EventHub events_{kEventRingCapacity};
   std::unique_ptr<ReloadMetrics> reload_metrics_;
   std::unique_ptr<tls::ListenerTls> traffic_tls_;
   std::unique_ptr<tls::ListenerTls> admin_tls_;
@@ -171,6 +177,11 @@ class Server {
   // sessions may still ask theirs); the current one of each route by name.
   std::vector<std::unique_ptr<lockstore::TokenVerifier>> token_verifiers_;
   std::map<std::string, lockstore::TokenVerifier*> verifier_of_route_;
+  // For the admin API's summary and fence history (GatewayContext); before admission_, which
+  // records into advance_history_ until it is gone.
+  lockstore::AdvanceHistory advance_history_{kAdvanceHistoryLength};
+  RefusalTops refusal_tops_;
+  TrafficSeries traffic_series_;
   std::unique_ptr<lockstore::AdmissionController> admission_;
   std::unique_ptr<ReplicaCluster> cluster_;
   std::unique_ptr<const GatewayContext> context_;

@@ -34,6 +34,16 @@ constexpr std::uint64_t kMaxDrainBytes = 64 * 1024;
 // After answering with Connection: close while the client may still be sending, keep reading
 // (and discarding) this long so the kernel does not reset the connection over the response.
 constexpr auto kLingerTime = std::chrono::seconds(2);
+// The most of a refused request's User-Agent its audit record keeps (the trail is bounded in
+// records, and each should stay small).
+constexpr std::size_t kMaxRecordedUserAgent = 256;
+
+// `text` cut to at most `limit` bytes, not inside a UTF-8 sequence.
+std::string_view CutAtCharacter(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80) --limit;
+  return text.substr(0, limit);
+}
 
 }  // namespace
 
@@ -383,6 +393,15 @@ void Session::RecordRejection(const RefusalReply& refusal) {
   record.has_presented = fenced_.token().has_value();
   record.presented = fenced_.token().value_or(0);
   record.highest = fenced_.highest().value_or(0);
+  // Who sent it, for operators hunting a zombie: read here, on the refusal path only.
+  record.client = client_ip_;
+  if (exchange_.auth.guarded && !exchange_.auth.refused) {
+    record.principal = generation_.authorizer->principal_name(exchange_.auth.principal);
+  }
+  const std::string_view user_agent = parser_->get()[http::field::user_agent];
+  record.user_agent = CutAtCharacter(user_agent, kMaxRecordedUserAgent);
+  if (context_.refusal_tops != nullptr) context_.refusal_tops->Count(record.fence_key, client_ip_);
+  if (context_.events != nullptr) context_.events->PublishRejection(record);
   context_.store->RecordRejection(std::move(record));
 }
 

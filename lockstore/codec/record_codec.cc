@@ -7,6 +7,7 @@ namespace {
 
 constexpr char kRejectionFormat = 1;
 constexpr char kRejectionFormatWithTrace = 2;
+constexpr char kRejectionFormatWithCaller = 3;
 
 // Reads the 8-byte integer at the front of `in`, whose size the caller has checked.
 std::uint64_t Fixed64At(std::string_view in) {
@@ -50,12 +51,17 @@ Status DecodeSequenceKey(std::string_view key, std::uint64_t* sequence) {
 }
 
 std::string EncodeRejectionValue(const RejectionRecord& record) {
+  // The oldest format that holds the record, so that an older gateway reads what it can.
+  const bool caller =
+      !record.client.empty() || !record.principal.empty() || !record.user_agent.empty();
+  const bool traced = caller || !record.trace_id.empty();
   std::string out;
-  out.reserve(1 + 3 * 8 + 1 + 6 + record.route.size() + record.fence_key.size() +
+  out.reserve(1 + 3 * 8 + 1 + 10 + record.route.size() + record.fence_key.size() +
               record.method.size() + record.path.size() + record.request_id.size() +
-              record.reason.size() + 1 + record.trace_id.size());
-  const bool traced = !record.trace_id.empty();
-  out.push_back(traced ? kRejectionFormatWithTrace : kRejectionFormat);
+              record.reason.size() + record.trace_id.size() + record.client.size() +
+              record.principal.size() + record.user_agent.size());
+  out.push_back(caller ? kRejectionFormatWithCaller
+                       : (traced ? kRejectionFormatWithTrace : kRejectionFormat));
   PutFixed64(&out, static_cast<std::uint64_t>(record.at_ms));
   PutFixed64(&out, record.presented);
   PutFixed64(&out, record.highest);
@@ -65,13 +71,19 @@ std::string EncodeRejectionValue(const RejectionRecord& record) {
     PutLengthPrefixed(&out, *s);
   }
   if (traced) PutLengthPrefixed(&out, record.trace_id);
+  if (caller) {
+    for (const std::string* s : {&record.client, &record.principal, &record.user_agent}) {
+      PutLengthPrefixed(&out, *s);
+    }
+  }
   return out;
 }
 
 Status DecodeRejectionValue(std::string_view value, RejectionRecord* record) {
   constexpr std::size_t kFixed = 1 + 3 * 8 + 1;
   if (value.size() < kFixed ||
-      (value[0] != kRejectionFormat && value[0] != kRejectionFormatWithTrace)) {
+      (value[0] != kRejectionFormat && value[0] != kRejectionFormatWithTrace &&
+       value[0] != kRejectionFormatWithCaller)) {
     return Status::Corruption("rejection record has an unknown format");
   }
   const char format = value[0];
@@ -85,8 +97,16 @@ Status DecodeRejectionValue(std::string_view value, RejectionRecord* record) {
     if (!GetLengthPrefixed(&value, s)) return Status::Corruption("rejection record is truncated");
   }
   record->trace_id.clear();
-  if (format == kRejectionFormatWithTrace && !GetLengthPrefixed(&value, &record->trace_id)) {
+  record->client.clear();
+  record->principal.clear();
+  record->user_agent.clear();
+  if (format != kRejectionFormat && !GetLengthPrefixed(&value, &record->trace_id)) {
     return Status::Corruption("rejection record is truncated");
+  }
+  if (format == kRejectionFormatWithCaller) {
+    for (std::string* s : {&record->client, &record->principal, &record->user_agent}) {
+      if (!GetLengthPrefixed(&value, s)) return Status::Corruption("rejection record is truncated");
+    }
   }
   if (!value.empty()) return Status::Corruption("rejection record has trailing bytes");
   return Status::Ok();

@@ -26,8 +26,9 @@ Status DecodeSequenceKey(std::string_view key, std::uint64_t* sequence);
 
 // Rejection value: a format byte, the fixed-width fields, then each string as a varint32 length
 // followed by its bytes. The sequence lives in the key, not here. Format 1 has no trace id;
-// format 2 appends it. A record without a trace id is written as format 1, so a gateway that
-// predates trace ids can still read it; both formats decode.
+// format 2 appends it; format 3 appends the client address, principal and user agent after it.
+// A record is written in the oldest format that holds it, so a gateway that predates those
+// fields can still read it; every format decodes.
 std::string EncodeRejectionValue(const RejectionRecord& record);
 Status DecodeRejectionValue(std::string_view value, RejectionRecord* record);
 

@@ -434,6 +434,21 @@ Status EtcdClient::GetPrefix(std::string_view prefix, std::vector<EtcdKeyValue>*
   return DecodeKvs(answer, out);
 }
 
+Status EtcdClient::GetPrefixPage(std::string_view prefix, std::string_view from, std::size_t limit,
+                                 std::vector<EtcdKeyValue>* out, bool* more) {
+  json::object answer;
+  Status status = impl_->Call("/v3/kv/range",
+                              {{"key", encoding::Base64Encode(from < prefix ? prefix : from)},
+                               {"range_end", encoding::Base64Encode(PrefixEnd(prefix))},
+                               {"limit", static_cast<std::int64_t>(limit)}},
+                              true, &answer);
+  if (!status.ok()) return status;
+  out->clear();
+  const json::value* has_more = answer.if_contains("more");
+  *more = has_more != nullptr && has_more->is_bool() && has_more->as_bool();
+  return DecodeKvs(answer, out);
+}
+
 Status EtcdClient::AnyWithPrefix(std::string_view prefix, bool* found) {
   json::object answer;
   Status status = impl_->Call("/v3/kv/range",

@@ -91,6 +91,10 @@ class EtcdClient {
   Status Get(std::string_view key, std::optional<EtcdKeyValue>* out);
   // A linearizable read of every key under `prefix`.
   Status GetPrefix(std::string_view prefix, std::vector<EtcdKeyValue>* out);
+  // A linearizable read of at most `limit` keys under `prefix`, in key order, from `from`
+  // (inclusive; at least `prefix`). `more`: etcd holds further keys in that range.
+  Status GetPrefixPage(std::string_view prefix, std::string_view from, std::size_t limit,
+                       std::vector<EtcdKeyValue>* out, bool* more);
   // A linearizable check whether any key starts with `prefix`, reading at most one key.
   Status AnyWithPrefix(std::string_view prefix, bool* found);
   // `idempotent`: the caller's transaction has the same effect when applied twice, so it may be

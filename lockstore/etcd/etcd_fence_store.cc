@@ -139,6 +139,32 @@ class EtcdFenceStore::Impl {
     return {rejections_.rbegin(), rejections_.rbegin() + static_cast<std::ptrdiff_t>(n)};
   }
 
+  RejectionPage QueryRejections(const RejectionQuery& query) {
+    std::lock_guard lock(rejections_mu_);
+    return QueryRejectionTrail(rejections_, query);
+  }
+
+  Status ListFences(std::string_view prefix, std::string_view after, std::size_t limit,
+                    FencePage* page) {
+    *page = FencePage{};
+    EtcdClient client(options_.client, counters_);
+    const std::string fences = options_.prefix + "fences/";
+    // The smallest key above `after` is `after` followed by a NUL byte.
+    std::string from = fences + std::string(after);
+    if (!after.empty()) from.push_back('\0');
+    std::vector<EtcdKeyValue> kvs;
+    Status read =
+        client.GetPrefixPage(fences + std::string(prefix), from, limit, &kvs, &page->more);
+    if (!read.ok()) return read;
+    for (const EtcdKeyValue& kv : kvs) {
+      FenceListing listing{kv.key.substr(fences.size()), {}};
+      // A record that does not decode is left out: the point read reports it.
+      if (!DecodeEtcdFence(kv.value, &listing.record)) continue;
+      page->fences.push_back(std::move(listing));
+    }
+    return Status::Ok();
+  }
+
   Status Flush() {
     std::unique_lock lock(mu_);
     drained_cv_.wait(lock, [this] { return completed_ == submitted_; });
@@ -421,6 +447,15 @@ void EtcdFenceStore::RecordRejection(RejectionRecord record) {
 
 std::vector<RejectionRecord> EtcdFenceStore::RecentRejections(std::size_t limit) {
   return impl_->RecentRejections(limit);
+}
+
+RejectionPage EtcdFenceStore::QueryRejections(const RejectionQuery& query) {
+  return impl_->QueryRejections(query);
+}
+
+Status EtcdFenceStore::ListFences(std::string_view prefix, std::string_view after,
+                                  std::size_t limit, FencePage* page) {
+  return impl_->ListFences(prefix, after, limit, page);
 }
 
 Status EtcdFenceStore::Flush() { return impl_->Flush(); }

@@ -61,6 +61,11 @@ class EtcdFenceStore final : public FenceStore {
   std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   void RecordRejection(RejectionRecord record) override;
   std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  // This replica's refusals only, like RecentRejections.
+  RejectionPage QueryRejections(const RejectionQuery& query) override;
+  // One etcd range request with a limit.
+  Status ListFences(std::string_view prefix, std::string_view after, std::size_t limit,
+                    FencePage* page) override;
   // Waits until every queued operation has called back.
   Status Flush() override;
   bool Ready() const override;

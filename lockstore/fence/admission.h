@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "lockstore/fence/advance_history.h"
 #include "lockstore/fence/fence_store.h"
 #include "lockstore/status.h"
 #include "lockstore/tokens/token.h"
@@ -24,6 +25,9 @@ struct AdmissionOptions {
   std::size_t shards = 64;
   // Source of wall-clock milliseconds recorded with advances (informational only). Tests inject.
   std::function<std::int64_t()> now_ms;
+  // Where each durable advance is recorded for operators (the admin API's fence history); null:
+  // nowhere. Fed once per advance the store makes durable, from the store's callback.
+  AdvanceHistory* advance_history = nullptr;
 };
 
 // The outcome of one admission.

@@ -257,6 +257,10 @@ void AdmissionCore::OnAdvanced(const std::string& key, std::uint64_t group_id, c
         if (group.durable || group.token > state.durable.highest) continue;
         group.durable = true;
         group.durable_at = now;
+        if (options_.advance_history != nullptr && group.advancing && !group.waiters.empty()) {
+          options_.advance_history->Record(key, group.token, record.advanced_at_ms,
+                                           group.waiters.front().request_id);
+        }
       }
       state.target = std::max(state.target, state.durable.highest);
     } else {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "lockstore/tokens/token.h"
 
@@ -29,7 +30,22 @@ struct RejectionRecord {
   std::string reason;    // stale_token, missing_token, invalid_token, store_error, ...
   Token presented = 0;   // meaningful when has_presented
   bool has_presented = false;
-  Token highest = 0;  // the fence's highest token at the time of refusal
+  Token highest = 0;       // the fence's highest token at the time of refusal
+  std::string client;      // the client's IP address, without port
+  std::string principal;   // the authenticated principal; empty when the route has none
+  std::string user_agent;  // the request's User-Agent (capped); empty when it sent none
+};
+
+// One stored fence, as listed for operators (FenceStore::ListFences).
+struct FenceListing {
+  std::string fence_key;
+  FenceRecord record;
+};
+
+// One page of a fence listing: `more` when keys may follow the last one listed.
+struct FencePage {
+  std::vector<FenceListing> fences;
+  bool more = false;
 };
 
 }  // namespace fencegate::lockstore

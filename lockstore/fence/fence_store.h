@@ -11,6 +11,7 @@
 
 #include "lockstore/fence/fence_record.h"
 #include "lockstore/fence/fence_repair.h"
+#include "lockstore/fence/rejection_query.h"
 #include "lockstore/status.h"
 #include "lockstore/tokens/token.h"
 
@@ -66,6 +67,16 @@ class FenceStore {
   // The most recent refused writes, newest first, at most `limit`. Synchronous: for the admin
   // listener, never for a network thread.
   virtual std::vector<RejectionRecord> RecentRejections(std::size_t limit) = 0;
+
+  // The refused writes that match `query`, newest first (RejectionQuery). Synchronous: for the
+  // admin listener. The scan is bounded by the trail's retention.
+  virtual RejectionPage QueryRejections(const RejectionQuery& query) = 0;
+
+  // One page of the stored fences in key order: keys starting with `prefix` and above `after`
+  // (exclusive; empty: from the first), at most `limit`. A range scan of the store, never a load
+  // of every fence. Synchronous: for the admin listener, never for a network thread.
+  virtual Status ListFences(std::string_view prefix, std::string_view after, std::size_t limit,
+                            FencePage* page) = 0;
 
   // Blocks until everything accepted so far is durable. For shutdown.
   virtual Status Flush() = 0;

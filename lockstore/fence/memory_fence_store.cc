@@ -57,6 +57,26 @@ class MemoryFenceStore::Impl {
     return {rejections_.rbegin(), rejections_.rbegin() + static_cast<std::ptrdiff_t>(n)};
   }
 
+  RejectionPage QueryRejections(const RejectionQuery& query) {
+    std::lock_guard lock(mu_);
+    return QueryRejectionTrail(rejections_, query);
+  }
+
+  FencePage ListFences(std::string_view prefix, std::string_view after, std::size_t limit) {
+    std::lock_guard lock(mu_);
+    FencePage page;
+    auto it =
+        after.empty() || after < prefix ? fences_.lower_bound(prefix) : fences_.upper_bound(after);
+    for (; it != fences_.end() && std::string_view(it->first).starts_with(prefix); ++it) {
+      if (page.fences.size() == limit) {
+        page.more = true;
+        break;
+      }
+      page.fences.push_back({it->first, it->second});
+    }
+    return page;
+  }
+
   // Inline, like Get: the tests that need a repair to wait hold writes in flight instead.
   void Repair(FenceRepairRecord record, RepairCallback callback) {
     Status status;
@@ -175,6 +195,16 @@ void MemoryFenceStore::RecordRejection(RejectionRecord record) {
 
 std::vector<RejectionRecord> MemoryFenceStore::RecentRejections(std::size_t limit) {
   return impl_->RecentRejections(limit);
+}
+
+RejectionPage MemoryFenceStore::QueryRejections(const RejectionQuery& query) {
+  return impl_->QueryRejections(query);
+}
+
+Status MemoryFenceStore::ListFences(std::string_view prefix, std::string_view after,
+                                    std::size_t limit, FencePage* page) {
+  *page = impl_->ListFences(prefix, after, limit);
+  return Status::Ok();
 }
 
 void MemoryFenceStore::Repair(FenceRepairRecord record, RepairCallback callback) {

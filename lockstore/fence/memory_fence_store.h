@@ -19,6 +19,9 @@ class MemoryFenceStore : public FenceStore {
                AdvanceCallback callback) override;
   void RecordRejection(RejectionRecord record) override;
   std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  RejectionPage QueryRejections(const RejectionQuery& query) override;
+  Status ListFences(std::string_view prefix, std::string_view after, std::size_t limit,
+                    FencePage* page) override;
   void Repair(FenceRepairRecord record, RepairCallback callback) override;
   std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   Status Flush() override;

@@ -459,15 +459,16 @@ bool RocksDbFenceStore::Enqueue(WriteOp& op) {
   return true;
 }
 
+void RocksDbFenceStore::WaitForRecordedRejections() {
+  // Rejections are written by the writer thread.
+  std::unique_lock lock(mu_);
+  const std::uint64_t target = queued_rejections_;
+  drained_cv_.wait(lock, [&] { return closing_ || settled_rejections_ >= target; });
+}
+
 std::vector<RejectionRecord> RocksDbFenceStore::RecentRejections(std::size_t limit) {
   std::vector<RejectionRecord> out;
-  {
-    // Rejections are written by the writer thread: wait for those recorded before this call,
-    // so that a refusal the client has already seen is in the trail. No fsync is involved.
-    std::unique_lock lock(mu_);
-    const std::uint64_t target = queued_rejections_;
-    drained_cv_.wait(lock, [&] { return closing_ || settled_rejections_ >= target; });
-  }
+  WaitForRecordedRejections();
   std::shared_lock lock(db_mu_);
   if (db_ == nullptr) return out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), rejections_cf_));

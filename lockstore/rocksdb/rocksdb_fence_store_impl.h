@@ -84,6 +84,10 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
                AdvanceCallback callback) override;
   void RecordRejection(RejectionRecord record) override;
   std::vector<RejectionRecord> RecentRejections(std::size_t limit) override;
+  // rocksdb_fence_listing.cc.
+  RejectionPage QueryRejections(const RejectionQuery& query) override;
+  Status ListFences(std::string_view prefix, std::string_view after, std::size_t limit,
+                    FencePage* page) override;
   void Repair(FenceRepairRecord record, RepairCallback callback) override;
   std::vector<FenceRepairRecord> RecentRepairs(std::size_t limit) override;
   Status Flush() override;
@@ -138,6 +142,9 @@ class RocksDbFenceStore final : public FenceStore, public LockPersistence {
                     std::uint64_t next_rejection_sequence, std::uint64_t next_audit_sequence,
                     std::uint64_t next_repair_sequence);
 
+  // Waits until the rejections recorded before the call are written (no fsync is involved), so
+  // that a refusal the client has already seen is in the trail a reader sees.
+  void WaitForRecordedRejections();
   // Moves `op` into the queue; leaves it untouched and returns false once closing.
   [[nodiscard]] bool Enqueue(WriteOp& op);
   void WriterLoop();

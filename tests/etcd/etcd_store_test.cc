@@ -9,6 +9,7 @@
 #include "lockstore/etcd/etcd_client.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "tests/etcd/etcd_cluster.h"
+#include "tests/lockstore/fence_listing_checks.h"
 #include "tests/support/eventually.h"
 
 namespace fencegate::lockstore::etcd {
@@ -183,6 +184,23 @@ TEST_F(EtcdSingle, AdvanceRaisesNeverLowersAndGetReadsIt) {
   EXPECT_FALSE(GetSync(*store, "never").second.has_value());
   EXPECT_GE(store->stats().txn_conflicts, 1u);
   EXPECT_EQ(store->stats().advances, 2u);
+}
+
+TEST_F(EtcdSingle, ListsFencesInKeyOrderByPageWithRangeLimits) {
+  // Another store's fences under a neighbouring prefix stay out of this one's listing.
+  auto neighbour = OpenStore(cluster_->endpoints(), "/t/listing-other/");
+  ASSERT_TRUE(AdvanceSync(*neighbour, "files:/0", 1).first.ok());
+  auto store = OpenStore(cluster_->endpoints(), "/t/listing/");
+  listing_checks::ExpectPaginatedFenceListing(*store);
+  FencePage page;
+  ASSERT_TRUE(store->ListFences("", "", 2, &page).ok());
+  EXPECT_EQ(page.fences.size(), 2u);
+  EXPECT_TRUE(page.more);  // etcd's range answer says more keys follow
+}
+
+TEST_F(EtcdSingle, QueriesRejectionsByFilterNewestFirst) {
+  auto store = OpenStore(cluster_->endpoints(), "/t/rejections/");
+  listing_checks::ExpectFilteredRejectionQuery(*store);
 }
 
 TEST_F(EtcdSingle, RepairLowersOnlyDownwardsAndIsAudited) {

@@ -75,16 +75,19 @@ TEST_F(AdminTest, FenceStateAndRejectionTrail) {
   std::optional<boost::json::value> rejections =
       FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=1", &error);
   ASSERT_TRUE(rejections.has_value()) << error;
-  ASSERT_EQ(rejections->as_array().size(), 1u);
-  const boost::json::object& newest = rejections->as_array()[0].as_object();
+  const boost::json::array& newest_page = rejections->at("rejections").as_array();
+  ASSERT_EQ(newest_page.size(), 1u);
+  EXPECT_TRUE(rejections->at("next").is_number());  // an older one follows
+  const boost::json::object& newest = newest_page[0].as_object();
   EXPECT_EQ(newest.at("fence_key").as_string(), "kv:f");
   EXPECT_EQ(newest.at("presented_token").to_number<std::uint64_t>(), 5u);
 
   rejections = FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=10", &error);
   ASSERT_TRUE(rejections.has_value()) << error;
-  ASSERT_EQ(rejections->as_array().size(), 2u);
-  EXPECT_EQ(rejections->as_array()[1].as_object().at("presented_token").to_number<std::uint64_t>(),
-            3u);
+  const boost::json::array& all = rejections->at("rejections").as_array();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(rejections->at("next").is_null());
+  EXPECT_EQ(all[1].as_object().at("presented_token").to_number<std::uint64_t>(), 3u);
 }
 
 TEST_F(AdminTest, HealthAndReadiness) {

@@ -233,8 +233,8 @@ TEST_F(OperatorLogsTest, AStaleWritesRejectionRecordCarriesItsTraceId) {
   std::optional<json::value> rejections =
       FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=1", &error);
   ASSERT_TRUE(rejections.has_value()) << error;
-  ASSERT_EQ(rejections->as_array().size(), 1u);
-  const json::object& record = rejections->as_array()[0].as_object();
+  ASSERT_EQ(rejections->at("rejections").as_array().size(), 1u);
+  const json::object& record = rejections->at("rejections").as_array()[0].as_object();
   EXPECT_EQ(record.at("reason").as_string(), "stale_token");
   EXPECT_EQ(record.at("request_id").as_string(), stale["X-Request-Id"]);
   EXPECT_EQ(record.at("trace_id").as_string(), kClientTraceId);

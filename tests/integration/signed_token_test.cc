@@ -176,10 +176,11 @@ TEST_F(SignedTokenTest, BadTokensAreRefusedBeforeTheFence) {
   std::optional<boost::json::value> trail;
   ASSERT_TRUE(Eventually([&] {
     trail = FetchAdminJson(gateway_->admin_port(), "/admin/rejections?limit=10");
-    return trail && trail->as_array().size() == 6u;
+    return trail && trail->at("rejections").as_array().size() == 6u;
   })) << (trail ? boost::json::serialize(*trail) : "no trail");
-  EXPECT_EQ(trail->as_array()[0].at("reason").as_string(), "invalid_token");
-  EXPECT_EQ(trail->as_array()[5].at("reason").as_string(), "unsigned_token");
+  const boost::json::array& records = trail->at("rejections").as_array();
+  EXPECT_EQ(records[0].at("reason").as_string(), "invalid_token");
+  EXPECT_EQ(records[5].at("reason").as_string(), "unsigned_token");
 
   // The holder still writes.
   EXPECT_EQ(Put("kv", "orders-1", mine.token, mine.signature).result_int(), 200);

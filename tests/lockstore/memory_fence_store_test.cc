@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "tests/lockstore/fence_listing_checks.h"
+
 namespace fencegate::lockstore {
 namespace {
 
@@ -83,6 +85,16 @@ TEST(MemoryFenceStoreTest, RejectionsNewestFirstWithSequences) {
   EXPECT_EQ(recent[2].reason, "r2");
   EXPECT_GT(recent[0].sequence, recent[1].sequence);
   EXPECT_EQ(store.RecentRejections(100).size(), 5u);
+}
+
+TEST(MemoryFenceStoreTest, ListsFencesInKeyOrderByPage) {
+  MemoryFenceStore store;
+  listing_checks::ExpectPaginatedFenceListing(store);
+}
+
+TEST(MemoryFenceStoreTest, QueriesRejectionsByFilterNewestFirst) {
+  MemoryFenceStore store;
+  listing_checks::ExpectFilteredRejectionQuery(store);
 }
 
 }  // namespace

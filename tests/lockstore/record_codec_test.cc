@@ -123,8 +123,66 @@ TEST(RecordCodecTest, TraceIdRoundTripsAndItsTruncationIsDetected) {
             Status::Code::kCorruption);
   EXPECT_EQ(DecodeRejectionValue(encoded + "x", &decoded).code(), Status::Code::kCorruption);
   std::string unknown = encoded;
-  unknown[0] = 3;
+  unknown[0] = 4;
   EXPECT_EQ(DecodeRejectionValue(unknown, &decoded).code(), Status::Code::kCorruption);
+}
+
+// A rejection record as gateways before client addresses wrote it (format 2), byte for byte.
+std::string FormatTwoRecord() {
+  std::string out = FormatOneRecord();
+  out[0] = 2;
+  const std::string_view trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  out.push_back(static_cast<char>(trace.size()));
+  out.append(trace);
+  return out;
+}
+
+TEST(RecordCodecTest, OldRecordsWithTraceIdButNoCallerStillDecode) {
+  RejectionRecord decoded;
+  decoded.client = "left over";
+  decoded.principal = "left over";
+  decoded.user_agent = "left over";
+  ASSERT_TRUE(DecodeRejectionValue(FormatTwoRecord(), &decoded).ok());
+  EXPECT_EQ(decoded.request_id, "req-1");
+  EXPECT_EQ(decoded.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(decoded.client, "");
+  EXPECT_EQ(decoded.principal, "");
+  EXPECT_EQ(decoded.user_agent, "");
+}
+
+TEST(RecordCodecTest, RecordsWithTraceIdButNoCallerAreWrittenInFormatTwo) {
+  RejectionRecord record;
+  ASSERT_TRUE(DecodeRejectionValue(FormatTwoRecord(), &record).ok());
+  EXPECT_EQ(EncodeRejectionValue(record), FormatTwoRecord());
+}
+
+TEST(RecordCodecTest, CallerFieldsRoundTripAndTheirTruncationIsDetected) {
+  RejectionRecord record;
+  record.route = "files";
+  record.reason = "stale_token";
+  record.client = "2001:db8::7";
+  record.principal = "ci-deployer";
+  record.user_agent = std::string(200, 'u');
+  const std::string encoded = EncodeRejectionValue(record);
+  EXPECT_EQ(encoded[0], 3);
+  RejectionRecord decoded;
+  ASSERT_TRUE(DecodeRejectionValue(encoded, &decoded).ok());
+  EXPECT_EQ(decoded.client, record.client);
+  EXPECT_EQ(decoded.principal, record.principal);
+  EXPECT_EQ(decoded.user_agent, record.user_agent);
+  EXPECT_EQ(decoded.trace_id, "");
+  EXPECT_EQ(decoded.route, "files");
+  for (std::size_t cut : {encoded.size() - 1, encoded.size() - 201, encoded.size() - 215}) {
+    EXPECT_EQ(DecodeRejectionValue(encoded.substr(0, cut), &decoded).code(),
+              Status::Code::kCorruption)
+        << "cut at " << cut;
+  }
+  EXPECT_EQ(DecodeRejectionValue(encoded + "x", &decoded).code(), Status::Code::kCorruption);
+
+  record.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  ASSERT_TRUE(DecodeRejectionValue(EncodeRejectionValue(record), &decoded).ok());
+  EXPECT_EQ(decoded.trace_id, record.trace_id);
+  EXPECT_EQ(decoded.principal, "ci-deployer");
 }
 
 }  // namespace

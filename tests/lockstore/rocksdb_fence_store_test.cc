@@ -15,6 +15,7 @@
 
 #include "lockstore/fence/fence_repair.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
+#include "tests/lockstore/fence_listing_checks.h"
 #include "tests/support/temp_dir.h"
 
 namespace fencegate::lockstore {
@@ -516,6 +517,36 @@ TEST_F(RocksDbFenceStoreTest, RouteBindingsAndFencePrefixesSurviveReopen) {
   // Route bindings live beside the fences, never among them.
   ASSERT_TRUE(store->HasFenceWithPrefix("fencegate.", &found).ok());
   EXPECT_FALSE(found);
+}
+
+TEST_F(RocksDbFenceStoreTest, ListsFencesInKeyOrderByPage) {
+  auto store = Open();
+  listing_checks::ExpectPaginatedFenceListing(*store);
+  // From table files after a reopen too, and with advances still in the memtable.
+  store.reset();
+  store = Open();
+  AdvanceSync(*store, "files:/aa", 4);
+  FencePage page;
+  ASSERT_TRUE(store->ListFences("files:", "files:/a", 2, &page).ok());
+  ASSERT_EQ(page.fences.size(), 2u);
+  EXPECT_EQ(page.fences[0].fence_key, "files:/aa");
+  EXPECT_EQ(page.fences[0].record.highest, 4u);
+  EXPECT_EQ(page.fences[1].fence_key, "files:/b");
+  EXPECT_TRUE(page.more);
+}
+
+TEST_F(RocksDbFenceStoreTest, QueriesRejectionsByFilterNewestFirst) {
+  auto store = Open();
+  listing_checks::ExpectFilteredRejectionQuery(*store);
+  // The caller fields survive a reopen (the trail is on disk).
+  store.reset();
+  store = Open();
+  RejectionQuery query;
+  query.principal = "bob";
+  const RejectionPage page = store->QueryRejections(query);
+  ASSERT_EQ(page.records.size(), 1u);
+  EXPECT_EQ(page.records[0].client, "10.0.0.1");
+  EXPECT_EQ(page.records[0].request_id, "req-300");
 }
 
 }  // namespace
