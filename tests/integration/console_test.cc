@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -13,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/json.hpp>
 
+#include "base/encoding/sha256.h"
 #include "tests/support/http_gateway_fixture.h"
 
 namespace fencegate::integration {
@@ -20,16 +20,6 @@ namespace {
 
 namespace net = boost::asio;
 constexpr const char* kConsoleAdminKey = "console-admin-7d1f3a9e";
-
-std::string ConsoleKeyDigest(const std::string& key) {
-  const std::string command = "printf %s '" + key + "' | sha256sum";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {};
-  char hex[65] = {};
-  const std::size_t read = std::fread(hex, 1, 64, pipe);
-  pclose(pipe);
-  return read == 64 ? std::string(hex, 64) : std::string();
-}
 
 // An open GET /admin/events: the raw bytes as they arrive (chunk framing included, which the
 // checks below do not mind: every event is within one chunk).
@@ -68,7 +58,7 @@ class ConsoleTest : public HttpGatewayTest {
   void CustomizeConfig(GatewayConfig* config) const override {
     YAML::Node admin;
     admin["name"] = "ops";
-    admin["api_key_sha256"] = Sequence({ConsoleKeyDigest(kConsoleAdminKey)});
+    admin["api_key_sha256"] = Sequence({encoding::Sha256Hex(kConsoleAdminKey)});
     (*config)["admin"]["principals"].push_back(admin);
     (*config)["locks"]["enabled"] = true;
   }
