@@ -17,6 +17,7 @@
 #include "base/tls_client/plain_or_tls_stream.h"
 #include "gateway/admin/admin_events.h"
 #include "gateway/http/time_format.h"
+#include "gateway/observability/rocksdb_store_metrics.h"
 #include "gateway/tls/handshake.h"
 #include "gateway/tls/plain_http_refusal.h"
 
@@ -258,6 +259,7 @@ void AdminServer::SampleTraffic() {
   const auto second =
       std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   context_.traffic_series->Sample(second, NowUnixMs(), ReadRouteTotals(*context_.metrics));
+  if (context_.rocksdb_metrics != nullptr) context_.rocksdb_metrics->SampleSyncWindow();
   // The next whole steady second, so that a late tick does not shift every later one.
   sample_timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::seconds(second + 1)));
   sample_timer_.async_wait([this](error_code ec) {

@@ -69,4 +69,8 @@ void RocksDbStoreMetrics::Refresh() {
   last_ = now;
 }
 
+void RocksDbStoreMetrics::SampleSyncWindow() {
+  sync_window_.Sample(store_.stats().sync_seconds.counts);
+}
+
 }  // namespace fencegate::gateway

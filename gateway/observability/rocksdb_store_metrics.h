@@ -1,11 +1,13 @@
 #pragma once
 
 #include <mutex>
+#include <optional>
 
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "gateway/observability/sync_latency_window.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 
 namespace fencegate::gateway {
@@ -29,6 +31,11 @@ class RocksDbStoreMetrics {
   // Called by the admin thread before it renders the exposition.
   void Refresh();
 
+  // Admin thread, once a second: the store's sync latency counts into the one-minute window
+  // whose 99th percentile GET /admin/summary shows (SyncP99Seconds).
+  void SampleSyncWindow();
+  std::optional<double> SyncP99Seconds() const { return sync_window_.P99Seconds(); }
+
  private:
   const lockstore::RocksDbFenceStore& store_;
   std::mutex mu_;
@@ -40,6 +47,7 @@ class RocksDbStoreMetrics {
   prometheus::Counter* rejections_dropped_;
   prometheus::Histogram* sync_seconds_;
   prometheus::Histogram* group_commit_advances_;
+  SyncLatencyWindow sync_window_{lockstore::RocksDbFenceStore::Stats::kSyncSecondsBounds};
 };
 
 }  // namespace fencegate::gateway

@@ -33,6 +33,7 @@ class EventHub;
 class GenerationSlot;
 class LockApi;
 class ReplicaCluster;
+class RocksDbStoreMetrics;
 namespace tls {
 class ListenerTls;
 }
@@ -90,6 +91,9 @@ struct GatewayContext {
   // durable advances (fed by the admission controller). Null in tests that need none.
   RefusalTops* refusal_tops = nullptr;
   TrafficSeries* traffic_series = nullptr;
+  // The embedded store's metrics, whose one-minute sync latency window the summary shows (sampled
+  // by the same admin-thread timer). Null on the etcd store.
+  RocksDbStoreMetrics* rocksdb_metrics = nullptr;
   const lockstore::AdvanceHistory* advance_history = nullptr;
   std::int64_t started_at_ms = 0;  // when the process started serving (build info)
   // Recent rejections and lock grants for the console's live feed (GET /admin/events).

@@ -281,6 +281,7 @@ std::unique_ptr<const GatewayContext> Server::BuildContext() {
   context->generations = &generation_slot_;
   context->refusal_tops = &refusal_tops_;
   context->traffic_series = &traffic_series_;
+  context->rocksdb_metrics = rocksdb_metrics_.get();
   context->advance_history = &advance_history_;
   context->started_at_ms = NowUnixMs();
   return context;

@@ -264,6 +264,12 @@ TEST_F(AdminListingTest, SummaryCountsRefusedWritesPerRouteReasonKeyAndClient) {
 
   EXPECT_EQ(summary.at("store").at("kind").as_string(), "rocksdb");
   EXPECT_TRUE(summary.at("store").at("ready").as_bool());
+  // The admitted write's fsync, once a sample after it is in: a bucket bound in milliseconds.
+  ASSERT_TRUE(Eventually([&] {
+    summary = Admin("/admin/summary");
+    return summary.is_object() && summary.at("store").at("sync_p99_ms").is_number();
+  })) << json::serialize(summary);
+  EXPECT_GT(summary.at("store").at("sync_p99_ms").to_number<double>(), 0.0);
   EXPECT_TRUE(summary.at("cluster").is_null());
   const json::array& backends = summary.at("backends").as_array();
   ASSERT_EQ(backends.size(), 1u);
