@@ -1,10 +1,12 @@
 #include "gateway/auth/console_sessions.h"
 
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <array>
+
+#include "base/encoding/hex.h"
+#include "base/encoding/sha256.h"
 
 namespace fencegate::gateway::auth {
 namespace {
@@ -13,21 +15,7 @@ namespace {
 std::optional<std::string> RandomHex128() {
   std::array<unsigned char, 16> bytes{};
   if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) return std::nullopt;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const unsigned char byte : bytes) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 0xf]);
-  }
-  return out;
-}
-
-std::string SessionIdDigest(std::string_view id) {
-  std::string digest(SHA256_DIGEST_LENGTH, '\0');
-  SHA256(reinterpret_cast<const unsigned char*>(id.data()), id.size(),
-         reinterpret_cast<unsigned char*>(digest.data()));
-  return digest;
+  return encoding::HexEncode(bytes);
 }
 
 }  // namespace
@@ -45,14 +33,14 @@ std::optional<std::string> ConsoleSessions::Create(std::string principal, Clock:
         sessions_.begin(), sessions_.end(),
         [](const auto& a, const auto& b) { return a.second.expires < b.second.expires; }));
   }
-  sessions_.insert_or_assign(SessionIdDigest(*id),
+  sessions_.insert_or_assign(encoding::Sha256Of(*id),
                              Session{std::move(principal), std::move(*csrf), now + lifetime_});
   return id;
 }
 
 const ConsoleSessions::Session* ConsoleSessions::Find(std::string_view id, Clock::time_point now) {
   if (id.empty()) return nullptr;
-  const auto found = sessions_.find(SessionIdDigest(id));
+  const auto found = sessions_.find(encoding::Sha256Of(id));
   if (found == sessions_.end()) return nullptr;
   if (found->second.expires <= now) {
     sessions_.erase(found);
@@ -61,7 +49,7 @@ const ConsoleSessions::Session* ConsoleSessions::Find(std::string_view id, Clock
   return &found->second;
 }
 
-void ConsoleSessions::Remove(std::string_view id) { sessions_.erase(SessionIdDigest(id)); }
+void ConsoleSessions::Remove(std::string_view id) { sessions_.erase(encoding::Sha256Of(id)); }
 
 std::string_view CookieValue(std::string_view cookie_header, std::string_view name) {
   while (!cookie_header.empty()) {
