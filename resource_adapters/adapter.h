@@ -21,6 +21,7 @@
 
 namespace fencegate::adapters {
 
+class ConditionBook;
 class UpstreamServers;
 
 namespace http = boost::beast::http;
@@ -203,6 +204,9 @@ class AdapterFactory {
   // The backend's servers and what is known of their health (admin API, metrics, /readyz); null
   // for a kind without network servers (filesystem).
   virtual std::shared_ptr<UpstreamServers> upstream_servers() const { return nullptr; }
+  // The verdicts of the backend's condition probes (/readyz, /admin/backends, metrics); null for
+  // a kind whose fenced writes do not rely on the server's conditions (http, filesystem).
+  virtual std::shared_ptr<const ConditionBook> condition_book() const { return nullptr; }
 };
 
 }  // namespace fencegate::adapters

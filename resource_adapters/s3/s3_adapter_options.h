@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 
+#include "resource_adapters/transport/condition_probe_options.h"
 #include "resource_adapters/transport/upstream_options.h"
 
 namespace fencegate::adapters {
@@ -41,6 +42,8 @@ struct S3AdapterOptions : UpstreamOptions {
   // a remembered ETag from before it would pass (README "S3 backends"). Safe only where no two
   // fenced writes of one key carry identical bytes (e.g. bodies that embed their token).
   std::size_t version_cache_entries = 0;
+  // Whether the buckets honour the conditions fenced writes rely on (docs/BACKEND_TRUST.md).
+  ConditionProbeOptions conditions;
 };
 
 }  // namespace fencegate::adapters

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "resource_adapters/transport/condition_probe_options.h"
 #include "resource_adapters/transport/upstream_options.h"
 
 namespace fencegate::adapters {
@@ -23,6 +24,8 @@ struct WebdavAdapterOptions : UpstreamOptions {
   // the pause between them; then the write fails with 503.
   unsigned lock_attempts = 100;
   std::chrono::milliseconds lock_retry_delay{10};
+  // Whether the server honours what the lock sequence relies on (docs/BACKEND_TRUST.md).
+  ConditionProbeOptions conditions;
 };
 
 }  // namespace fencegate::adapters
