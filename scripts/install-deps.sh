@@ -47,19 +47,33 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-"${sudo_cmd[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-  "${missing[@]}" >/dev/null
-# The prometheus package enables and starts its server where services run; the tests need only
-# promtool, so nothing should keep listening on :9090.
-if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null &&
-  systemctl is-active --quiet prometheus 2>/dev/null; then
-  "${sudo_cmd[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
+# npm installs s3rver below; Debian's nodejs and npm where no node is installed yet.
+command -v npm >/dev/null || missing+=(nodejs npm)
+
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+  # The prometheus package enables and starts its server where services run; the tests need only
+  # promtool, so nothing should keep listening on :9090.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null &&
+    systemctl is-active --quiet prometheus 2>/dev/null; then
+    "${sudo_cmd[@]}" systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
+fi
+
+# s3rver (npm), the S3 server that accepts If-Match / If-None-Match and ignores them: the lying
+# backend of the condition probe tests (tests/s3/, tests/support/s3rver.sh). Pinned, in a prefix
+# of its own so nothing global changes; skipped when that version is there.
+s3rver_prefix=/opt/fencegate-test/npm
+s3rver_version=3.7.1
+installed=$(node -p "require('$s3rver_prefix/node_modules/s3rver/package.json').version" 2>/dev/null || true)
+if [ "$installed" != "$s3rver_version" ]; then
+  echo "install-deps: installing s3rver@$s3rver_version into $s3rver_prefix"
+  "${sudo_cmd[@]}" mkdir -p "$s3rver_prefix"
+  "${sudo_cmd[@]}" npm install --prefix "$s3rver_prefix" --no-audit --no-fund --loglevel=error \
+    "s3rver@$s3rver_version" >/dev/null
 fi

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "resource_adapters/s3/bucket_conditions.h"
+#include "resource_adapters/s3/bucket_probes.h"
 #include "resource_adapters/s3/s3_exchange.h"
 #include "resource_adapters/transport/backend_servers.h"
 #include "resource_adapters/transport/server_connection_pools.h"
@@ -15,56 +17,74 @@ namespace {
 class S3Adapter : public ResourceAdapter {
  public:
   S3Adapter(boost::asio::io_context& ioc, std::shared_ptr<s3::Backend> backend,
-            std::shared_ptr<BackendMonitor> monitor)
+            std::shared_ptr<BackendMonitor> monitor,
+            std::shared_ptr<s3::BucketConditions> conditions)
       : ioc_(ioc),
         backend_(std::move(backend)),
         cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)),
         pools_(std::make_shared<ServerConnectionPools>(backend_->endpoint.servers,
                                                        backend_->options.max_idle_connections,
                                                        backend_->options.idle_timeout)),
-        monitor_(std::move(monitor)) {}
-
-  ~S3Adapter() override {
-    pools_->CloseAll();
-    StopMonitor(monitor_);
+        gates_(std::make_shared<s3::BucketGates>(conditions)),
+        monitor_(std::move(monitor)) {
+    if (conditions->options().policy == ConditionProbeOptions::Policy::kVerify &&
+        conditions->ClaimSchedule()) {
+      probe_schedule_ = s3::ProbeSchedule::Start({ioc_, backend_, pools_, conditions});
+    }
   }
 
+  ~S3Adapter() override { Stop(); }
+
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
-    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pools_, request, downstream,
+    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pools_, gates_, request, downstream,
                                      std::move(done))
         ->Start();
   }
 
-  void Shutdown() override {
-    pools_->CloseAll();
-    StopMonitor(monitor_);
-  }
+  void Shutdown() override { Stop(); }
 
  private:
   boost::asio::io_context& ioc_;
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<s3::VersionCache> cache_;
   std::shared_ptr<ServerConnectionPools> pools_;
+  std::shared_ptr<s3::BucketGates> gates_;
+  // The start and interval probes of the buckets, when this thread's adapter was the first.
+  std::shared_ptr<s3::ProbeSchedule> probe_schedule_;
   // The backend's health checks and resolves, when this thread's adapter was the first.
   std::shared_ptr<BackendMonitor> monitor_;
+
+  void Stop() {
+    pools_->CloseAll();
+    StopMonitor(monitor_);
+    if (probe_schedule_) probe_schedule_->Stop();
+  }
 };
 
 class S3AdapterFactory : public AdapterFactory {
  public:
-  S3AdapterFactory(std::shared_ptr<s3::Backend> backend, std::shared_ptr<BackendServers> servers)
-      : backend_(std::move(backend)), servers_(std::move(servers)) {}
+  S3AdapterFactory(std::shared_ptr<s3::Backend> backend, std::shared_ptr<BackendServers> servers,
+                   std::shared_ptr<s3::BucketConditions> conditions)
+      : backend_(std::move(backend)),
+        servers_(std::move(servers)),
+        conditions_(std::move(conditions)) {}
 
   std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
-    return std::make_unique<S3Adapter>(ioc, backend_, servers_->StartMonitorOnce(ioc));
+    return std::make_unique<S3Adapter>(ioc, backend_, servers_->StartMonitorOnce(ioc), conditions_);
   }
 
   std::string_view kind() const override { return "s3"; }
 
   std::shared_ptr<UpstreamServers> upstream_servers() const override { return servers_->servers; }
 
+  std::shared_ptr<const ConditionBook> condition_book() const override {
+    return conditions_->book();
+  }
+
  private:
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<BackendServers> servers_;
+  std::shared_ptr<s3::BucketConditions> conditions_;
 };
 
 }  // namespace
@@ -85,8 +105,11 @@ std::unique_ptr<AdapterFactory> MakeS3AdapterFactory(S3AdapterOptions options, s
   backend->endpoint.connect_timeout = options.connect_timeout;
   backend->endpoint.response_timeout = options.response_timeout;
   backend->unquoted_etags = options.etag_quoting == EtagQuoting::kUnquoted;
+  auto conditions =
+      std::make_shared<s3::BucketConditions>(servers->servers->backend_name(), options.conditions);
   backend->options = std::move(options);
-  return std::make_unique<S3AdapterFactory>(std::move(backend), std::move(servers));
+  return std::make_unique<S3AdapterFactory>(std::move(backend), std::move(servers),
+                                            std::move(conditions));
 }
 
 }  // namespace fencegate::adapters

@@ -8,6 +8,7 @@
 #include <boost/beast/core/error.hpp>
 
 #include "resource_adapters/client_token_field.h"
+#include "resource_adapters/s3/bucket_probes.h"
 
 namespace fencegate::adapters::s3 {
 
@@ -84,7 +85,33 @@ ResponseHeader ClientHeader(const ResponseHeader& backend) {
   return header;
 }
 
+// The operations whose fencing rests on the backend's conditions: writes of an object's content
+// and the steps of a multipart upload that ends in one. Bucket-level requests and aborts are not.
+bool ReliesOnConditions(Operation operation) {
+  switch (operation) {
+    case Operation::kPutObject:
+    case Operation::kDeleteObject:
+    case Operation::kCreateMultipart:
+    case Operation::kUploadPart:
+    case Operation::kCompleteMultipart:
+    case Operation::kMultiDelete:
+      return true;
+    case Operation::kRead:
+    case Operation::kAbortMultipart:
+    case Operation::kOther:
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string IfMatchEtag(const Backend& backend, const std::string& etag) {
+  const bool quoted =
+      backend.options.etag_quoting == EtagQuoting::kQuoted ||
+      (backend.options.etag_quoting == EtagQuoting::kAuto && !backend.unquoted_etags);
+  return quoted ? "\"" + etag + "\"" : etag;
+}
 
 const ObjectVersion* VersionCache::Find(const std::string& key) const {
   const auto it = versions_.find(key);
@@ -100,12 +127,14 @@ void VersionCache::Put(const std::string& key, ObjectVersion version) {
 
 S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
                        std::shared_ptr<VersionCache> cache,
-                       std::shared_ptr<ServerConnectionPools> pools, ForwardRequest request,
+                       std::shared_ptr<ServerConnectionPools> pools,
+                       std::shared_ptr<BucketGates> gates, ForwardRequest request,
                        Downstream& downstream, ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       cache_(std::move(cache)),
       pools_(std::move(pools)),
+      gates_(std::move(gates)),
       fence_key_(request.fence_key),
       client_header_(*request.header),
       token_(request.fencing_token),
@@ -176,6 +205,9 @@ asio::awaitable<void> S3Exchange::Run() {
     Finish(Problem{400, "s3-streaming-payload", "Unsupported payload signing",
                    "aws-chunked (STREAMING-*) payloads cannot be re-signed by the gateway; send "
                    "UNSIGNED-PAYLOAD or a plain body"});
+    co_return;
+  }
+  if (token_ && ReliesOnConditions(request_.operation) && !co_await AwaitConditionsEnforced()) {
     co_return;
   }
   if (token_ && request_.operation == Operation::kMultiDelete) {
@@ -342,10 +374,40 @@ RequestHeader S3Exchange::UpstreamHeader(http::verb method) const {
 }
 
 std::string S3Exchange::IfMatchValue(const std::string& etag) const {
-  const bool quoted =
-      backend_->options.etag_quoting == EtagQuoting::kQuoted ||
-      (backend_->options.etag_quoting == EtagQuoting::kAuto && !backend_->unquoted_etags);
-  return quoted ? "\"" + etag + "\"" : etag;
+  return IfMatchEtag(*backend_, etag);
+}
+
+asio::awaitable<bool> S3Exchange::AwaitConditionsEnforced() {
+  const BucketGate* gate = gates_->Find(request_.bucket);
+  if (gate == nullptr) {
+    // No final verdict yet, or the last probe could not reach the backend: probe (again).
+    const ConditionReport report = co_await AwaitBucketProbe(
+        {ioc_, backend_, pools_, gates_->shared_conditions()}, request_.bucket);
+    gate = gates_->Find(request_.bucket);
+    if (gate == nullptr) {
+      Finish(Problem{.status = 503,
+                     .type = "backend-conditions-unverified",
+                     .title = "Backend conditions unverified",
+                     .detail = "fenced writes to bucket '" + request_.bucket +
+                               "' wait for proof that the backend enforces conditional writes, "
+                               "and the probe failed: " +
+                               report.error,
+                     .retry_after = true,
+                     .retry_after_seconds = 5});
+      co_return false;
+    }
+  }
+  if (gate->verdict == ConditionVerdict::kIgnored) {
+    Finish(Problem{503, "backend-conditions-not-enforced", "Backend ignores conditional writes",
+                   "the backend ignores conditions in bucket '" + request_.bucket +
+                       "' that fenced writes rely on (" + gate->failed_probes +
+                       "); fenced writes are refused there, reads are served "
+                       "(conditions: verify; docs/BACKEND_TRUST.md)"});
+    co_return false;
+  }
+  copy_destination_conditions = gate->copy_destination_conditions;
+  delete_conditions = gate->delete_conditions;
+  co_return true;
 }
 
 asio::awaitable<bool> S3Exchange::RefuseIfStale(const ObjectVersion& seen) {

@@ -14,6 +14,7 @@
 #include "base/net/http_header.h"
 
 #include "resource_adapters/adapter.h"
+#include "resource_adapters/s3/bucket_conditions.h"
 #include "resource_adapters/s3/s3_adapter.h"
 #include "resource_adapters/s3/s3_request.h"
 #include "resource_adapters/s3/s3_upstream.h"
@@ -27,6 +28,9 @@ struct Backend {
   // Set once "auto" quoting found that the backend matches only bare ETags (radosgw).
   std::atomic<bool> unquoted_etags{false};
 };
+
+// `etag` (bare) as an If-Match value in the form the backend matches (etag_quoting).
+std::string IfMatchEtag(const Backend& backend, const std::string& etag);
 
 // The versions one network thread last saw, by "bucket/key". Only a hint: a wrong entry costs
 // a 412 and a HEAD, never safety, because every write it feeds is conditional.
@@ -48,11 +52,17 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
  public:
   S3Exchange(boost::asio::io_context& ioc, std::shared_ptr<Backend> backend,
              std::shared_ptr<VersionCache> cache, std::shared_ptr<ServerConnectionPools> pools,
-             ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done);
+             std::shared_ptr<BucketGates> gates, ForwardRequest request, Downstream& downstream,
+             ResourceAdapter::DoneHandler done);
   void Start();
 
  private:
   boost::asio::awaitable<void> Run();
+  // A fenced write goes on only once its bucket's verdict (docs/BACKEND_TRUST.md) says the
+  // backend enforces what the write relies on: it waits for the bucket's probe when there is no
+  // final verdict yet, and is refused (503, false returned) when the backend ignores conditions
+  // or cannot be verified. Sets the optional behaviours' flags below.
+  boost::asio::awaitable<bool> AwaitConditionsEnforced();
   // Reads a body of up to max_spool_bytes into body_ (replayable); a larger one, whose length
   // must be known, is left unread for one streamed attempt (streamed_length_).
   boost::asio::awaitable<bool> SpoolBody();
@@ -92,6 +102,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<VersionCache> cache_;
   std::shared_ptr<ServerConnectionPools> pools_;
+  std::shared_ptr<BucketGates> gates_;
   const std::string_view fence_key_;
   RequestHeader client_header_;
   std::optional<std::uint64_t> token_;
@@ -107,6 +118,13 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   ForwardOutcome outcome_;
   std::optional<std::chrono::steady_clock::time_point> upstream_start_;
   bool finished_ = false;
+
+  // The bucket's verdict's optional behaviours, set before a fenced operation runs: whether the
+  // backend refuses a CopyObject whose destination If-Match does not hold, and a DELETE whose
+  // If-Match does not hold. Where one does not, the operation takes a path that needs only
+  // conditional PUT.
+  bool copy_destination_conditions = false;
+  bool delete_conditions = false;
 };
 
 }  // namespace fencegate::adapters::s3

@@ -1,0 +1,106 @@
+#include "resource_adapters/s3/bucket_conditions.h"
+
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
+namespace fencegate::adapters::s3 {
+
+namespace {
+
+bool ProbeHolds(const ConditionReport& report, std::string_view name) {
+  for (const ConditionProbeResult& probe : report.probes) {
+    if (probe.name == name) return probe.holds;
+  }
+  return false;
+}
+
+}  // namespace
+
+BucketConditions::BucketConditions(std::string backend_name, ConditionProbeOptions options)
+    : book_(std::make_shared<ConditionBook>(std::move(backend_name), std::move(options))) {
+  if (book_->options().policy == ConditionProbeOptions::Policy::kTrust) {
+    book_->Record(ConditionReport{.scope = "", .verdict = ConditionVerdict::kTrusted});
+    return;
+  }
+  for (const std::string& bucket : book_->options().buckets) {
+    book_->Record(ConditionReport{.scope = bucket, .verdict = ConditionVerdict::kPending});
+  }
+}
+
+bool BucketConditions::Join(const std::string& bucket, boost::asio::any_io_executor executor,
+                            std::weak_ptr<ProbeWait> wait) {
+  const std::lock_guard lock(mutex_);
+  auto [it, inserted] = running_.try_emplace(bucket);
+  if (executor) it->second.push_back(Waiter{std::move(executor), std::move(wait)});
+  return inserted;
+}
+
+void BucketConditions::Finish(const std::string& bucket, ConditionReport report, bool record) {
+  std::vector<Waiter> waiters;
+  {
+    const std::lock_guard lock(mutex_);
+    if (record) {
+      book_->Record(report);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    const auto it = running_.find(bucket);
+    if (it != running_.end()) {
+      waiters = std::move(it->second);
+      running_.erase(it);
+    }
+  }
+  for (Waiter& waiter : waiters) {
+    boost::asio::post(waiter.executor, [wait = std::move(waiter.wait), report] {
+      if (const std::shared_ptr<ProbeWait> alive = wait.lock()) {
+        alive->report = report;
+        alive->timer.cancel();
+      }
+    });
+  }
+}
+
+std::vector<std::string> BucketConditions::Scopes() const {
+  std::vector<std::string> scopes;
+  for (const ConditionReport& report : book_->Reports()) scopes.push_back(report.scope);
+  return scopes;
+}
+
+std::optional<BucketGate> GateFromReport(const ConditionReport& report) {
+  switch (report.verdict) {
+    case ConditionVerdict::kEnforced:
+    case ConditionVerdict::kPartial:
+    case ConditionVerdict::kIgnored:
+    case ConditionVerdict::kTrusted:
+      break;
+    case ConditionVerdict::kPending:
+    case ConditionVerdict::kUnreachable:
+      return std::nullopt;
+  }
+  BucketGate gate{.verdict = report.verdict};
+  gate.copy_destination_conditions = ProbeHolds(report, "copy-destination-if-match-wrong-etag");
+  gate.delete_conditions = ProbeHolds(report, "delete-if-match-wrong-etag");
+  if (report.verdict == ConditionVerdict::kIgnored) gate.failed_probes = report.FailedProbesText();
+  return gate;
+}
+
+const BucketGate* BucketGates::Find(const std::string& bucket) {
+  if (conditions_->options().policy == ConditionProbeOptions::Policy::kTrust) {
+    // Not probed: the paths that need only conditional PUT (the optional flags stay false).
+    if (!trusted_) trusted_ = BucketGate{.verdict = ConditionVerdict::kTrusted};
+    return &*trusted_;
+  }
+  const std::uint64_t generation = conditions_->generation();
+  if (generation != generation_) {
+    gates_.clear();
+    generation_ = generation;
+  }
+  if (const auto it = gates_.find(bucket); it != gates_.end()) return &it->second;
+  const std::optional<ConditionReport> report = conditions_->book()->Find(bucket);
+  if (!report) return nullptr;
+  std::optional<BucketGate> gate = GateFromReport(*report);
+  if (!gate) return nullptr;
+  return &gates_.insert_or_assign(bucket, std::move(*gate)).first->second;
+}
+
+}  // namespace fencegate::adapters::s3

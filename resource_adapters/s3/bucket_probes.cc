@@ -1,0 +1,73 @@
+#include "resource_adapters/s3/bucket_probes.h"
+
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "resource_adapters/s3/condition_probe.h"
+
+namespace fencegate::adapters::s3 {
+
+namespace {
+
+namespace asio = boost::asio;
+
+asio::awaitable<void> RunBucketProbe(ProbeContext context, std::string bucket) {
+  BucketProbe probe = co_await ProbeBucket(context.ioc, context.backend, context.pools, bucket);
+  context.conditions->Finish(bucket, std::move(probe.report), !probe.bucket_missing);
+}
+
+// Starts a probe of `bucket` unless one runs; `wait` (may be null) gets its report.
+void JoinOrStartProbe(const ProbeContext& context, const std::string& bucket,
+                      const std::shared_ptr<ProbeWait>& wait) {
+  const bool start = context.conditions->Join(
+      bucket, wait ? asio::any_io_executor(context.ioc.get_executor()) : asio::any_io_executor(),
+      wait);
+  if (start) asio::co_spawn(context.ioc, RunBucketProbe(context, bucket), asio::detached);
+}
+
+}  // namespace
+
+asio::awaitable<ConditionReport> AwaitBucketProbe(ProbeContext context, std::string bucket) {
+  auto wait = std::make_shared<ProbeWait>(context.ioc);
+  JoinOrStartProbe(context, bucket, wait);
+  // Ends when the prober cancels the timer (with the report set) or the thread shuts down.
+  co_await wait->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  if (wait->report) co_return std::move(*wait->report);
+  co_return ConditionReport{.scope = bucket,
+                            .verdict = ConditionVerdict::kUnreachable,
+                            .error = "the probe did not finish (shutting down)"};
+}
+
+std::shared_ptr<ProbeSchedule> ProbeSchedule::Start(ProbeContext context) {
+  std::shared_ptr<ProbeSchedule> schedule(new ProbeSchedule(context.ioc));
+  asio::co_spawn(context.ioc, Run(schedule, std::move(context)), asio::detached);
+  return schedule;
+}
+
+void ProbeSchedule::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+asio::awaitable<void> ProbeSchedule::Run(std::shared_ptr<ProbeSchedule> self,
+                                         ProbeContext context) {
+  for (const std::string& bucket : context.conditions->options().buckets) {
+    JoinOrStartProbe(context, bucket, nullptr);
+  }
+  const auto interval = context.conditions->options().interval;
+  // A zero interval: probed at start and on reload only.
+  while (!self->stopped_ && interval.count() > 0) {
+    self->timer_.expires_after(interval);
+    co_await self->timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (self->stopped_) co_return;
+    for (const std::string& bucket : context.conditions->Scopes()) {
+      JoinOrStartProbe(context, bucket, nullptr);
+    }
+  }
+}
+
+}  // namespace fencegate::adapters::s3
