@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <regex>
 #include <string>
@@ -14,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/s3/counting_relay.h"
+#include "tests/s3/direct_probe.h"
 #include "tests/support/admin_client.h"
 #include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
@@ -765,6 +767,45 @@ TEST(S3TlsTest, UnreadableCaFileStopsTheStart) {
   EXPECT_NE(start->Stderr().find("backends.rgw.tls_ca_file: cannot read '" + missing + "'"),
             std::string::npos)
       << start->Stderr();
+}
+
+// What radosgw 16.2 (Debian 12) does with the conditions the adapter relies on, found by the
+// adapter's own probe: PUT conditions enforced, DELETE and the copy destination's If-Match
+// ignored, so the verdict is "partial" (docs/BACKEND_TRUST.md).
+TEST(S3ProbeTest, RadosgwEnforcesPutConditionsOnly) {
+  {
+    S3Gateway gateway;
+    ASSERT_NE(gateway.instance, nullptr);
+    CreateBucket(gateway.port(), "probed");
+  }
+  const adapters::ConditionReport report =
+      ProbeBucketDirectly(Radosgw::port, "fencegate-test", "fencegate-test-secret", "probed");
+  std::printf("radosgw probe: %s\n", DescribeReport(report).c_str());
+  EXPECT_EQ(report.verdict, adapters::ConditionVerdict::kPartial) << DescribeReport(report);
+  std::map<std::string, bool> holds;
+  for (const adapters::ConditionProbeResult& probe : report.probes) holds[probe.name] = probe.holds;
+  EXPECT_EQ(holds, (std::map<std::string, bool>{{"put-if-none-match-existing", true},
+                                                {"put-if-match-wrong-etag", true},
+                                                {"delete-if-match-wrong-etag", false},
+                                                {"copy-destination-if-match-wrong-etag", false}}))
+      << DescribeReport(report);
+}
+
+// Through the binary: the first fenced write to a bucket waits for its probe, goes on under the
+// partial verdict, and the probe leaves no scratch object behind.
+TEST(S3ProbeTest, FencedWritesGoOnUnderAPartialVerdict) {
+  S3Gateway gateway;
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "partial");
+  const Response written = Put(gateway.port(), "/partial/doc", 4, "four");
+  ASSERT_EQ(written.result_int(), 200) << written.body();
+  EXPECT_EQ(Send(gateway.port(), http::verb::delete_, "/partial/doc", 5).result_int(), 204);
+  // A write with the deleted object's older token is still refused at the backend.
+  EXPECT_EQ(Put(gateway.port(), "/partial/doc", 3, "three").result_int(), 409);
+  const Response list = Send(gateway.port(), http::verb::get,
+                             "/partial?list-type=2&prefix=.fencegate-probe/", std::nullopt);
+  EXPECT_EQ(list.result_int(), 200);
+  EXPECT_EQ(list.body().find("<Key>"), std::string::npos) << list.body();
 }
 
 }  // namespace

@@ -1,0 +1,154 @@
+// The condition probes against a backend that accepts conditional headers and ignores them:
+// s3rver 3.7.1 from npm (tests/support/s3rver.sh), through the real fencegate binary. Without the
+// probe a fenced PUT to it answers 200 and lands although the backend never checked the
+// gateway's condition; with it (conditions: verify, the default) fenced writes are refused with
+// 503 backend-conditions-not-enforced and nothing lands, while reads are still served.
+#include <cstdio>
+#include <memory>
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/s3/direct_probe.h"
+#include "tests/support/gateway_config.h"
+#include "tests/support/gateway_instance.h"
+#include "tests/support/http_client.h"
+#include "tests/support/temp_dir.h"
+
+namespace fencegate::integration {
+namespace {
+
+std::string S3rverScript() {
+  return std::string(FENCEGATE_SOURCE_DIR) + "/tests/support/s3rver.sh";
+}
+
+// The one s3rver of this binary, on an ephemeral port.
+class S3rver : public ::testing::Environment {
+ public:
+  static inline std::uint16_t port = 0;
+
+  void SetUp() override {
+    dir_ = std::make_unique<TempDir>();
+    const std::string command =
+        "bash " + S3rverScript() + " start " + dir_->Join("s3rver") + " 2>&1";
+    std::string output;
+    if (FILE* pipe = popen(command.c_str(), "r")) {
+      char line[512];
+      while (fgets(line, sizeof line, pipe) != nullptr) output += line;
+      pclose(pipe);
+    }
+    std::smatch match;
+    if (std::regex_search(output, match, std::regex("s3rver ready port=([0-9]+)"))) {
+      port = static_cast<std::uint16_t>(std::stoi(match[1]));
+    }
+    ASSERT_NE(port, 0) << "s3rver did not start:\n" << output;
+  }
+
+  void TearDown() override {
+    const std::string command = "bash " + S3rverScript() + " stop " + dir_->Join("s3rver");
+    EXPECT_EQ(std::system(command.c_str()), 0);
+    dir_.reset();
+  }
+
+ private:
+  std::unique_ptr<TempDir> dir_;
+};
+
+// A gateway in front of s3rver: route "plain" (/plain/...) unfenced, every other path fenced.
+// `backend_options` are extra keys of the s3 backend.
+struct S3rverGateway {
+  TempDir dir;
+  std::unique_ptr<GatewayInstance> instance;
+
+  explicit S3rverGateway(const YAML::Node& backend_options = YAML::Node()) {
+    GatewayConfig config;
+    config["access_log"]["path"] = "";
+    YAML::Node backend = config.Backend("s3rver");
+    backend["kind"] = "s3";
+    backend["endpoint"] = "http://127.0.0.1:" + std::to_string(S3rver::port);
+    backend["access_key"] = "S3RVER";
+    backend["secret_key_file"] = dir.WriteFile("secret", "S3RVER\n");
+    for (const auto& option : backend_options)
+      backend[option.first.as<std::string>()] = option.second;
+    config.Route("plain", "/plain/", "s3rver", "s3:{path}")["fenced_methods"] =
+        YAML::Node(YAML::NodeType::Sequence);
+    config.Route("s3", "/", "s3rver", "s3:{path}");
+    std::string error;
+    instance = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config.Yaml()),
+                                      dir.Join("data"), &error);
+    EXPECT_NE(instance, nullptr) << error;
+  }
+  std::uint16_t port() const { return instance->traffic_port(); }
+};
+
+Response Send(std::uint16_t port, http::verb method, const std::string& target,
+              std::optional<std::uint64_t> token, std::string body = {}) {
+  Request request = MakeRequest(method, target, {}, std::move(body));
+  if (token) request.set("Fencing-Token", std::to_string(*token));
+  std::string error;
+  std::optional<Response> response = Fetch(port, std::move(request), &error);
+  EXPECT_TRUE(response.has_value()) << error;
+  return response.value_or(Response{});
+}
+
+// Through the gateway: a bucket-level PUT is not held for a verdict.
+void CreateBucket(std::uint16_t port, const std::string& bucket) {
+  const Response created = Send(port, http::verb::put, "/" + bucket, 1);
+  ASSERT_TRUE(created.result_int() == 200 || created.result_int() == 409) << created.body();
+}
+
+TEST(S3rverTest, ProbeFindsEveryConditionIgnored) {
+  {
+    S3rverGateway gateway;
+    ASSERT_NE(gateway.instance, nullptr);
+    CreateBucket(gateway.port(), "measured");
+  }
+  const adapters::ConditionReport report =
+      ProbeBucketDirectly(S3rver::port, "S3RVER", "S3RVER", "measured");
+  std::printf("s3rver 3.7.1 probe: %s\n", DescribeReport(report).c_str());
+  EXPECT_EQ(report.verdict, adapters::ConditionVerdict::kIgnored) << DescribeReport(report);
+  ASSERT_EQ(report.probes.size(), 4u) << DescribeReport(report);
+  for (const adapters::ConditionProbeResult& probe : report.probes) {
+    EXPECT_FALSE(probe.holds) << probe.name << ": " << probe.detail;
+  }
+}
+
+TEST(S3rverTest, FencedWritesAreRefusedNothingLandsAndReadsAreServed) {
+  S3rverGateway gateway;
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "lying");
+  // An object written around the fence (unfenced route), to read back.
+  ASSERT_EQ(Send(gateway.port(), http::verb::put, "/plain/lying/readable", std::nullopt, "old")
+                .result_int(),
+            200);
+
+  const Response refused = Send(gateway.port(), http::verb::put, "/lying/fenced", 5, "new");
+  EXPECT_EQ(refused.result_int(), 503) << refused.body();
+  EXPECT_EQ(refused[http::field::content_type], "application/problem+json");
+  EXPECT_NE(refused.body().find("backend-conditions-not-enforced"), std::string::npos)
+      << refused.body();
+  EXPECT_NE(refused.body().find("put-if-match-wrong-etag"), std::string::npos) << refused.body();
+  const Response refused_delete = Send(gateway.port(), http::verb::delete_, "/lying/readable", 6);
+  EXPECT_EQ(refused_delete.result_int(), 503) << refused_delete.body();
+
+  // Nothing landed, nothing was deleted, and reads go through.
+  EXPECT_EQ(Send(gateway.port(), http::verb::get, "/lying/fenced", std::nullopt).result_int(), 404);
+  const Response read = Send(gateway.port(), http::verb::get, "/lying/readable", std::nullopt);
+  EXPECT_EQ(read.result_int(), 200);
+  EXPECT_EQ(read.body(), "old");
+  // The probe's scratch objects were removed.
+  const Response list = Send(gateway.port(), http::verb::get,
+                             "/lying?list-type=2&prefix=.fencegate-probe/", std::nullopt);
+  EXPECT_EQ(list.result_int(), 200);
+  EXPECT_EQ(list.body().find("<Key>"), std::string::npos) << list.body();
+}
+
+}  // namespace
+}  // namespace fencegate::integration
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new fencegate::integration::S3rver);
+  return RUN_ALL_TESTS();
+}
