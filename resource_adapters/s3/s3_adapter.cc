@@ -44,6 +44,12 @@ class S3Adapter : public ResourceAdapter {
   void Shutdown() override { Stop(); }
 
  private:
+  void Stop() {
+    pools_->CloseAll();
+    StopMonitor(monitor_);
+    if (probe_schedule_) probe_schedule_->Stop();
+  }
+
   boost::asio::io_context& ioc_;
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<s3::VersionCache> cache_;
@@ -53,12 +59,6 @@ class S3Adapter : public ResourceAdapter {
   std::shared_ptr<s3::ProbeSchedule> probe_schedule_;
   // The backend's health checks and resolves, when this thread's adapter was the first.
   std::shared_ptr<BackendMonitor> monitor_;
-
-  void Stop() {
-    pools_->CloseAll();
-    StopMonitor(monitor_);
-    if (probe_schedule_) probe_schedule_->Stop();
-  }
 };
 
 class S3AdapterFactory : public AdapterFactory {

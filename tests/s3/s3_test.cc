@@ -800,7 +800,7 @@ TEST(S3ProbeTest, FencedWritesGoOnUnderAPartialVerdict) {
   const Response written = Put(gateway.port(), "/partial/doc", 4, "four");
   ASSERT_EQ(written.result_int(), 200) << written.body();
   EXPECT_EQ(Send(gateway.port(), http::verb::delete_, "/partial/doc", 5).result_int(), 204);
-  // A write with the deleted object's older token is still refused at the backend.
+  // A write with a token older than the delete's is refused.
   EXPECT_EQ(Put(gateway.port(), "/partial/doc", 3, "three").result_int(), 409);
   const Response list = Send(gateway.port(), http::verb::get,
                              "/partial?list-type=2&prefix=.fencegate-probe/", std::nullopt);

@@ -71,7 +71,9 @@ Reply FakeS3Server::Answer(const FixtureHttpServer::Received& received) {
     case http::verb::get:
     case http::verb::head: {
       if (!exists) return FakeS3Status(404, "NoSuchKey");
-      Reply reply = FixtureHttpServer::Ok(stored->second.body);
+      // A HEAD answer carries no body (the fixture would write one).
+      Reply reply = FixtureHttpServer::Ok(
+          request.method() == http::verb::head ? std::string() : stored->second.body);
       reply.response.set(http::field::etag, "\"" + stored->second.etag + "\"");
       if (!stored->second.token.empty()) {
         reply.response.set("x-amz-meta-fencing-token", stored->second.token);
