@@ -17,14 +17,22 @@ bool ProbeHolds(const ConditionReport& report, std::string_view name) {
 
 }  // namespace
 
+ConditionReport ScopeReport(std::string scope, ConditionVerdict verdict, std::string error) {
+  ConditionReport report;
+  report.scope = std::move(scope);
+  report.verdict = verdict;
+  report.error = std::move(error);
+  return report;
+}
+
 BucketConditions::BucketConditions(std::string backend_name, ConditionProbeOptions options)
     : book_(std::make_shared<ConditionBook>(std::move(backend_name), std::move(options))) {
   if (book_->options().policy == ConditionProbeOptions::Policy::kTrust) {
-    book_->Record(ConditionReport{.scope = "", .verdict = ConditionVerdict::kTrusted});
+    book_->Record(ScopeReport("", ConditionVerdict::kTrusted));
     return;
   }
   for (const std::string& bucket : book_->options().buckets) {
-    book_->Record(ConditionReport{.scope = bucket, .verdict = ConditionVerdict::kPending});
+    book_->Record(ScopeReport(bucket, ConditionVerdict::kPending));
   }
 }
 
@@ -77,7 +85,8 @@ std::optional<BucketGate> GateFromReport(const ConditionReport& report) {
     case ConditionVerdict::kUnreachable:
       return std::nullopt;
   }
-  BucketGate gate{.verdict = report.verdict};
+  BucketGate gate;
+  gate.verdict = report.verdict;
   gate.copy_destination_conditions = ProbeHolds(report, "copy-destination-if-match-wrong-etag");
   gate.delete_conditions = ProbeHolds(report, "delete-if-match-wrong-etag");
   if (report.verdict == ConditionVerdict::kIgnored) gate.failed_probes = report.FailedProbesText();
@@ -87,7 +96,10 @@ std::optional<BucketGate> GateFromReport(const ConditionReport& report) {
 const BucketGate* BucketGates::Find(const std::string& bucket) {
   if (conditions_->options().policy == ConditionProbeOptions::Policy::kTrust) {
     // Not probed: the paths that need only conditional PUT (the optional flags stay false).
-    if (!trusted_) trusted_ = BucketGate{.verdict = ConditionVerdict::kTrusted};
+    if (!trusted_) {
+      trusted_.emplace();
+      trusted_->verdict = ConditionVerdict::kTrusted;
+    }
     return &*trusted_;
   }
   const std::uint64_t generation = conditions_->generation();

@@ -71,6 +71,9 @@ class BucketConditions {
   std::map<std::string, std::vector<Waiter>, std::less<>> running_;  // bucket -> its waiters
 };
 
+// A report of `scope` with `verdict` and no probes (pending, trusted, unreachable).
+ConditionReport ScopeReport(std::string scope, ConditionVerdict verdict, std::string error = {});
+
 // What a fenced write needs of its bucket's verdict.
 struct BucketGate {
   ConditionVerdict verdict = ConditionVerdict::kPending;

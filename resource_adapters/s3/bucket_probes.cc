@@ -37,9 +37,8 @@ asio::awaitable<ConditionReport> AwaitBucketProbe(ProbeContext context, std::str
   // Ends when the prober cancels the timer (with the report set) or the thread shuts down.
   co_await wait->timer.async_wait(asio::as_tuple(asio::use_awaitable));
   if (wait->report) co_return std::move(*wait->report);
-  co_return ConditionReport{.scope = bucket,
-                            .verdict = ConditionVerdict::kUnreachable,
-                            .error = "the probe did not finish (shutting down)"};
+  co_return ScopeReport(bucket, ConditionVerdict::kUnreachable,
+                        "the probe did not finish (shutting down)");
 }
 
 std::shared_ptr<ProbeSchedule> ProbeSchedule::Start(ProbeContext context) {

@@ -22,7 +22,12 @@ adapters::ConditionReport ProbeBucketDirectly(std::uint16_t port, const std::str
   std::string error;
   std::unique_ptr<adapters::AdapterFactory> factory =
       adapters::MakeS3AdapterFactory(options, &error);
-  if (!factory) return adapters::ConditionReport{.scope = bucket, .error = error};
+  if (!factory) {
+    adapters::ConditionReport failed;
+    failed.scope = bucket;
+    failed.error = error;
+    return failed;
+  }
   boost::asio::io_context ioc;
   std::unique_ptr<adapters::ResourceAdapter> adapter = factory->CreateForThread(ioc);
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -291,8 +291,7 @@ TEST(BucketConditionsTest, JoinStartsOneProbeAndFinishWakesEveryWaiter) {
   EXPECT_TRUE(conditions.Join("x", ioc.get_executor(), first));
   EXPECT_FALSE(conditions.Join("x", ioc.get_executor(), second));
   const std::uint64_t generation = conditions.generation();
-  conditions.Finish("x", ConditionReport{.scope = "x", .verdict = ConditionVerdict::kEnforced},
-                    true);
+  conditions.Finish("x", s3::ScopeReport("x", ConditionVerdict::kEnforced), true);
   EXPECT_NE(conditions.generation(), generation);
   ioc.run();
   ASSERT_TRUE(first->report.has_value());
@@ -300,8 +299,7 @@ TEST(BucketConditionsTest, JoinStartsOneProbeAndFinishWakesEveryWaiter) {
   EXPECT_EQ(second->report->verdict, ConditionVerdict::kEnforced);
   // The next Join starts a new probe; a result that is not recorded leaves the book alone.
   EXPECT_TRUE(conditions.Join("x", {}, {}));
-  conditions.Finish("x", ConditionReport{.scope = "x", .verdict = ConditionVerdict::kUnreachable},
-                    false);
+  conditions.Finish("x", s3::ScopeReport("x", ConditionVerdict::kUnreachable), false);
   EXPECT_EQ(conditions.book()->Find("x")->verdict, ConditionVerdict::kEnforced);
 }
 
@@ -311,27 +309,20 @@ TEST(BucketConditionsTest, GatesKeepFinalVerdictsUntilANewOneIsRecorded) {
   auto conditions = std::make_shared<s3::BucketConditions>("b", options);
   s3::BucketGates gates(conditions);
   EXPECT_EQ(gates.Find("x"), nullptr) << "pending is not final";
-  conditions->Finish(
-      "x",
-      ConditionReport{.scope = "x",
-                      .verdict = ConditionVerdict::kPartial,
-                      .probes = {{"copy-destination-if-match-wrong-etag", false, false, ""},
-                                 {"delete-if-match-wrong-etag", true, false, ""}}},
-      true);
+  ConditionReport partial = s3::ScopeReport("x", ConditionVerdict::kPartial);
+  partial.probes = {{"copy-destination-if-match-wrong-etag", false, false, ""},
+                    {"delete-if-match-wrong-etag", true, false, ""}};
+  conditions->Finish("x", partial, true);
   const s3::BucketGate* gate = gates.Find("x");
   ASSERT_NE(gate, nullptr);
   EXPECT_EQ(gate->verdict, ConditionVerdict::kPartial);
   EXPECT_FALSE(gate->copy_destination_conditions);
   EXPECT_TRUE(gate->delete_conditions);
-  conditions->Finish("x", ConditionReport{.scope = "x", .verdict = ConditionVerdict::kUnreachable},
-                     true);
+  conditions->Finish("x", s3::ScopeReport("x", ConditionVerdict::kUnreachable), true);
   EXPECT_EQ(gates.Find("x"), nullptr) << "unreachable: the write probes again";
-  conditions->Finish(
-      "x",
-      ConditionReport{.scope = "x",
-                      .verdict = ConditionVerdict::kIgnored,
-                      .probes = {{"put-if-match-wrong-etag", false, true, "answered 200"}}},
-      true);
+  ConditionReport ignored = s3::ScopeReport("x", ConditionVerdict::kIgnored);
+  ignored.probes = {{"put-if-match-wrong-etag", false, true, "answered 200"}};
+  conditions->Finish("x", ignored, true);
   ASSERT_NE(gates.Find("x"), nullptr);
   EXPECT_EQ(gates.Find("x")->failed_probes, "put-if-match-wrong-etag: answered 200");
 }
