@@ -78,8 +78,8 @@ class BucketProber {
     co_await Probe();
     if (created_) {
       // Best effort: a scratch object left behind (the backend went away meanwhile) is harmless.
-      co_await Send(http::verb::delete_, target_key_, Fields(), std::string());
-      co_await Send(http::verb::delete_, source_key_, Fields(), std::string());
+      co_await Send(http::verb::delete_, target_key_, kNoFields, "");
+      co_await Send(http::verb::delete_, source_key_, kNoFields, "");
     }
     ConditionReport& report = result_.report;
     if (report.verdict != ConditionVerdict::kUnreachable) {
@@ -93,13 +93,14 @@ class BucketProber {
 
  private:
   using Fields = std::vector<std::pair<std::string, std::string>>;
+  const Fields kNoFields;
 
   asio::awaitable<void> Probe() {
-    // The object the conditions are tried on.
-    // Header lists are built outside the co_await expressions: GCC 12 miscompiles a braced list
-    // there ("array used as initializer").
+    // Header lists and bodies live in locals, members or literals, never in temporaries of the
+    // co_await expressions: GCC 12 miscompiles a braced list there ("array used as
+    // initializer") and destroys some temporaries twice.
     ProbeAnswer answer =
-        co_await Send(http::verb::put, target_key_, Fields(), "fencegate probe 1\n");
+        co_await Send(http::verb::put, target_key_, kNoFields, "fencegate probe 1\n");
     if (!Applied(answer)) {
       result_.bucket_missing = answer.failure.empty() && answer.status == 404;
       Unreachable("the scratch object's PUT " + AnswerText(answer));
@@ -119,8 +120,8 @@ class BucketProber {
     answer = co_await Send(http::verb::put, target_key_, current, "fencegate probe 3\n");
     if (Refused(answer) && backend_->options.etag_quoting == EtagQuoting::kAuto &&
         !backend_->unquoted_etags) {
-      answer = co_await Send(http::verb::put, target_key_, OneField("If-Match", etag),
-                             "fencegate probe 3\n");
+      const Fields bare = OneField("If-Match", etag);
+      answer = co_await Send(http::verb::put, target_key_, bare, "fencegate probe 3\n");
       if (Applied(answer)) backend_->unquoted_etags = true;
     }
     if (!Applied(answer)) {
@@ -131,30 +132,29 @@ class BucketProber {
     etag = answer.etag;
 
     const std::string wrong = IfMatchEtag(*backend_, WrongEtag(etag));
-    answer = co_await Send(http::verb::put, target_key_, OneField("If-Match", wrong),
-                           "fencegate probe 4\n");
+    const Fields wrong_if_match = OneField("If-Match", wrong);
+    answer = co_await Send(http::verb::put, target_key_, wrong_if_match, "fencegate probe 4\n");
     if (!Record("put-if-match-wrong-etag", true, answer)) co_return;
 
-    answer =
-        co_await Send(http::verb::delete_, target_key_, OneField("If-Match", wrong), std::string());
+    answer = co_await Send(http::verb::delete_, target_key_, wrong_if_match, "");
     Record("delete-if-match-wrong-etag", false, answer);
     if (Applied(answer)) {
       // Deleted after all: the copy probe needs a destination that exists.
-      answer = co_await Send(http::verb::put, target_key_, Fields(), "fencegate probe 5\n");
+      answer = co_await Send(http::verb::put, target_key_, kNoFields, "fencegate probe 5\n");
       if (!Applied(answer)) {
         Unreachable("the scratch object's PUT " + AnswerText(answer));
         co_return;
       }
     }
 
-    answer = co_await Send(http::verb::put, source_key_, Fields(), "fencegate probe source\n");
+    answer = co_await Send(http::verb::put, source_key_, kNoFields, "fencegate probe source\n");
     if (!Applied(answer)) {
       Unreachable("the copy source's PUT " + AnswerText(answer));
       co_return;
     }
     Fields copy = OneField("x-amz-copy-source", "/" + bucket_ + "/" + source_key_);
     copy.emplace_back("If-Match", wrong);
-    answer = co_await Send(http::verb::put, target_key_, copy, std::string());
+    answer = co_await Send(http::verb::put, target_key_, copy, "");
     Record("copy-destination-if-match-wrong-etag", false, answer);
   }
 
@@ -198,8 +198,9 @@ class BucketProber {
     result_.report.error = std::move(why);
   }
 
-  asio::awaitable<ProbeAnswer> Send(http::verb method, const std::string& key, Fields fields,
-                                    std::string body) {
+  // `fields` must outlive the co_await (see Probe).
+  asio::awaitable<ProbeAnswer> Send(http::verb method, const std::string& key, const Fields& fields,
+                                    std::string_view body) {
     ProbeAnswer answer;
     S3Request parsed;
     if (auto error = ParseS3Request(method, "/" + bucket_ + "/" + key, &parsed)) {
@@ -209,7 +210,7 @@ class BucketProber {
     RequestHeader header;
     header.method(method);
     header.target(parsed.target);
-    for (auto& [name, value] : fields) header.set(name, value);
+    for (const auto& [name, value] : fields) header.set(name, value);
     if (method == http::verb::put)
       header.set(http::field::content_length, std::to_string(body.size()));
     UpstreamCall call(ioc_, backend_->endpoint, pools_, bucket_);

@@ -207,8 +207,10 @@ asio::awaitable<void> S3Exchange::Run() {
                    "UNSIGNED-PAYLOAD or a plain body"});
     co_return;
   }
-  if (token_ && ReliesOnConditions(request_.operation) && !co_await AwaitConditionsEnforced()) {
-    co_return;
+  if (token_ && ReliesOnConditions(request_.operation)) {
+    // Not inside the condition: GCC 12 mishandles a co_await in a && expression's operand.
+    const bool enforced = co_await AwaitConditionsEnforced();
+    if (!enforced) co_return;
   }
   if (token_ && request_.operation == Operation::kMultiDelete) {
     Finish(Problem{501, "s3-multi-delete-unfenced", "Not implemented",
@@ -381,8 +383,11 @@ asio::awaitable<bool> S3Exchange::AwaitConditionsEnforced() {
   const BucketGate* gate = gates_->Find(request_.bucket);
   if (gate == nullptr) {
     // No final verdict yet, or the last probe could not reach the backend: probe (again).
-    const ConditionReport report = co_await AwaitBucketProbe(
-        {ioc_, backend_, pools_, gates_->shared_conditions()}, request_.bucket);
+    // Built before the co_await: GCC 12 destroys a braced temporary of a co_await'ed call's
+    // arguments twice.
+    ProbeContext context{ioc_, backend_, pools_, gates_->shared_conditions()};
+    std::string bucket = request_.bucket;
+    const ConditionReport report = co_await AwaitBucketProbe(std::move(context), std::move(bucket));
     gate = gates_->Find(request_.bucket);
     if (gate == nullptr) {
       Finish(Problem{.status = 503,
