@@ -55,8 +55,8 @@ class S3rver : public ::testing::Environment {
   std::unique_ptr<TempDir> dir_;
 };
 
-// A gateway in front of s3rver: route "plain" (/plain/...) unfenced, every other path fenced.
-// `backend_options` are extra keys of the s3 backend.
+// A gateway in front of s3rver, every object path fenced. `backend_options` are extra keys of the
+// s3 backend.
 struct S3rverGateway {
   TempDir dir;
   std::unique_ptr<GatewayInstance> instance;
@@ -71,8 +71,6 @@ struct S3rverGateway {
     backend["secret_key_file"] = dir.WriteFile("secret", "S3RVER\n");
     for (const auto& option : backend_options)
       backend[option.first.as<std::string>()] = option.second;
-    config.Route("plain", "/plain/", "s3rver", "s3:{path}")["fenced_methods"] =
-        YAML::Node(YAML::NodeType::Sequence);
     config.Route("s3", "/", "s3rver", "s3:{path}");
     std::string error;
     instance = GatewayInstance::Start(dir.WriteFile("fencegate.yaml", config.Yaml()),
@@ -115,14 +113,18 @@ TEST(S3rverTest, ProbeFindsEveryConditionIgnored) {
 }
 
 TEST(S3rverTest, FencedWritesAreRefusedNothingLandsAndReadsAreServed) {
+  // An object to read back, written through a gateway that trusts s3rver.
+  {
+    YAML::Node trust;
+    trust["conditions"] = "trust";
+    S3rverGateway trusting(trust);
+    ASSERT_NE(trusting.instance, nullptr);
+    CreateBucket(trusting.port(), "lying");
+    ASSERT_EQ(Send(trusting.port(), http::verb::put, "/lying/readable", 3, "old").result_int(),
+              200);
+  }
   S3rverGateway gateway;
   ASSERT_NE(gateway.instance, nullptr);
-  CreateBucket(gateway.port(), "lying");
-  // An object written around the fence (unfenced route), to read back.
-  ASSERT_EQ(Send(gateway.port(), http::verb::put, "/plain/lying/readable", std::nullopt, "old")
-                .result_int(),
-            200);
-
   const Response refused = Send(gateway.port(), http::verb::put, "/lying/fenced", 5, "new");
   EXPECT_EQ(refused.result_int(), 503) << refused.body();
   EXPECT_EQ(refused[http::field::content_type], "application/problem+json");
@@ -131,16 +133,58 @@ TEST(S3rverTest, FencedWritesAreRefusedNothingLandsAndReadsAreServed) {
   EXPECT_NE(refused.body().find("put-if-match-wrong-etag"), std::string::npos) << refused.body();
   const Response refused_delete = Send(gateway.port(), http::verb::delete_, "/lying/readable", 6);
   EXPECT_EQ(refused_delete.result_int(), 503) << refused_delete.body();
+  const Response refused_overwrite =
+      Send(gateway.port(), http::verb::put, "/lying/readable", 7, "overwritten");
+  EXPECT_EQ(refused_overwrite.result_int(), 503) << refused_overwrite.body();
 
-  // Nothing landed, nothing was deleted, and reads go through.
+  // Nothing landed, nothing was deleted or overwritten, and reads go through.
   EXPECT_EQ(Send(gateway.port(), http::verb::get, "/lying/fenced", std::nullopt).result_int(), 404);
   const Response read = Send(gateway.port(), http::verb::get, "/lying/readable", std::nullopt);
   EXPECT_EQ(read.result_int(), 200);
   EXPECT_EQ(read.body(), "old");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "3");
   // The probe's scratch objects were removed.
   const Response list = Send(gateway.port(), http::verb::get,
                              "/lying?list-type=2&prefix=.fencegate-probe/", std::nullopt);
   EXPECT_EQ(list.result_int(), 200);
+  EXPECT_EQ(list.body().find("<Key>"), std::string::npos) << list.body();
+}
+
+// conditions: trust sends fenced writes to s3rver as before the probes existed (they land: the
+// backend checks nothing), and the probe never runs.
+TEST(S3rverTest, TrustLetsFencedWritesThroughWithoutProbing) {
+  YAML::Node trust;
+  trust["conditions"] = "trust";
+  S3rverGateway gateway(trust);
+  ASSERT_NE(gateway.instance, nullptr);
+  CreateBucket(gateway.port(), "trusted");
+  const Response written = Send(gateway.port(), http::verb::put, "/trusted/doc", 4, "four");
+  EXPECT_EQ(written.result_int(), 200) << written.body();
+  const Response read = Send(gateway.port(), http::verb::get, "/trusted/doc", std::nullopt);
+  EXPECT_EQ(read.body(), "four");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "4");
+  const Response list = Send(gateway.port(), http::verb::get,
+                             "/trusted?list-type=2&prefix=.fencegate-probe/", std::nullopt);
+  EXPECT_EQ(list.body().find("<Key>"), std::string::npos) << list.body();
+}
+
+// probe_buckets are probed at start; a fenced write to one finds its verdict there.
+TEST(S3rverTest, ConfiguredBucketIsProbedAtStart) {
+  {
+    S3rverGateway setup;
+    ASSERT_NE(setup.instance, nullptr);
+    CreateBucket(setup.port(), "configured");
+  }
+  YAML::Node options;
+  options["probe_buckets"].push_back("configured");
+  options["probe_prefix"] = "custom-probe/";
+  S3rverGateway gateway(options);
+  ASSERT_NE(gateway.instance, nullptr);
+  const Response refused = Send(gateway.port(), http::verb::put, "/configured/doc", 4, "four");
+  EXPECT_EQ(refused.result_int(), 503) << refused.body();
+  EXPECT_NE(refused.body().find("backend-conditions-not-enforced"), std::string::npos);
+  const Response list = Send(gateway.port(), http::verb::get,
+                             "/configured?list-type=2&prefix=custom-probe/", std::nullopt);
   EXPECT_EQ(list.body().find("<Key>"), std::string::npos) << list.body();
 }
 
