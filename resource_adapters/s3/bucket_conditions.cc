@@ -44,12 +44,12 @@ bool BucketConditions::Join(const std::string& bucket, boost::asio::any_io_execu
   return inserted;
 }
 
-void BucketConditions::Finish(const std::string& bucket, ConditionReport report, bool record) {
+void BucketConditions::Finish(const std::string& bucket, BucketProbe probe) {
   std::vector<Waiter> waiters;
   {
     const std::lock_guard lock(mutex_);
-    if (record) {
-      book_->Record(report);
+    if (!probe.bucket_missing) {
+      book_->Record(probe.report);
       generation_.fetch_add(1, std::memory_order_release);
     }
     const auto it = running_.find(bucket);
@@ -59,9 +59,9 @@ void BucketConditions::Finish(const std::string& bucket, ConditionReport report,
     }
   }
   for (Waiter& waiter : waiters) {
-    boost::asio::post(waiter.executor, [wait = std::move(waiter.wait), report] {
+    boost::asio::post(waiter.executor, [wait = std::move(waiter.wait), probe] {
       if (const std::shared_ptr<ProbeWait> alive = wait.lock()) {
-        alive->report = report;
+        alive->probe = probe;
         alive->timer.cancel();
       }
     });

@@ -15,9 +15,28 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "resource_adapters/adapter.h"
 #include "resource_adapters/transport/condition_book.h"
 
 namespace fencegate::adapters::s3 {
+
+// Why a probe got no answer at all (no connection, TLS refused, no usable server): a write
+// refused for it is answered as a write that met the same failure would be.
+struct ProbeConnectFailure {
+  std::optional<Problem> problem;  // no usable server, the backend's limits
+  bool connect_failed = false;     // counted as a connect error
+  bool tls_failed = false;
+  boost::system::error_code ec;
+  std::string_view server_url;  // the configured url: lives as long as the configuration
+};
+
+// What one probe run of a bucket found. `bucket_missing`: the backend answered the scratch PUT
+// with 404 (no such bucket): the report says so, but it is not worth a verdict of its own.
+struct BucketProbe {
+  ConditionReport report;
+  bool bucket_missing = false;
+  std::optional<ProbeConnectFailure> connect_failure;
+};
 
 // One fenced write (or a scheduled re-probe) waiting for a bucket's probe on its own network
 // thread: the prober posts the report there and cancels the timer.
@@ -25,7 +44,7 @@ struct ProbeWait {
   explicit ProbeWait(boost::asio::io_context& ioc)
       : timer(ioc, boost::asio::steady_timer::time_point::max()) {}
   boost::asio::steady_timer timer;
-  std::optional<ConditionReport> report;
+  std::optional<BucketProbe> probe;
 };
 
 // The condition verdicts of one s3 backend's buckets, shared by its network threads: the
@@ -50,7 +69,7 @@ class BucketConditions {
             std::weak_ptr<ProbeWait> wait);
   // Records the probe's report (unless the bucket does not exist: no verdict for a name a
   // client made up) and wakes everyone waiting for it.
-  void Finish(const std::string& bucket, ConditionReport report, bool record);
+  void Finish(const std::string& bucket, BucketProbe probe);
 
   // The scopes that have a verdict: the buckets re-probed on the interval.
   std::vector<std::string> Scopes() const;

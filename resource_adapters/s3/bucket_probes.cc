@@ -17,7 +17,7 @@ namespace asio = boost::asio;
 
 asio::awaitable<void> RunBucketProbe(ProbeContext context, std::string bucket) {
   BucketProbe probe = co_await ProbeBucket(context.ioc, context.backend, context.pools, bucket);
-  context.conditions->Finish(bucket, std::move(probe.report), !probe.bucket_missing);
+  context.conditions->Finish(bucket, std::move(probe));
 }
 
 // Starts a probe of `bucket` unless one runs; `wait` (may be null) gets its report.
@@ -31,14 +31,16 @@ void JoinOrStartProbe(const ProbeContext& context, const std::string& bucket,
 
 }  // namespace
 
-asio::awaitable<ConditionReport> AwaitBucketProbe(ProbeContext context, std::string bucket) {
+asio::awaitable<BucketProbe> AwaitBucketProbe(ProbeContext context, std::string bucket) {
   auto wait = std::make_shared<ProbeWait>(context.ioc);
   JoinOrStartProbe(context, bucket, wait);
   // Ends when the prober cancels the timer (with the report set) or the thread shuts down.
   co_await wait->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  if (wait->report) co_return std::move(*wait->report);
-  co_return ScopeReport(bucket, ConditionVerdict::kUnreachable,
-                        "the probe did not finish (shutting down)");
+  if (wait->probe) co_return std::move(*wait->probe);
+  BucketProbe unfinished;
+  unfinished.report = ScopeReport(bucket, ConditionVerdict::kUnreachable,
+                                  "the probe did not finish (shutting down)");
+  co_return unfinished;
 }
 
 std::shared_ptr<ProbeSchedule> ProbeSchedule::Start(ProbeContext context) {

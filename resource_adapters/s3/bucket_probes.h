@@ -24,7 +24,7 @@ struct ProbeContext {
 // The next verdict of `bucket`: joins the probe of it that runs (on any thread), or starts one
 // on this thread. Every fenced write that finds no final verdict waits here, so concurrent first
 // writes to a bucket share one probe.
-boost::asio::awaitable<ConditionReport> AwaitBucketProbe(ProbeContext context, std::string bucket);
+boost::asio::awaitable<BucketProbe> AwaitBucketProbe(ProbeContext context, std::string bucket);
 
 // The start and interval probes of a backend (policy verify), run on the thread of the first
 // adapter: the configured buckets at once, then every bucket with a verdict every interval.

@@ -217,6 +217,10 @@ class BucketProber {
     const error_code ec = co_await call.Send(std::move(header), body);
     if (ec) {
       answer.failure = call.problem() ? call.problem()->detail : ec.message();
+      if ((call.problem() || call.connect_failed()) && !result_.connect_failure) {
+        result_.connect_failure = ProbeConnectFailure{call.problem(), call.connect_failed(),
+                                                      call.tls_failed(), ec, call.server_url()};
+      }
       co_return answer;
     }
     answer.status = call.response().result_int();

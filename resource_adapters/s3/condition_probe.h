@@ -6,17 +6,11 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "resource_adapters/s3/bucket_conditions.h"
 #include "resource_adapters/s3/s3_exchange.h"
 #include "resource_adapters/transport/condition_book.h"
 
 namespace fencegate::adapters::s3 {
-
-// What one probe run of a bucket found. `bucket_missing`: the backend answered the scratch PUT
-// with 404 (no such bucket): the report says so, but it is not worth a verdict of its own.
-struct BucketProbe {
-  ConditionReport report;
-  bool bucket_missing = false;
-};
 
 // Probes in `bucket`, on scratch objects under the backend's probe prefix (unique to this run,
 // deleted afterwards), whether the backend enforces the conditions fenced writes rely on

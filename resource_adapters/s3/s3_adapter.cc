@@ -21,11 +21,12 @@ class S3Adapter : public ResourceAdapter {
             std::shared_ptr<s3::BucketConditions> conditions)
       : ioc_(ioc),
         backend_(std::move(backend)),
-        cache_(std::make_shared<s3::VersionCache>(backend_->options.version_cache_entries)),
+        thread_state_(
+            std::make_shared<s3::ThreadState>(backend_->options.version_cache_entries, conditions)),
+        cache_(thread_state_, &thread_state_->versions),
         pools_(std::make_shared<ServerConnectionPools>(backend_->endpoint.servers,
                                                        backend_->options.max_idle_connections,
                                                        backend_->options.idle_timeout)),
-        gates_(std::make_shared<s3::BucketGates>(conditions)),
         monitor_(std::move(monitor)) {
     if (conditions->options().policy == ConditionProbeOptions::Policy::kVerify &&
         conditions->ClaimSchedule()) {
@@ -36,8 +37,8 @@ class S3Adapter : public ResourceAdapter {
   ~S3Adapter() override { Stop(); }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
-    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pools_, gates_, request, downstream,
-                                     std::move(done))
+    std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pools_, thread_state_->gates, request,
+                                     downstream, std::move(done))
         ->Start();
   }
 
@@ -52,9 +53,9 @@ class S3Adapter : public ResourceAdapter {
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<s3::Backend> backend_;
-  std::shared_ptr<s3::VersionCache> cache_;
+  std::shared_ptr<s3::ThreadState> thread_state_;
+  std::shared_ptr<s3::VersionCache> cache_;  // aliases thread_state_->versions
   std::shared_ptr<ServerConnectionPools> pools_;
-  std::shared_ptr<s3::BucketGates> gates_;
   // The start and interval probes of the buckets, when this thread's adapter was the first.
   std::shared_ptr<s3::ProbeSchedule> probe_schedule_;
   // The backend's health checks and resolves, when this thread's adapter was the first.

@@ -127,14 +127,14 @@ void VersionCache::Put(const std::string& key, ObjectVersion version) {
 
 S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
                        std::shared_ptr<VersionCache> cache,
-                       std::shared_ptr<ServerConnectionPools> pools,
-                       std::shared_ptr<BucketGates> gates, ForwardRequest request,
-                       Downstream& downstream, ResourceAdapter::DoneHandler done)
+                       std::shared_ptr<ServerConnectionPools> pools, BucketGates& gates,
+                       ForwardRequest request, Downstream& downstream,
+                       ResourceAdapter::DoneHandler done)
     : ioc_(ioc),
       backend_(std::move(backend)),
       cache_(std::move(cache)),
       pools_(std::move(pools)),
-      gates_(std::move(gates)),
+      gates_(gates),
       fence_key_(request.fence_key),
       client_header_(*request.header),
       token_(request.fencing_token),
@@ -166,23 +166,12 @@ asio::awaitable<error_code> S3Exchange::Timed(asio::awaitable<error_code> send) 
 }
 
 void S3Exchange::FailUpstream(const UpstreamCall& call, error_code ec) {
+  if (call.problem() || call.tls_failed()) {
+    FailConnect(ProbeConnectFailure{call.problem(), call.connect_failed(), call.tls_failed(), ec,
+                                    call.server_url()});
+    return;
+  }
   outcome_.upstream_server = call.server_url();
-  if (call.problem()) {
-    // No connection: no usable server, the backend's limits, or none of its servers reachable.
-    outcome_.failure = call.connect_failed() ? Failure::kUpstreamConnect : Failure::kNone;
-    outcome_.error = ec;
-    Finish(*call.problem());
-    return;
-  }
-  if (call.tls_failed()) {
-    // Counted as a connect failure, as for http backends; the problem says it was TLS.
-    outcome_.failure = Failure::kUpstreamConnect;
-    outcome_.error = ec;
-    Finish(Problem{502, "upstream-tls-failed", "Bad Gateway",
-                   "TLS handshake with backend server " + std::string(call.server_url()) +
-                       " failed: " + ec.message()});
-    return;
-  }
   if (call.connect_failed()) {
     outcome_.failure = Failure::kUpstreamConnect;
   } else if (ec == beast::error::timeout) {
@@ -192,6 +181,23 @@ void S3Exchange::FailUpstream(const UpstreamCall& call, error_code ec) {
   }
   outcome_.error = ec;
   Finish(std::nullopt);
+}
+
+void S3Exchange::FailConnect(const ProbeConnectFailure& failure) {
+  outcome_.upstream_server = failure.server_url;
+  outcome_.error = failure.ec;
+  outcome_.failure = failure.connect_failed ? Failure::kUpstreamConnect : Failure::kNone;
+  if (failure.problem) {
+    // No connection: no usable server, the backend's limits, or none of its servers reachable.
+    Finish(*failure.problem);
+  } else if (failure.tls_failed) {
+    // Counted as a connect failure, as for http backends; the problem says it was TLS.
+    Finish(Problem{502, "upstream-tls-failed", "Bad Gateway",
+                   "TLS handshake with backend server " + std::string(failure.server_url) +
+                       " failed: " + failure.ec.message()});
+  } else {
+    Finish(std::nullopt);
+  }
 }
 
 asio::awaitable<void> S3Exchange::Run() {
@@ -380,15 +386,21 @@ std::string S3Exchange::IfMatchValue(const std::string& etag) const {
 }
 
 asio::awaitable<bool> S3Exchange::AwaitConditionsEnforced() {
-  const BucketGate* gate = gates_->Find(request_.bucket);
+  const BucketGate* gate = gates_.Find(request_.bucket);
   if (gate == nullptr) {
     // No final verdict yet, or the last probe could not reach the backend: probe (again).
     // Built before the co_await: GCC 12 destroys a braced temporary of a co_await'ed call's
     // arguments twice.
-    ProbeContext context{ioc_, backend_, pools_, gates_->shared_conditions()};
+    ProbeContext context{ioc_, backend_, pools_, gates_.shared_conditions()};
     std::string bucket = request_.bucket;
-    const ConditionReport report = co_await AwaitBucketProbe(std::move(context), std::move(bucket));
-    gate = gates_->Find(request_.bucket);
+    const BucketProbe probe = co_await AwaitBucketProbe(std::move(context), std::move(bucket));
+    gate = gates_.Find(request_.bucket);
+    if (gate == nullptr && probe.connect_failure) {
+      // The backend could not be reached at all: the write is answered as one that met the
+      // same failure (502, counted as a connect error), not as a verdict.
+      FailConnect(*probe.connect_failure);
+      co_return false;
+    }
     if (gate == nullptr) {
       Finish(Problem{.status = 503,
                      .type = "backend-conditions-unverified",
@@ -396,7 +408,7 @@ asio::awaitable<bool> S3Exchange::AwaitConditionsEnforced() {
                      .detail = "fenced writes to bucket '" + request_.bucket +
                                "' wait for proof that the backend enforces conditional writes, "
                                "and the probe failed: " +
-                               report.error,
+                               probe.report.error,
                      .retry_after = true,
                      .retry_after_seconds = 5});
       co_return false;

@@ -46,13 +46,24 @@ class VersionCache {
   std::unordered_map<std::string, ObjectVersion> versions_;
 };
 
+// One network thread's state that its exchanges of a backend share, touched only from that
+// thread: the remembered versions and the thread's copies of the buckets' verdicts. An exchange
+// holds it through its `cache` (a shared_ptr aliasing `versions`), which keeps `gates` alive as
+// long as the exchange runs without a second reference count per request.
+struct ThreadState {
+  ThreadState(std::size_t version_cache_entries, std::shared_ptr<BucketConditions> conditions)
+      : versions(version_cache_entries), gates(std::move(conditions)) {}
+  VersionCache versions;
+  BucketGates gates;
+};
+
 // One client request: parsed, its body spooled, forwarded (as one or more signed backend
 // requests) and answered. A coroutine on the network thread; owns itself while it runs.
 class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
  public:
   S3Exchange(boost::asio::io_context& ioc, std::shared_ptr<Backend> backend,
              std::shared_ptr<VersionCache> cache, std::shared_ptr<ServerConnectionPools> pools,
-             std::shared_ptr<BucketGates> gates, ForwardRequest request, Downstream& downstream,
+             BucketGates& gates, ForwardRequest request, Downstream& downstream,
              ResourceAdapter::DoneHandler done);
   void Start();
 
@@ -96,13 +107,17 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   RequestHeader UpstreamHeader(http::verb method) const;
   std::string IfMatchValue(const std::string& etag) const;
   void FailUpstream(const UpstreamCall& call, boost::system::error_code ec);
+  // Fails the exchange when no connection could be had (a call's, or a probe's: a write refused
+  // for it is answered as one that met the same failure).
+  void FailConnect(const ProbeConnectFailure& failure);
   void Finish(std::optional<Problem> problem);
 
   boost::asio::io_context& ioc_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<VersionCache> cache_;
   std::shared_ptr<ServerConnectionPools> pools_;
-  std::shared_ptr<BucketGates> gates_;
+  // In the ThreadState that *cache_ keeps alive.
+  BucketGates& gates_;
   const std::string_view fence_key_;
   RequestHeader client_header_;
   std::optional<std::uint64_t> token_;

@@ -221,6 +221,18 @@ TEST_F(S3ConditionsTest, UnreachableBackendIsProbedAgainByTheNextWrite) {
   EXPECT_EQ(Report("bucket")->verdict, ConditionVerdict::kEnforced);
 }
 
+// No connection at all: the write is answered as one that met the failure itself (the gateway's
+// 502, counted as a connect error), and the bucket is unreachable.
+TEST_F(S3ConditionsTest, RefusedConnectionIsAConnectFailure) {
+  Start({});
+  server_.reset();  // nothing listens on the port any more
+  const ForwardOutcome failed = Forward(http::verb::put, "/bucket/a", 7, "seven");
+  EXPECT_EQ(failed.failure, ForwardOutcome::Failure::kUpstreamConnect);
+  EXPECT_FALSE(failed.response_started);
+  ASSERT_TRUE(Report("bucket").has_value());
+  EXPECT_EQ(Report("bucket")->verdict, ConditionVerdict::kUnreachable);
+}
+
 TEST_F(S3ConditionsTest, MissingBucketGetsNoVerdict) {
   Start({});
   const ForwardOutcome refused = Forward(http::verb::put, "/nosuchbucket/a", 7, "seven");
@@ -283,6 +295,12 @@ TEST_F(S3ConditionsTest, BucketLevelRequestsAndReadsAreNotHeld) {
 }
 
 // BucketConditions and BucketGates without a backend.
+s3::BucketProbe Probed(ConditionReport report) {
+  s3::BucketProbe probe;
+  probe.report = std::move(report);
+  return probe;
+}
+
 TEST(BucketConditionsTest, JoinStartsOneProbeAndFinishWakesEveryWaiter) {
   boost::asio::io_context ioc;
   s3::BucketConditions conditions("b", {});
@@ -291,15 +309,17 @@ TEST(BucketConditionsTest, JoinStartsOneProbeAndFinishWakesEveryWaiter) {
   EXPECT_TRUE(conditions.Join("x", ioc.get_executor(), first));
   EXPECT_FALSE(conditions.Join("x", ioc.get_executor(), second));
   const std::uint64_t generation = conditions.generation();
-  conditions.Finish("x", s3::ScopeReport("x", ConditionVerdict::kEnforced), true);
+  conditions.Finish("x", Probed(s3::ScopeReport("x", ConditionVerdict::kEnforced)));
   EXPECT_NE(conditions.generation(), generation);
   ioc.run();
-  ASSERT_TRUE(first->report.has_value());
-  ASSERT_TRUE(second->report.has_value());
-  EXPECT_EQ(second->report->verdict, ConditionVerdict::kEnforced);
+  ASSERT_TRUE(first->probe.has_value());
+  ASSERT_TRUE(second->probe.has_value());
+  EXPECT_EQ(second->probe->report.verdict, ConditionVerdict::kEnforced);
   // The next Join starts a new probe; a result that is not recorded leaves the book alone.
   EXPECT_TRUE(conditions.Join("x", {}, {}));
-  conditions.Finish("x", s3::ScopeReport("x", ConditionVerdict::kUnreachable), false);
+  s3::BucketProbe missing = Probed(s3::ScopeReport("x", ConditionVerdict::kUnreachable));
+  missing.bucket_missing = true;
+  conditions.Finish("x", missing);
   EXPECT_EQ(conditions.book()->Find("x")->verdict, ConditionVerdict::kEnforced);
 }
 
@@ -312,17 +332,17 @@ TEST(BucketConditionsTest, GatesKeepFinalVerdictsUntilANewOneIsRecorded) {
   ConditionReport partial = s3::ScopeReport("x", ConditionVerdict::kPartial);
   partial.probes = {{"copy-destination-if-match-wrong-etag", false, false, ""},
                     {"delete-if-match-wrong-etag", true, false, ""}};
-  conditions->Finish("x", partial, true);
+  conditions->Finish("x", Probed(partial));
   const s3::BucketGate* gate = gates.Find("x");
   ASSERT_NE(gate, nullptr);
   EXPECT_EQ(gate->verdict, ConditionVerdict::kPartial);
   EXPECT_FALSE(gate->copy_destination_conditions);
   EXPECT_TRUE(gate->delete_conditions);
-  conditions->Finish("x", s3::ScopeReport("x", ConditionVerdict::kUnreachable), true);
+  conditions->Finish("x", Probed(s3::ScopeReport("x", ConditionVerdict::kUnreachable)));
   EXPECT_EQ(gates.Find("x"), nullptr) << "unreachable: the write probes again";
   ConditionReport ignored = s3::ScopeReport("x", ConditionVerdict::kIgnored);
   ignored.probes = {{"put-if-match-wrong-etag", false, true, "answered 200"}};
-  conditions->Finish("x", ignored, true);
+  conditions->Finish("x", Probed(ignored));
   ASSERT_NE(gates.Find("x"), nullptr);
   EXPECT_EQ(gates.Find("x")->failed_probes, "put-if-match-wrong-etag: answered 200");
 }
