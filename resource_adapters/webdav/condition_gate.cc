@@ -134,12 +134,12 @@ GateDecision DecideFencedWrite(const ConditionReport& report, std::string_view b
       decision.wait = report.checked_unix_ms == 0 && !waited;
       break;
     case ConditionVerdict::kIgnored:
-      decision.refusal = Problem{503, "backend-conditions-not-enforced", "Service Unavailable",
-                                 "webdav backend " + std::string(backend_name) +
-                                     " does not enforce what fenced writes rely on (failed "
-                                     "probes: " +
-                                     report.FailedProbesText() +
-                                     "); reads are served, fenced writes are refused"};
+      decision.refusal =
+          Problem{503, "backend-conditions-not-enforced", "Service Unavailable",
+                  "webdav backend " + std::string(backend_name) +
+                      " does not enforce what fenced writes rely on (failed "
+                      "probes: " +
+                      report.FailedProbesText() + "); reads are served, fenced writes are refused"};
       break;
     case ConditionVerdict::kPending:
     case ConditionVerdict::kUnreachable:
@@ -147,11 +147,10 @@ GateDecision DecideFencedWrite(const ConditionReport& report, std::string_view b
         decision.wait = true;
         break;
       }
-      decision.refusal =
-          Problem{503, "backend-conditions-unverified", "Service Unavailable",
-                  "webdav backend " + std::string(backend_name) +
-                      " could not be probed for the conditions fenced writes rely on: " +
-                      report.error};
+      decision.refusal = Problem{
+          503, "backend-conditions-unverified", "Service Unavailable",
+          "webdav backend " + std::string(backend_name) +
+              " could not be probed for the conditions fenced writes rely on: " + report.error};
       decision.refusal->retry_after = true;
       decision.refusal->retry_after_seconds = kUnverifiedRetryAfterSeconds;
       break;

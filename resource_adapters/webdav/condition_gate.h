@@ -25,9 +25,9 @@ namespace fencegate::adapters::webdav {
 // next probe's, and concurrent ones share that probe. Policy trust: the report stays kTrusted
 // and nothing is refused; the probes only tell which steps the server supports (a server
 // without PROPPATCH gets fenced writes without stored tokens), and only the first write waits
-// for the first of them. Every report goes to the ConditionBook. Threads read generation() (one atomic load)
-// and copy the report only when it changed, so a fenced write takes no lock once a verdict is
-// final.
+// for the first of them. Every report goes to the ConditionBook. Threads read generation() (one
+// atomic load) and copy the report only when it changed, so a fenced write takes no lock once a
+// verdict is final.
 class ConditionGate : public std::enable_shared_from_this<ConditionGate> {
  public:
   // Runs one probe on `ioc` and calls `done` with its report, on that io_context.

@@ -1,6 +1,7 @@
 #include "resource_adapters/webdav/condition_probe.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <exception>
 #include <random>
@@ -57,7 +58,7 @@ std::string RandomRunName() {
   return name;
 }
 
-bool IsSuccess(unsigned status) { return status >= 200 && status < 300; }
+bool ProbeSucceeded(unsigned status) { return status >= 200 && status < 300; }
 
 bool RefusedAsLocked(const Response& response) {
   return response.result_int() == 423 ||
@@ -67,6 +68,11 @@ bool RefusedAsLocked(const Response& response) {
 std::string Answered(std::string_view what, const Response& response) {
   return std::string(what) + " answered " + std::to_string(response.result_int());
 }
+
+// The probes that need the resource locked.
+constexpr std::array<std::string_view, 4> kLockedProbes = {
+    probe_names::kLockExclusive, probe_names::kWriteWithoutLockToken,
+    probe_names::kWriteWithLockToken, probe_names::kDeadProperty};
 
 // Why a server could not be probed to the end; set on the first failure.
 struct ServerFailure {
@@ -93,13 +99,16 @@ class ServerProbe {
   }
 
  private:
-  // Sends one request; a connection error ends the run (failure_ set) and yields nullopt.
+  // Sends one request with up to two extra header fields; a connection error ends the run
+  // (failure_ set) and yields nullopt. (No initializer lists in these coroutines: gcc 12
+  // rejects them there.)
   asio::awaitable<std::optional<Response>> Ask(http::verb method, const std::string& target,
-                                               std::string body,
-                                               std::vector<std::pair<std::string, std::string>>
-                                                   fields = {}) {
+                                               std::string body, std::string_view field = {},
+                                               std::string value = {}, std::string_view field2 = {},
+                                               std::string value2 = {}) {
     Request request = connection_->MakeRequest(method, target, std::move(body));
-    for (auto& [name, value] : fields) request.set(name, value);
+    if (!field.empty()) request.set(field, value);
+    if (!field2.empty()) request.set(field2, value2);
     DavAnswer answer = co_await AskDav(*connection_, std::move(request));
     if (answer.ec) {
       failure_ = ServerFailure{std::string(http::to_string(method)) + " " + target + ": " +
@@ -126,7 +135,7 @@ class ServerProbe {
     run_created_ = true;
     auto put = co_await Ask(http::verb::put, resource_, "fencegate condition probe\n");
     if (!put) co_return failure_;
-    if (!IsSuccess(put->result_int())) {
+    if (!ProbeSucceeded(put->result_int())) {
       co_return ServerFailure{Answered("PUT " + resource_, *put)};
     }
     co_return std::nullopt;
@@ -134,16 +143,13 @@ class ServerProbe {
 
   asio::awaitable<std::optional<ServerFailure>> Probes() {
     if (!co_await UnlockedConditions()) co_return failure_;
-    auto lock = co_await Ask(http::verb::lock, resource_, LockRequestBody(), {{"Timeout", "Second-60"}});
+    auto lock =
+        co_await Ask(http::verb::lock, resource_, LockRequestBody(), "Timeout", "Second-60");
     if (!lock) co_return failure_;
     lock_token_ = LockTokenOf(*lock);
     if (!lock_token_) {
       const std::string detail = Answered("LOCK", *lock) + " without a lock token";
-      for (std::string_view name :
-           {probe_names::kLockExclusive, probe_names::kWriteWithoutLockToken,
-            probe_names::kWriteWithLockToken, probe_names::kDeadProperty}) {
-        Record(name, false, detail);
-      }
+      for (std::string_view name : kLockedProbes) Record(name, false, detail);
     } else if (!co_await LockedConditions()) {
       co_return failure_;
     }
@@ -153,18 +159,17 @@ class ServerProbe {
 
   // The conditions a PUT carries on a resource nobody locked.
   asio::awaitable<bool> UnlockedConditions() {
-    auto if_match = co_await Ask(http::verb::put, resource_, "if-match\n",
-                                 {{"If-Match", "\"fencegate-probe-wrong-etag\""}});
+    auto if_match = co_await Ask(http::verb::put, resource_, "if-match\n", "If-Match",
+                                 "\"fencegate-probe-wrong-etag\"");
     if (!if_match) co_return false;
-    Record(probe_names::kIfMatch, if_match->result_int() == 412, Answered("PUT", *if_match),
-           false);
+    Record(probe_names::kIfMatch, if_match->result_int() == 412, Answered("PUT", *if_match), false);
     auto if_none_match =
-        co_await Ask(http::verb::put, resource_, "if-none-match\n", {{"If-None-Match", "*"}});
+        co_await Ask(http::verb::put, resource_, "if-none-match\n", "If-None-Match", "*");
     if (!if_none_match) co_return false;
     Record(probe_names::kIfNoneMatch, if_none_match->result_int() == 412,
            Answered("PUT", *if_none_match), false);
-    auto state_token = co_await Ask(http::verb::put, resource_, "if-state-token\n",
-                                    {{"If", "(" + std::string(kForeignLockToken) + ")"}});
+    auto state_token = co_await Ask(http::verb::put, resource_, "if-state-token\n", "If",
+                                    "(" + std::string(kForeignLockToken) + ")");
     if (!state_token) co_return false;
     Record(probe_names::kIfStateToken, state_token->result_int() == 412,
            Answered("PUT with an If header naming a lock token the resource does not have",
@@ -173,7 +178,8 @@ class ServerProbe {
   }
 
   asio::awaitable<bool> LockedConditions() {
-    auto second = co_await Ask(http::verb::lock, resource_, LockRequestBody(), {{"Timeout", "Second-60"}});
+    auto second =
+        co_await Ask(http::verb::lock, resource_, LockRequestBody(), "Timeout", "Second-60");
     if (!second) co_return false;
     if (auto granted = LockTokenOf(*second)) extra_lock_tokens_.push_back(*granted);
     Record(probe_names::kLockExclusive, RefusedAsLocked(*second),
@@ -183,16 +189,16 @@ class ServerProbe {
     Record(probe_names::kWriteWithoutLockToken, RefusedAsLocked(*unlocked),
            Answered("PUT without the lock token", *unlocked));
     const std::string if_locked = "(" + *lock_token_ + ")";
-    auto proppatch = co_await Ask(http::verb::proppatch, resource_,
-                                  ProppatchTokenBody(kProbeTokenValue, kProbeTokenProperty),
-                                  {{"If", if_locked}});
+    auto proppatch =
+        co_await Ask(http::verb::proppatch, resource_,
+                     ProppatchTokenBody(kProbeTokenValue, kProbeTokenProperty), "If", if_locked);
     if (!proppatch) co_return false;
     if (proppatch->result_int() != 207 ||
         !ProppatchSucceeded(proppatch->body(), kProbeTokenProperty)) {
       Record(probe_names::kDeadProperty, false, Answered("PROPPATCH", *proppatch));
     } else {
       auto propfind = co_await Ask(http::verb::propfind, resource_,
-                                   PropfindTokenBody(kProbeTokenProperty), {{"Depth", "0"}});
+                                   PropfindTokenBody(kProbeTokenProperty), "Depth", "0");
       if (!propfind) co_return false;
       const StoredToken stored = propfind->result_int() == 207
                                      ? ParseStoredToken(propfind->body(), kProbeTokenProperty)
@@ -204,16 +210,16 @@ class ServerProbe {
                        : Answered("PROPFIND", *propfind) + " without the value PROPPATCH set");
     }
     auto with_token =
-        co_await Ask(http::verb::put, resource_, "with-lock-token\n", {{"If", if_locked}});
+        co_await Ask(http::verb::put, resource_, "with-lock-token\n", "If", if_locked);
     if (!with_token) co_return false;
-    Record(probe_names::kWriteWithLockToken, IsSuccess(with_token->result_int()),
+    Record(probe_names::kWriteWithLockToken, ProbeSucceeded(with_token->result_int()),
            Answered("PUT with the lock token", *with_token));
     co_return true;
   }
 
   asio::awaitable<bool> CollectionLock() {
-    auto lock = co_await Ask(http::verb::lock, run_, LockRequestBody(),
-                             {{"Timeout", "Second-60"}, {"Depth", "0"}});
+    auto lock = co_await Ask(http::verb::lock, run_, LockRequestBody(), "Timeout", "Second-60",
+                             "Depth", "0");
     if (!lock) co_return false;
     collection_lock_token_ = LockTokenOf(*lock);
     if (!collection_lock_token_) {
@@ -243,7 +249,7 @@ class ServerProbe {
     for (const std::string& token : extra_lock_tokens_) locks.emplace_back(resource_, token);
     if (collection_lock_token_) locks.emplace_back(run_, *collection_lock_token_);
     for (auto& [path, token] : locks) {
-      if (!co_await Ask(http::verb::unlock, path, {}, {{"Lock-Token", token}})) co_return;
+      if (!co_await Ask(http::verb::unlock, path, {}, "Lock-Token", token)) co_return;
     }
     if (run_created_) co_await Ask(http::verb::delete_, run_, {});
   }
@@ -282,8 +288,8 @@ asio::awaitable<ConditionReport> ProbeAllServers(asio::io_context& ioc,
                                                  std::shared_ptr<const WebdavBackend> backend) {
   ConditionReport report;
   const std::string collection = ProbeCollection(backend->options.conditions.prefix);
-  auto pools = std::make_shared<ServerConnectionPools>(backend->servers, 1,
-                                                       backend->options.idle_timeout);
+  auto pools =
+      std::make_shared<ServerConnectionPools>(backend->servers, 1, backend->options.idle_timeout);
   const std::size_t servers = backend->servers->size();
   std::vector<std::string> failures;
   bool any_probed = false;
@@ -332,10 +338,9 @@ void ProbeWebdavConditions(asio::io_context& ioc, std::shared_ptr<const WebdavBa
                      // Only an allocation failure or the like: the steps report errors as values.
                      report.error = "the probe stopped on an exception";
                    }
-                   report.checked_unix_ms =
-                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+                   report.checked_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count();
                    done(std::move(report));
                  });
 }

@@ -170,8 +170,7 @@ void FencedWrite::AfterLocked(std::size_t index) {
 // write already stored a higher token, this one is stale and waiting cannot help.
 void FencedWrite::OnLockConflict(std::size_t index) {
   // A parent's own token belongs to the parent's writes (another fence key): not read here.
-  const std::string_view property =
-      targets_[index].parent || !store_tokens_ ? "" : kTokenProperty;
+  const std::string_view property = targets_[index].parent || !store_tokens_ ? "" : kTokenProperty;
   auto retry = [self = shared_from_this(), index](std::optional<Problem> problem,
                                                   std::optional<std::uint64_t>) {
     if (problem) return self->Refuse(std::move(*problem));

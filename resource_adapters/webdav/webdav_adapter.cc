@@ -99,11 +99,11 @@ class WebdavAdapter : public ResourceAdapter {
     if (decision.wait) {
       // The write waits for the next probe (shared with the other writes waiting); the
       // adapter outlives the exchanges of its thread.
-      return gate_->WhenProbed(ioc_.get_executor(), [this, request, &downstream,
-                                                     done = std::move(done)](
-                                                        const ConditionReport& probed) mutable {
-        Decide(probed, true, request, downstream, std::move(done));
-      });
+      return gate_->WhenProbed(ioc_.get_executor(),
+                               [this, request, &downstream,
+                                done = std::move(done)](const ConditionReport& probed) mutable {
+                                 Decide(probed, true, request, downstream, std::move(done));
+                               });
     }
     std::make_shared<FencedWrite>(ioc_, backend_, pool_, *passthrough_, request, downstream,
                                   std::move(done), decision.store_tokens)

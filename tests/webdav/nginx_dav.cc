@@ -102,6 +102,8 @@ NginxDav::~NginxDav() {
   if (process_) process_->Stop(std::chrono::seconds(10));
 }
 
-std::string NginxDav::ErrorLog() const { return integration::ReadWholeFile(dir_.path() + "/error.log"); }
+std::string NginxDav::ErrorLog() const {
+  return integration::ReadWholeFile(dir_.path() + "/error.log");
+}
 
 }  // namespace fencegate::webdav_test

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <thread>
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
 
 #include "resource_adapters/transport/backend_servers.h"
 #include "resource_adapters/webdav/condition_probe.h"
@@ -49,14 +49,14 @@ ConditionReport ProbeServer(std::uint16_t port, const std::string& prefix) {
   return report.value_or(ConditionReport{});
 }
 
-const ConditionProbeResult* Find(const ConditionReport& report, std::string_view name) {
+const ConditionProbeResult* FindProbe(const ConditionReport& report, std::string_view name) {
   for (const ConditionProbeResult& probe : report.probes) {
     if (probe.name == name) return &probe;
   }
   return nullptr;
 }
 
-void Print(const std::string& server, const ConditionReport& report) {
+void PrintReport(const std::string& server, const ConditionReport& report) {
   std::cout << server << ": " << adapters::ConditionVerdictName(report.verdict) << report.error
             << "\n";
   for (const ConditionProbeResult& probe : report.probes) {
@@ -78,12 +78,12 @@ TEST(WebdavConditionProbeTest, ApacheEnforcesEverythingTheAdapterReliesOn) {
   auto apache = ApacheDav::Start(&error);
   ASSERT_NE(apache, nullptr) << error;
   const ConditionReport report = ProbeServer(apache->port(), "/dav/.fencegate-probe/");
-  Print("Apache 2.4 mod_dav_fs", report);
+  PrintReport("Apache 2.4 mod_dav_fs", report);
   for (std::string_view name :
        {probe_names::kLockExclusive, probe_names::kWriteWithoutLockToken,
         probe_names::kWriteWithLockToken, probe_names::kDeadProperty, probe_names::kIfStateToken,
         probe_names::kCollectionLock, probe_names::kIfMatch, probe_names::kIfNoneMatch}) {
-    const ConditionProbeResult* probe = Find(report, name);
+    const ConditionProbeResult* probe = FindProbe(report, name);
     ASSERT_NE(probe, nullptr) << name;
     EXPECT_TRUE(probe->holds) << name << ": " << probe->detail;
   }
@@ -101,17 +101,17 @@ TEST(WebdavConditionProbeTest, NginxWithLocksIgnoresIfAndHasNoDeadProperties) {
   auto nginx = NginxDav::Start(&error);
   ASSERT_NE(nginx, nullptr) << error;
   const ConditionReport report = ProbeServer(nginx->port(), ".fencegate-probe/");
-  Print("nginx 1.22 dav + dav-ext 3.0 (dav_ext_lock)", report);
+  PrintReport("nginx 1.22 dav + dav-ext 3.0 (dav_ext_lock)", report);
   EXPECT_EQ(report.verdict, ConditionVerdict::kIgnored);
   for (std::string_view name : {probe_names::kDeadProperty, probe_names::kIfStateToken,
                                 probe_names::kIfMatch, probe_names::kIfNoneMatch}) {
-    const ConditionProbeResult* probe = Find(report, name);
+    const ConditionProbeResult* probe = FindProbe(report, name);
     ASSERT_NE(probe, nullptr) << name;
     EXPECT_FALSE(probe->holds) << name;
   }
   for (std::string_view name : {probe_names::kLockExclusive, probe_names::kWriteWithoutLockToken,
                                 probe_names::kWriteWithLockToken}) {
-    const ConditionProbeResult* probe = Find(report, name);
+    const ConditionProbeResult* probe = FindProbe(report, name);
     ASSERT_NE(probe, nullptr) << name;
     EXPECT_TRUE(probe->holds) << name << ": " << probe->detail;
   }
@@ -125,9 +125,9 @@ TEST(WebdavConditionProbeTest, NginxWithoutLocksHasNoLocks) {
   auto nginx = NginxDav::Start(&error, /*with_locks=*/false);
   ASSERT_NE(nginx, nullptr) << error;
   const ConditionReport report = ProbeServer(nginx->port(), ".fencegate-probe/");
-  Print("nginx 1.22 dav + dav-ext 3.0 (no lock zone)", report);
+  PrintReport("nginx 1.22 dav + dav-ext 3.0 (no lock zone)", report);
   EXPECT_EQ(report.verdict, ConditionVerdict::kIgnored);
-  const ConditionProbeResult* lock = Find(report, probe_names::kLockExclusive);
+  const ConditionProbeResult* lock = FindProbe(report, probe_names::kLockExclusive);
   ASSERT_NE(lock, nullptr);
   EXPECT_FALSE(lock->holds);
   EXPECT_NE(lock->detail.find("405"), std::string::npos) << lock->detail;

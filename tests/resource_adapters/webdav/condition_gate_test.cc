@@ -5,17 +5,17 @@
 #include <optional>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
+#include <boost/asio/io_context.hpp>
 
 namespace fencegate::adapters::webdav {
 namespace {
 
-ConditionProbeResult Probe(std::string name, bool holds, bool required = true) {
+ConditionProbeResult GateProbe(std::string name, bool holds, bool required = true) {
   return ConditionProbeResult{std::move(name), holds, required, holds ? "" : "PUT answered 204"};
 }
 
-ConditionReport ReportOf(ConditionVerdict verdict, std::vector<ConditionProbeResult> probes = {},
+ConditionReport GateReport(ConditionVerdict verdict, std::vector<ConditionProbeResult> probes = {},
                          std::string error = {}) {
   ConditionReport report;
   report.verdict = verdict;
@@ -39,7 +39,7 @@ struct ControlledProber {
   }
 };
 
-std::shared_ptr<ConditionBook> Book(ConditionProbeOptions::Policy policy) {
+std::shared_ptr<ConditionBook> GateBook(ConditionProbeOptions::Policy policy) {
   ConditionProbeOptions options;
   options.policy = policy;
   return std::make_shared<ConditionBook>("dav", options);
@@ -49,7 +49,7 @@ std::shared_ptr<ConditionBook> Book(ConditionProbeOptions::Policy policy) {
 TEST(ConditionGateTest, TrustStaysTrustedAndLearnsWhetherTheServerKeepsTokens) {
   boost::asio::io_context ioc;
   ControlledProber prober;
-  auto book = Book(ConditionProbeOptions::Policy::kTrust);
+  auto book = GateBook(ConditionProbeOptions::Policy::kTrust);
   auto gate = std::make_shared<ConditionGate>(book, prober.AsProber());
   ASSERT_TRUE(book->Find(""));
   EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kTrusted);
@@ -57,8 +57,8 @@ TEST(ConditionGateTest, TrustStaysTrustedAndLearnsWhetherTheServerKeepsTokens) {
   EXPECT_TRUE(gate->StartOnce(ioc));
   ioc.poll();
   ASSERT_EQ(prober.pending.size(), 1u);
-  ConditionReport ignored = ReportOf(
-      ConditionVerdict::kIgnored, {Probe("proppatch-dead-property-read-back", false)});
+  ConditionReport ignored =
+      GateReport(ConditionVerdict::kIgnored, {GateProbe("proppatch-dead-property-read-back", false)});
   ignored.checked_unix_ms = 1;
   prober.Answer(ignored);
   const ConditionReport report = gate->Current();
@@ -75,7 +75,7 @@ TEST(ConditionGateTest, TrustStaysTrustedAndLearnsWhetherTheServerKeepsTokens) {
 TEST(ConditionGateTest, FirstCallerProbesAndWaitersShareTheProbe) {
   boost::asio::io_context ioc;
   ControlledProber prober;
-  auto book = Book(ConditionProbeOptions::Policy::kVerify);
+  auto book = GateBook(ConditionProbeOptions::Policy::kVerify);
   auto gate = std::make_shared<ConditionGate>(book, prober.AsProber());
   EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kPending);
   EXPECT_TRUE(gate->StartOnce(ioc));
@@ -88,7 +88,7 @@ TEST(ConditionGateTest, FirstCallerProbesAndWaitersShareTheProbe) {
   ioc.poll();
   ASSERT_EQ(prober.pending.size(), 1u);  // one probe for the start and all three writes
   EXPECT_TRUE(seen.empty());
-  prober.Answer(ReportOf(ConditionVerdict::kEnforced, {Probe("lock-exclusive", true)}));
+  prober.Answer(GateReport(ConditionVerdict::kEnforced, {GateProbe("lock-exclusive", true)}));
   ioc.poll();
   EXPECT_EQ(seen, std::vector<ConditionVerdict>(3, ConditionVerdict::kEnforced));
   EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kEnforced);
@@ -99,12 +99,12 @@ TEST(ConditionGateTest, FirstCallerProbesAndWaitersShareTheProbe) {
 TEST(ConditionGateTest, AWriteAfterAnUnreachableVerdictStartsANewProbe) {
   boost::asio::io_context ioc;
   ControlledProber prober;
-  auto gate = std::make_shared<ConditionGate>(Book(ConditionProbeOptions::Policy::kVerify),
+  auto gate = std::make_shared<ConditionGate>(GateBook(ConditionProbeOptions::Policy::kVerify),
                                               prober.AsProber());
   gate->StartOnce(ioc);
   ioc.poll();
   const auto before = gate->generation();
-  prober.Answer(ReportOf(ConditionVerdict::kUnreachable, {}, "connection refused"));
+  prober.Answer(GateReport(ConditionVerdict::kUnreachable, {}, "connection refused"));
   EXPECT_NE(gate->generation(), before);
   EXPECT_TRUE(prober.pending.empty());
   std::optional<ConditionVerdict> seen;
@@ -112,8 +112,8 @@ TEST(ConditionGateTest, AWriteAfterAnUnreachableVerdictStartsANewProbe) {
                    [&seen](const ConditionReport& report) { seen = report.verdict; });
   ioc.poll();
   ASSERT_EQ(prober.pending.size(), 1u);
-  prober.Answer(ReportOf(ConditionVerdict::kIgnored, {Probe("if-wrong-state-token-refused",
-                                                            false)}));
+  prober.Answer(
+      GateReport(ConditionVerdict::kIgnored, {GateProbe("if-wrong-state-token-refused", false)}));
   ioc.poll();
   EXPECT_EQ(seen, ConditionVerdict::kIgnored);
   gate->Stop();
@@ -122,7 +122,7 @@ TEST(ConditionGateTest, AWriteAfterAnUnreachableVerdictStartsANewProbe) {
 TEST(ConditionGateTest, StopAnswersWaitersAsUnreachable) {
   boost::asio::io_context ioc;
   ControlledProber prober;
-  auto gate = std::make_shared<ConditionGate>(Book(ConditionProbeOptions::Policy::kVerify),
+  auto gate = std::make_shared<ConditionGate>(GateBook(ConditionProbeOptions::Policy::kVerify),
                                               prober.AsProber());
   gate->StartOnce(ioc);
   std::optional<ConditionReport> seen;
@@ -137,7 +137,7 @@ TEST(ConditionGateTest, StopAnswersWaitersAsUnreachable) {
 TEST(DecideFencedWriteTest, GoesOnWhenEnforcedPartialOrTrusted) {
   for (auto verdict :
        {ConditionVerdict::kEnforced, ConditionVerdict::kPartial, ConditionVerdict::kTrusted}) {
-    ConditionReport report = ReportOf(verdict, {Probe("proppatch-dead-property-read-back", true)});
+    ConditionReport report = GateReport(verdict, {GateProbe("proppatch-dead-property-read-back", true)});
     report.checked_unix_ms = 1;
     const GateDecision decision = DecideFencedWrite(report, "dav", false);
     EXPECT_FALSE(decision.wait);
@@ -148,8 +148,8 @@ TEST(DecideFencedWriteTest, GoesOnWhenEnforcedPartialOrTrusted) {
 
 TEST(DecideFencedWriteTest, RefusesIgnoredNamingTheFailedProbe) {
   const GateDecision decision = DecideFencedWrite(
-      ReportOf(ConditionVerdict::kIgnored, {Probe("lock-exclusive", true),
-                                            Probe("proppatch-dead-property-read-back", false)}),
+      GateReport(ConditionVerdict::kIgnored,
+               {GateProbe("lock-exclusive", true), GateProbe("proppatch-dead-property-read-back", false)}),
       "dav", false);
   ASSERT_TRUE(decision.refusal);
   EXPECT_EQ(decision.refusal->status, 503u);
@@ -162,9 +162,9 @@ TEST(DecideFencedWriteTest, RefusesIgnoredNamingTheFailedProbe) {
 
 TEST(DecideFencedWriteTest, WaitsOnceThenRefusesUnverifiedWithRetryAfter) {
   const ConditionReport unreachable =
-      ReportOf(ConditionVerdict::kUnreachable, {}, "MKCOL /.fencegate-probe/: refused");
+      GateReport(ConditionVerdict::kUnreachable, {}, "MKCOL /.fencegate-probe/: refused");
   EXPECT_TRUE(DecideFencedWrite(unreachable, "dav", false).wait);
-  EXPECT_TRUE(DecideFencedWrite(ReportOf(ConditionVerdict::kPending), "dav", false).wait);
+  EXPECT_TRUE(DecideFencedWrite(GateReport(ConditionVerdict::kPending), "dav", false).wait);
   const GateDecision decision = DecideFencedWrite(unreachable, "dav", true);
   EXPECT_FALSE(decision.wait);
   ASSERT_TRUE(decision.refusal);
