@@ -1,5 +1,6 @@
 #include "resource_adapters/webdav/condition_gate.h"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,7 +17,7 @@ ConditionProbeResult GateProbe(std::string name, bool holds, bool required = tru
 }
 
 ConditionReport GateReport(ConditionVerdict verdict, std::vector<ConditionProbeResult> probes = {},
-                         std::string error = {}) {
+                           std::string error = {}) {
   ConditionReport report;
   report.verdict = verdict;
   report.probes = std::move(probes);
@@ -39,6 +40,12 @@ struct ControlledProber {
   }
 };
 
+// Runs what is ready; the io_context stops whenever it runs out of work, so it is restarted.
+void RunReady(boost::asio::io_context& ioc) {
+  ioc.restart();
+  ioc.poll();
+}
+
 std::shared_ptr<ConditionBook> GateBook(ConditionProbeOptions::Policy policy) {
   ConditionProbeOptions options;
   options.policy = policy;
@@ -55,10 +62,10 @@ TEST(ConditionGateTest, TrustStaysTrustedAndLearnsWhetherTheServerKeepsTokens) {
   EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kTrusted);
   EXPECT_TRUE(DecideFencedWrite(gate->Current(), "dav", false).wait);  // not probed yet
   EXPECT_TRUE(gate->StartOnce(ioc));
-  ioc.poll();
+  RunReady(ioc);
   ASSERT_EQ(prober.pending.size(), 1u);
-  ConditionReport ignored =
-      GateReport(ConditionVerdict::kIgnored, {GateProbe("proppatch-dead-property-read-back", false)});
+  ConditionReport ignored = GateReport(ConditionVerdict::kIgnored,
+                                       {GateProbe("proppatch-dead-property-read-back", false)});
   ignored.checked_unix_ms = 1;
   prober.Answer(ignored);
   const ConditionReport report = gate->Current();
@@ -85,11 +92,11 @@ TEST(ConditionGateTest, FirstCallerProbesAndWaitersShareTheProbe) {
     gate->WhenProbed(ioc.get_executor(),
                      [&seen](const ConditionReport& report) { seen.push_back(report.verdict); });
   }
-  ioc.poll();
+  RunReady(ioc);
   ASSERT_EQ(prober.pending.size(), 1u);  // one probe for the start and all three writes
   EXPECT_TRUE(seen.empty());
   prober.Answer(GateReport(ConditionVerdict::kEnforced, {GateProbe("lock-exclusive", true)}));
-  ioc.poll();
+  RunReady(ioc);
   EXPECT_EQ(seen, std::vector<ConditionVerdict>(3, ConditionVerdict::kEnforced));
   EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kEnforced);
   EXPECT_EQ(gate->Current().verdict, ConditionVerdict::kEnforced);
@@ -102,7 +109,7 @@ TEST(ConditionGateTest, AWriteAfterAnUnreachableVerdictStartsANewProbe) {
   auto gate = std::make_shared<ConditionGate>(GateBook(ConditionProbeOptions::Policy::kVerify),
                                               prober.AsProber());
   gate->StartOnce(ioc);
-  ioc.poll();
+  RunReady(ioc);
   const auto before = gate->generation();
   prober.Answer(GateReport(ConditionVerdict::kUnreachable, {}, "connection refused"));
   EXPECT_NE(gate->generation(), before);
@@ -110,13 +117,37 @@ TEST(ConditionGateTest, AWriteAfterAnUnreachableVerdictStartsANewProbe) {
   std::optional<ConditionVerdict> seen;
   gate->WhenProbed(ioc.get_executor(),
                    [&seen](const ConditionReport& report) { seen = report.verdict; });
-  ioc.poll();
+  RunReady(ioc);
   ASSERT_EQ(prober.pending.size(), 1u);
   prober.Answer(
       GateReport(ConditionVerdict::kIgnored, {GateProbe("if-wrong-state-token-refused", false)}));
-  ioc.poll();
+  RunReady(ioc);
   EXPECT_EQ(seen, ConditionVerdict::kIgnored);
   gate->Stop();
+}
+
+TEST(ConditionGateTest, ProbesAgainEveryInterval) {
+  boost::asio::io_context ioc;
+  ControlledProber prober;
+  ConditionProbeOptions options;
+  options.interval = std::chrono::milliseconds(1);
+  auto book = std::make_shared<ConditionBook>("dav", options);
+  auto gate = std::make_shared<ConditionGate>(book, prober.AsProber());
+  gate->StartOnce(ioc);
+  RunReady(ioc);
+  prober.Answer(GateReport(ConditionVerdict::kEnforced));
+  // The timer is the only work left: run until it fired and started the next probe.
+  ioc.restart();
+  while (prober.pending.empty() && ioc.run_one() > 0) {
+  }
+  ASSERT_EQ(prober.pending.size(), 1u);
+  prober.Answer(GateReport(ConditionVerdict::kIgnored, {GateProbe("lock-exclusive", false)}));
+  EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kIgnored);
+  EXPECT_EQ(gate->Current().verdict, ConditionVerdict::kIgnored);
+  gate->Stop();
+  ioc.restart();
+  ioc.run();  // the cancelled timer ends without a probe
+  EXPECT_TRUE(prober.pending.empty());
 }
 
 TEST(ConditionGateTest, StopAnswersWaitersAsUnreachable) {
@@ -128,7 +159,7 @@ TEST(ConditionGateTest, StopAnswersWaitersAsUnreachable) {
   std::optional<ConditionReport> seen;
   gate->WhenProbed(ioc.get_executor(), [&seen](const ConditionReport& report) { seen = report; });
   gate->Stop();
-  ioc.poll();
+  RunReady(ioc);
   ASSERT_TRUE(seen);
   EXPECT_EQ(seen->verdict, ConditionVerdict::kUnreachable);
   EXPECT_EQ(seen->error, "the gateway is stopping");
@@ -137,7 +168,8 @@ TEST(ConditionGateTest, StopAnswersWaitersAsUnreachable) {
 TEST(DecideFencedWriteTest, GoesOnWhenEnforcedPartialOrTrusted) {
   for (auto verdict :
        {ConditionVerdict::kEnforced, ConditionVerdict::kPartial, ConditionVerdict::kTrusted}) {
-    ConditionReport report = GateReport(verdict, {GateProbe("proppatch-dead-property-read-back", true)});
+    ConditionReport report =
+        GateReport(verdict, {GateProbe("proppatch-dead-property-read-back", true)});
     report.checked_unix_ms = 1;
     const GateDecision decision = DecideFencedWrite(report, "dav", false);
     EXPECT_FALSE(decision.wait);
@@ -147,10 +179,11 @@ TEST(DecideFencedWriteTest, GoesOnWhenEnforcedPartialOrTrusted) {
 }
 
 TEST(DecideFencedWriteTest, RefusesIgnoredNamingTheFailedProbe) {
-  const GateDecision decision = DecideFencedWrite(
-      GateReport(ConditionVerdict::kIgnored,
-               {GateProbe("lock-exclusive", true), GateProbe("proppatch-dead-property-read-back", false)}),
-      "dav", false);
+  const GateDecision decision =
+      DecideFencedWrite(GateReport(ConditionVerdict::kIgnored,
+                                   {GateProbe("lock-exclusive", true),
+                                    GateProbe("proppatch-dead-property-read-back", false)}),
+                        "dav", false);
   ASSERT_TRUE(decision.refusal);
   EXPECT_EQ(decision.refusal->status, 503u);
   EXPECT_EQ(decision.refusal->type, "backend-conditions-not-enforced");
