@@ -111,8 +111,10 @@ class ServerProbe {
     if (!field2.empty()) request.set(field2, value2);
     DavAnswer answer = co_await AskDav(*connection_, std::move(request));
     if (answer.ec) {
+      // The connector's problem says more (a refused certificate, say) than the error code.
+      const auto& unreachable = connection_->unreachable();
       failure_ = ServerFailure{std::string(http::to_string(method)) + " " + target + ": " +
-                               answer.ec.message()};
+                               (unreachable ? unreachable->detail : answer.ec.message())};
       co_return std::nullopt;
     }
     co_return std::move(answer.response);
