@@ -77,33 +77,33 @@ class WebdavAdapter : public ResourceAdapter {
 
  private:
   // The backend's condition verdict decides first; only a verdict's change takes the gate's
-  // lock (to copy it), so a write takes none while the verdict stays.
+  // lock (to copy it and decide again), so a write takes none while the verdict stays.
   void FencedWriteWithVerdict(ForwardRequest request, Downstream& downstream, DoneHandler done) {
     const std::uint64_t generation = gate_->generation();
-    if (generation != verdict_generation_) {
-      verdict_ = gate_->Current();
-      verdict_generation_ = generation;
+    if (generation != decision_generation_) {
+      decision_ =
+          webdav::DecideFencedWrite(gate_->Current(), backend_->servers->backend_name(), false);
+      decision_generation_ = generation;
     }
-    Decide(verdict_, false, request, downstream, std::move(done));
+    Follow(decision_, request, downstream, std::move(done));
   }
 
-  void Decide(const ConditionReport& report, bool waited, ForwardRequest request,
-              Downstream& downstream, DoneHandler done) {
-    webdav::GateDecision decision =
-        webdav::DecideFencedWrite(report, backend_->servers->backend_name(), waited);
+  void Follow(const webdav::GateDecision& decision, ForwardRequest request, Downstream& downstream,
+              DoneHandler done) {
     if (decision.refusal) {
       ForwardOutcome outcome;
-      outcome.problem = std::move(decision.refusal);
+      outcome.problem = decision.refusal;
       return done(std::move(outcome));
     }
     if (decision.wait) {
       // The write waits for the next probe (shared with the other writes waiting); the
       // adapter outlives the exchanges of its thread.
-      return gate_->WhenProbed(ioc_.get_executor(),
-                               [this, request, &downstream,
+      return gate_->WhenProbed(
+          ioc_.get_executor(), [this, request, &downstream,
                                 done = std::move(done)](const ConditionReport& probed) mutable {
-                                 Decide(probed, true, request, downstream, std::move(done));
-                               });
+            Follow(webdav::DecideFencedWrite(probed, backend_->servers->backend_name(), true),
+                   request, downstream, std::move(done));
+          });
     }
     std::make_shared<FencedWrite>(ioc_, backend_, pool_, *passthrough_, request, downstream,
                                   std::move(done), decision.store_tokens)
@@ -122,9 +122,9 @@ class WebdavAdapter : public ResourceAdapter {
   std::unique_ptr<ResourceAdapter> passthrough_;
   std::shared_ptr<ConditionGate> gate_;
   bool probes_here_;  // this thread runs the backend's probes
-  // This thread's copy of the gate's verdict, as of verdict_generation_.
-  ConditionReport verdict_;
-  std::uint64_t verdict_generation_ = 0;
+  // What this thread does with the gate's verdict as of decision_generation_.
+  webdav::GateDecision decision_;
+  std::uint64_t decision_generation_ = 0;
 };
 
 class WebdavAdapterFactory : public AdapterFactory {
