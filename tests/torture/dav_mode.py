@@ -118,13 +118,17 @@ class DavSnapshots(ThinnedSnapshots):
         return [await self.read(r) for r in self.resources]
 
 
+# The gateways' condition probes write scratch resources there (WEBDAV_CONFIG's probe_prefix).
+PROBE_PATHS = "/dav/.fencegate-probe/"
+
+
 def read_access_log(path):
-    """(attempt, status, begin µs) of every PUT Apache answered."""
+    """(attempt, status, begin µs) of every PUT Apache answered, but the condition probes'."""
     puts = []
     with open(path, encoding="latin-1") as f:
         for line in f:
             fields = line.split()
-            if len(fields) == 5 and fields[0] == "PUT":
+            if len(fields) == 5 and fields[0] == "PUT" and not fields[1].startswith(PROBE_PATHS):
                 puts.append((fields[3], int(fields[2]), int(fields[4])))
     return puts
 
