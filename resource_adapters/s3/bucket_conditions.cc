@@ -68,6 +68,20 @@ void BucketConditions::Finish(const std::string& bucket, BucketProbe probe) {
   }
 }
 
+void BucketConditions::SetProbeAgain(std::function<void()> probe_again) {
+  const std::lock_guard lock(mutex_);
+  probe_again_ = std::move(probe_again);
+}
+
+void BucketConditions::ProbeAgain() const {
+  std::function<void()> probe_again;
+  {
+    const std::lock_guard lock(mutex_);
+    probe_again = probe_again_;
+  }
+  if (probe_again) probe_again();
+}
+
 std::vector<std::string> BucketConditions::Scopes() const {
   std::vector<std::string> scopes;
   for (const ConditionReport& report : book_->Reports()) scopes.push_back(report.scope);

@@ -76,6 +76,11 @@ class BucketConditions {
 
   // True for the first caller only: the one whose thread runs the start and interval probes.
   bool ClaimSchedule() { return !schedule_claimed_.exchange(true); }
+  // How the schedule is asked to probe every bucket now (set once it runs).
+  void SetProbeAgain(std::function<void()> probe_again);
+  // A reload kept the backend: probe every bucket again, as a new backend would at start. Any
+  // thread; nothing until the schedule runs (it probes at its start anyway).
+  void ProbeAgain() const;
 
  private:
   struct Waiter {
@@ -88,6 +93,7 @@ class BucketConditions {
   std::atomic<bool> schedule_claimed_{false};
   mutable std::mutex mutex_;
   std::map<std::string, std::vector<Waiter>, std::less<>> running_;  // bucket -> its waiters
+  std::function<void()> probe_again_;
 };
 
 // A report of `scope` with `verdict` and no probes (pending, trusted, unreachable).

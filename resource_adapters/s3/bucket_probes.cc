@@ -5,6 +5,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "resource_adapters/s3/condition_probe.h"
@@ -45,6 +46,8 @@ asio::awaitable<BucketProbe> AwaitBucketProbe(ProbeContext context, std::string 
 
 std::shared_ptr<ProbeSchedule> ProbeSchedule::Start(ProbeContext context) {
   std::shared_ptr<ProbeSchedule> schedule(new ProbeSchedule(context.ioc));
+  context.conditions->SetProbeAgain(
+      [weak = std::weak_ptr<ProbeSchedule>(schedule)] { ProbeAgain(weak); });
   asio::co_spawn(context.ioc, Run(schedule, std::move(context)), asio::detached);
   return schedule;
 }
@@ -56,18 +59,27 @@ void ProbeSchedule::Stop() {
 
 asio::awaitable<void> ProbeSchedule::Run(std::shared_ptr<ProbeSchedule> self,
                                          ProbeContext context) {
-  for (const std::string& bucket : context.conditions->options().buckets) {
-    JoinOrStartProbe(context, bucket, nullptr);
-  }
   const auto interval = context.conditions->options().interval;
-  // A zero interval: probed at start and on reload only.
-  while (!self->stopped_ && interval.count() > 0) {
-    self->timer_.expires_after(interval);
-    co_await self->timer_.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (self->stopped_) co_return;
+  // Every bucket with a verdict (at start: the configured ones, pending), then again each
+  // interval or when a reload asks (ProbeAgain cancels the wait). A zero interval: only then.
+  while (!self->stopped_) {
     for (const std::string& bucket : context.conditions->Scopes()) {
       JoinOrStartProbe(context, bucket, nullptr);
     }
+    if (interval.count() > 0) {
+      self->timer_.expires_after(interval);
+    } else {
+      self->timer_.expires_at(asio::steady_timer::time_point::max());
+    }
+    co_await self->timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+}
+
+void ProbeSchedule::ProbeAgain(const std::weak_ptr<ProbeSchedule>& schedule) {
+  if (const std::shared_ptr<ProbeSchedule> alive = schedule.lock()) {
+    asio::post(alive->timer_.get_executor(), [schedule] {
+      if (const std::shared_ptr<ProbeSchedule> still = schedule.lock()) still->timer_.cancel();
+    });
   }
 }
 

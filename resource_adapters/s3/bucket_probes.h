@@ -27,14 +27,17 @@ struct ProbeContext {
 boost::asio::awaitable<BucketProbe> AwaitBucketProbe(ProbeContext context, std::string bucket);
 
 // The start and interval probes of a backend (policy verify), run on the thread of the first
-// adapter: the configured buckets at once, then every bucket with a verdict every interval.
-// Stop() ends it (on that thread).
+// adapter: the configured buckets at once, then every bucket with a verdict every interval and
+// whenever BucketConditions::ProbeAgain is called (a reload that keeps the backend). Stop() ends
+// it (on that thread).
 class ProbeSchedule {
  public:
   static std::shared_ptr<ProbeSchedule> Start(ProbeContext context);
   void Stop();
 
  private:
+  // From any thread: the schedule's thread probes every bucket now.
+  static void ProbeAgain(const std::weak_ptr<ProbeSchedule>& schedule);
   explicit ProbeSchedule(boost::asio::io_context& ioc) : timer_(ioc) {}
   static boost::asio::awaitable<void> Run(std::shared_ptr<ProbeSchedule> self,
                                           ProbeContext context);

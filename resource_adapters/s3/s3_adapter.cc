@@ -82,6 +82,8 @@ class S3AdapterFactory : public AdapterFactory {
     return conditions_->book();
   }
 
+  void ProbeConditionsAgain() override { conditions_->ProbeAgain(); }
+
  private:
   std::shared_ptr<s3::Backend> backend_;
   std::shared_ptr<BackendServers> servers_;

@@ -272,6 +272,19 @@ TEST_F(S3ConditionsTest, ConfiguredBucketsAreProbedAtStartAndAgainEveryInterval)
   EXPECT_EQ(Forward(http::verb::put, "/bucket/a", 7, "seven").status, 200u);
 }
 
+// A reload that keeps the backend probes its buckets again, even without an interval.
+TEST_F(S3ConditionsTest, ProbeConditionsAgainProbesEveryBucketNow) {
+  ConditionProbeOptions conditions;
+  conditions.buckets = {"bucket"};
+  conditions.interval = std::chrono::milliseconds(0);
+  Start({}, conditions);
+  ASSERT_TRUE(RunUntilState(
+      ioc_, [&] { return Report("bucket")->verdict == ConditionVerdict::kEnforced; }));
+  EXPECT_EQ(server_->probe_runs(), 1);
+  factory_->ProbeConditionsAgain();
+  ASSERT_TRUE(RunUntilState(ioc_, [&] { return server_->probe_runs() == 2; }));
+}
+
 TEST_F(S3ConditionsTest, TrustPolicyNeverProbes) {
   ConditionProbeOptions conditions;
   conditions.policy = Policy::kTrust;
