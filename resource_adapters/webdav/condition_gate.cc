@@ -79,6 +79,15 @@ void ConditionGate::WhenProbed(boost::asio::any_io_executor executor, Waiter the
   boost::asio::post(*ioc_, [self = shared_from_this()] { self->Probe(); });
 }
 
+void ConditionGate::ProbeAgain() {
+  {
+    const std::lock_guard lock(mutex_);
+    if (stopped_ || probing_ || ioc_ == nullptr) return;
+    probing_ = true;
+  }
+  boost::asio::post(*ioc_, [self = shared_from_this()] { self->Probe(); });
+}
+
 void ConditionGate::Probe() {
   prober_(*ioc_, [self = shared_from_this()](ConditionReport report) {
     self->OnProbed(std::move(report));

@@ -47,6 +47,9 @@ class ConditionGate : public std::enable_shared_from_this<ConditionGate> {
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   ConditionReport Current() const;
 
+  // Probes now (a reload that kept the backend), unless a probe is running or none has started.
+  void ProbeAgain();
+
   // Calls `then` on `executor` with the next probe's report (starting one unless one is
   // running), for a write that found the verdict pending or unreachable.
   void WhenProbed(boost::asio::any_io_executor executor, Waiter then);

@@ -147,6 +147,7 @@ class WebdavAdapterFactory : public AdapterFactory {
   }
 
   std::shared_ptr<const ConditionBook> condition_book() const override { return book_; }
+  void ProbeConditionsAgain() override { gate_->ProbeAgain(); }
 
   std::string_view kind() const override { return "webdav"; }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 #include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
 
 #include "resource_adapters/transport/backend_servers.h"
 #include "resource_adapters/webdav/condition_probe.h"
@@ -185,6 +186,30 @@ TEST(WebdavConditionsTest, NginxFencedWritesAreRefusedAndNothingLands) {
   const auto again = Send(gateway->port(), Fenced(http::verb::delete_, "/dav/b.txt", 8));
   EXPECT_EQ(again.result_int(), 503u);
   EXPECT_TRUE(std::filesystem::exists(nginx->data_dir() + "/dav/b.txt"));
+
+  // Operators see it: /readyz is 503 naming the backend, /admin/backends has the probes, the
+  // metric's ignored series is 1.
+  const std::uint16_t admin = gateway->instance->admin_port();
+  const auto ready = Send(admin, MakeRequest(http::verb::get, "/readyz"));
+  EXPECT_EQ(ready.result_int(), 503u) << ready.body();
+  const boost::json::value readiness = boost::json::parse(ready.body());
+  const boost::json::array& unenforced =
+      readiness.at("backends_conditions_not_enforced").as_array();
+  ASSERT_EQ(unenforced.size(), 1u);
+  EXPECT_EQ(unenforced[0].at("backend"), "dav");
+  EXPECT_NE(std::string(unenforced[0].at("failed").as_string()).find(probe_names::kDeadProperty),
+            std::string::npos);
+  const auto backends = Send(admin, MakeRequest(http::verb::get, "/admin/backends?backend=dav"));
+  ASSERT_EQ(backends.result_int(), 200u) << backends.body();
+  const boost::json::value conditions =
+      boost::json::parse(backends.body()).at("backends").at(0).at("conditions");
+  EXPECT_EQ(conditions.at("policy"), "verify");
+  EXPECT_EQ(conditions.at("reports").at(0).at("verdict"), "ignored");
+  EXPECT_FALSE(conditions.at("reports").at(0).at("probes").as_array().empty());
+  const auto metrics = Send(admin, MakeRequest(http::verb::get, "/metrics"));
+  EXPECT_NE(metrics.body().find(
+                "fencegate_backend_conditions{backend=\"dav\",scope=\"\",verdict=\"ignored\"} 1"),
+            std::string::npos);
 }
 
 TEST(WebdavConditionsTest, ApacheEnforcesAndFencedWritesPass) {
@@ -200,6 +225,9 @@ TEST(WebdavConditionsTest, ApacheEnforcesAndFencedWritesPass) {
   const auto stale = Send(gateway->port(), Fenced(http::verb::put, "/dav/a.txt", 6, "v6"));
   EXPECT_EQ(stale.result_int(), 409u) << stale.body();
   EXPECT_EQ(Send(apache->port(), MakeRequest(http::verb::get, "/dav/a.txt")).body(), "v7");
+  EXPECT_EQ(
+      Send(gateway->instance->admin_port(), MakeRequest(http::verb::get, "/readyz")).result_int(),
+      200u);
 }
 
 // A probe prefix where the server serves no WebDAV: the verdict is unreachable, and a fenced

@@ -150,6 +150,26 @@ TEST(ConditionGateTest, ProbesAgainEveryInterval) {
   EXPECT_TRUE(prober.pending.empty());
 }
 
+// A reload that keeps the backend probes again at once; a second call while that probe runs
+// does not start another.
+TEST(ConditionGateTest, ProbeAgainStartsOneProbeNow) {
+  boost::asio::io_context ioc;
+  ControlledProber prober;
+  auto book = GateBook(ConditionProbeOptions::Policy::kVerify);
+  auto gate = std::make_shared<ConditionGate>(book, prober.AsProber());
+  gate->ProbeAgain();  // not started: nothing to do yet
+  gate->StartOnce(ioc);
+  RunReady(ioc);
+  prober.Answer(GateReport(ConditionVerdict::kEnforced));
+  gate->ProbeAgain();
+  gate->ProbeAgain();
+  RunReady(ioc);
+  ASSERT_EQ(prober.pending.size(), 1u);
+  prober.Answer(GateReport(ConditionVerdict::kIgnored, {GateProbe("lock-exclusive", false)}));
+  EXPECT_EQ(book->Find("")->verdict, ConditionVerdict::kIgnored);
+  gate->Stop();
+}
+
 TEST(ConditionGateTest, StopAnswersWaitersAsUnreachable) {
   boost::asio::io_context ioc;
   ControlledProber prober;
