@@ -148,6 +148,16 @@ TEST(S3rverTest, FencedWritesAreRefusedNothingLandsAndReadsAreServed) {
                              "/lying?list-type=2&prefix=.fencegate-probe/", std::nullopt);
   EXPECT_EQ(list.result_int(), 200);
   EXPECT_EQ(list.body().find("<Key>"), std::string::npos) << list.body();
+
+  // Operators see the verdict: /readyz is 503 naming the bucket, the metric's ignored series is 1.
+  const std::uint16_t admin = gateway.instance->admin_port();
+  const Response ready = Send(admin, http::verb::get, "/readyz", std::nullopt);
+  EXPECT_EQ(ready.result_int(), 503) << ready.body();
+  EXPECT_NE(ready.body().find("lying"), std::string::npos) << ready.body();
+  const Response metrics = Send(admin, http::verb::get, "/metrics", std::nullopt);
+  EXPECT_NE(metrics.body().find("fencegate_backend_conditions{backend=\"s3rver\",scope=\"lying\","
+                                "verdict=\"ignored\"} 1"),
+            std::string::npos);
 }
 
 // conditions: trust sends fenced writes to s3rver as before the probes existed (they land: the
