@@ -222,6 +222,10 @@ class Session : public std::enable_shared_from_this<Session>,
 
   // Refusals and the gateway's own responses (session.cc).
   void Refuse(const RefusalReply& refusal);
+  // The route's disclose_highest_token for this request's client (README "Refusals").
+  bool DisclosesHighestToken() const;
+  // Adds why the presented token is stale (the lock API's lease endings) to a stale-token refusal.
+  void ExplainStaleToken(ProblemDetails* problem) const;
   // A request refused before it could be served, its framing or size unreliable and its body
   // unread: answered (outcome bad_request), then the connection closes.
   void RefuseUnreadable(Refusal refusal, std::string_view detail = {});
