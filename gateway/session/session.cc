@@ -395,13 +395,14 @@ bool Session::DisclosesHighestToken() const {
   return false;
 }
 
-void Session::ExplainStaleToken(ProblemDetails* problem) const {
+void Session::ExplainStaleToken(ProblemDetails* problem) {
   // The refusal path only: a lookup in the lock table's memory, under its mutex.
   const lockstore::StaleTokenExplanation explanation =
       context_.lock_table != nullptr
           ? context_.lock_table->ExplainStaleToken(fenced_.fence_key(), *fenced_.token())
           : lockstore::StaleTokenExplanation{};
-  problem->stale_reason = lockstore::StaleReasonName(explanation.reason);
+  exchange_.stale_reason = lockstore::StaleReasonName(explanation.reason);
+  problem->stale_reason = exchange_.stale_reason;
   if (explanation.audit_id != 0) problem->audit_id = explanation.audit_id;
 }
 
@@ -550,6 +551,7 @@ void Session::FinishRequest() {
       entry.principal = generation_.authorizer->principal_name(exchange_.auth.principal);
     }
     entry.refusal = exchange_.refusal;
+    entry.stale_reason = exchange_.stale_reason;
     entry.trace_id = exchange_.trace.trace_id();
     entry.suppressed = log_line.suppressed;
     context_.access_log->Write(entry);
