@@ -16,7 +16,7 @@ namespace {
 using StaleReasonTest = LockGatewayTest;
 
 // The refusal of a write with `token` to the item of lock `name`: 409 and its problem.
-boost::json::object StaleRefusal(const Response& response) {
+boost::json::object StaleTokenProblem(const Response& response) {
   EXPECT_EQ(response.result_int(), 409) << response.body();
   const boost::json::object problem = JsonBody(response);
   EXPECT_EQ(problem.at("type").as_string(), "https://fencegate.dev/problems/stale-token");
@@ -25,7 +25,7 @@ boost::json::object StaleRefusal(const Response& response) {
 
 TEST_F(StaleReasonTest, ATokenFromElsewhereIsSuperseded) {
   ASSERT_EQ(Write("plain", 7).result_int(), 200);
-  const boost::json::object problem = StaleRefusal(Write("plain", 3));
+  const boost::json::object problem = StaleTokenProblem(Write("plain", 3));
   EXPECT_EQ(problem.at("stale_reason").as_string(), "superseded");
   EXPECT_FALSE(problem.contains("audit_id"));
   EXPECT_EQ(problem.at("highest_token").to_number<std::uint64_t>(), 7u);
@@ -39,13 +39,14 @@ TEST_F(StaleReasonTest, AReleasedLeaseIsReleased) {
   const Response second = Acquire("orders-1", 60000);
   ASSERT_EQ(second.result_int(), 200) << second.body();
 
-  const boost::json::object problem = StaleRefusal(Write("orders-1", FencingTokenOf(first)));
+  const boost::json::object problem = StaleTokenProblem(Write("orders-1", FencingTokenOf(first)));
   EXPECT_EQ(problem.at("stale_reason").as_string(), "released");
   EXPECT_EQ(problem.at("presented_token").to_number<std::uint64_t>(), FencingTokenOf(first));
   // The current holder's token is fine; a number above it came from elsewhere.
   ASSERT_EQ(Write("orders-1", FencingTokenOf(second) + 5).result_int(), 200);
-  EXPECT_EQ(StaleRefusal(Write("orders-1", FencingTokenOf(second))).at("stale_reason").as_string(),
-            "superseded");
+  EXPECT_EQ(
+      StaleTokenProblem(Write("orders-1", FencingTokenOf(second))).at("stale_reason").as_string(),
+      "superseded");
 }
 
 TEST_F(StaleReasonTest, AnExpiredLeaseIsLeaseExpired) {
@@ -55,7 +56,8 @@ TEST_F(StaleReasonTest, AnExpiredLeaseIsLeaseExpired) {
   const Response new_holder = Acquire("orders-2", 60000, 20000, std::chrono::seconds(30));
   ASSERT_EQ(new_holder.result_int(), 200) << new_holder.body();
 
-  const boost::json::object problem = StaleRefusal(Write("orders-2", FencingTokenOf(old_holder)));
+  const boost::json::object problem =
+      StaleTokenProblem(Write("orders-2", FencingTokenOf(old_holder)));
   EXPECT_EQ(problem.at("stale_reason").as_string(), "lease-expired");
   EXPECT_FALSE(problem.contains("audit_id"));
 }
@@ -67,7 +69,7 @@ TEST_F(StaleReasonTest, AForcedReleaseIsForceReleasedWithItsAuditRecord) {
       ForceRelease("orders-3", "{\"reason\":\"worker wedged\",\"operator\":\"alice\"}");
   ASSERT_EQ(forced.result_int(), 200) << forced.body();
 
-  const boost::json::object problem = StaleRefusal(Write("orders-3", FencingTokenOf(holder)));
+  const boost::json::object problem = StaleTokenProblem(Write("orders-3", FencingTokenOf(holder)));
   EXPECT_EQ(problem.at("stale_reason").as_string(), "force-released");
   std::string error;
   auto audit = FetchAdminJson(gateway_->admin_port(), "/admin/lock-audit?limit=1", &error);
