@@ -385,8 +385,8 @@ bool Session::DisclosesHighestToken() const {
       // on the refusal path only.
       const auto& request = parser_->get();
       const std::size_t fields = request.count(http::field::authorization);
-      const std::string_view authorization =
-          fields == 0 ? std::string_view{} : request[http::field::authorization];
+      std::string_view authorization;
+      if (fields != 0) authorization = request[http::field::authorization];
       return generation_.authorizer->Authenticates(authorization, fields, &peer_identity_);
     }
     case HighestTokenDisclosure::kNever:
