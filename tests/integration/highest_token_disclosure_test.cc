@@ -44,7 +44,7 @@ class HighestTokenDisclosureTest : public HttpGatewayTest {
         hidden;
     config->Route("shown", "/shown/", "api", "shown:{segment:2}")["disclose_highest_token"] =
         "always";
-    config->Backend("files") = FilesystemBackendAt(dir_.Join("files"));
+    config->Backend("files") = FilesystemBackendAt("{data_dir}/files");
     config->Route("fa", "/fa/", "files", "fa:{path}")["disclose_highest_token"] = "always";
     config->Route("fb", "/fb/", "files", "fb:{path}")["disclose_highest_token"] = hidden;
   }
