@@ -251,9 +251,9 @@ void ResolveHighestTokenDisclosure(Reader& reader, const YAML::Node& routes, Con
       } else if (route.disclose_highest_token == HighestTokenDisclosure::kAuthenticated &&
                  !authentication) {
         reader.sink()->Add(set, "routes[" + std::to_string(i) + "].disclose_highest_token",
-                           "\"authenticated\" needs traffic principals (auth.principals or "
+                           "'authenticated' needs traffic principals (auth.principals or "
                            "auth.api_keys_file): without them no client is authenticated; use "
-                           "\"never\" or \"always\"");
+                           "'never' or 'always'");
       }
     }
   }

@@ -50,7 +50,7 @@ TEST(DisclosureConfigTest, ErrorsNameFileLineAndKey) {
     std::string message_part;
   };
   const std::vector<Case> cases = {
-      {"    disclose_highest_token: sometimes\n", "\"sometimes\""},
+      {"    disclose_highest_token: sometimes\n", "'sometimes'"},
       {"    disclose_highest_token: [always]\n", "always"},
       // Nobody could be authenticated: the value would silently mean never.
       {"    disclose_highest_token: authenticated\n", "principals"},
