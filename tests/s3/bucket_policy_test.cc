@@ -33,7 +33,7 @@ constexpr const char* kGatewayPrincipal = "arn:aws:iam:::user/fencegate";
 std::string Endpoint() { return "http://127.0.0.1:" + std::to_string(RadosgwEnvironment::port); }
 
 // Runs `argv` and returns its exit status (-1 if it did not run or finish), its stdout in `out`.
-int Run(std::vector<std::string> argv, std::string* out = nullptr) {
+int RunCommand(std::vector<std::string> argv, std::string* out = nullptr) {
   std::string error;
   std::unique_ptr<Process> process = Process::Start(argv, &error);
   if (!process) {
@@ -77,7 +77,7 @@ int Signed(const S3User& user, const std::string& method, const std::string& pat
   }
   argv.push_back(Endpoint() + path);
   std::string status;
-  if (Run(argv, &status) != 0) return -1;
+  if (RunCommand(argv, &status) != 0) return -1;
   return std::atoi(status.c_str());
 }
 
@@ -98,7 +98,7 @@ class BucketPolicyTest : public ::testing::Test {
                                      "--endpoint-url",
                                      Endpoint()};
     argv.insert(argv.end(), args.begin(), args.end());
-    return Run(argv, out);
+    return RunCommand(argv, out);
   }
 
   // A bucket of the gateway's user on which someone else has FULL_CONTROL (without the policy,
