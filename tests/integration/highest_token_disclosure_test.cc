@@ -82,7 +82,7 @@ TEST_F(HighestTokenDisclosureTest, NeverAndAlways) {
 }
 
 TEST_F(HighestTokenDisclosureTest, ABackendsFenceIsNotDisclosedEither) {
-  ASSERT_EQ(PutAs("/fa/doc", 20, nullptr).result_int(), 200);
+  ASSERT_EQ(PutAs("/fa/doc", 20, nullptr).result_int(), 201);  // created
   const Response shown = PutAs("/fa/doc", 4, nullptr);
   ASSERT_EQ(shown.result_int(), 409) << shown.body();
   EXPECT_EQ(ProblemOf(shown).at("highest_token").to_number<std::uint64_t>(), 20u);
