@@ -182,7 +182,8 @@ TEST_F(BucketPolicyTest, OnlyTheGatewaysCredentialsWrite) {
       {"s3api", "delete-objects", "--bucket", "recipe", "--delete",
        "{\"Objects\":[{\"Key\":\"around\"}]}"},
       &out);
-  EXPECT_EQ(Signed(kGatewayUser, "GET", "/recipe/around"), 200) << "deleted by " << out;
+  // (The object is someone else's: only they may read it.)
+  EXPECT_EQ(Signed(kSomeoneElse, "GET", "/recipe/around"), 200) << "deleted by " << out;
   // Nor can someone else lift the policy or widen the ACL.
   EXPECT_EQ(Signed(kSomeoneElse, "DELETE", "/recipe?policy"), 403);
   EXPECT_EQ(Signed(kSomeoneElse, "PUT", "/recipe?acl", {"x-amz-acl: public-read-write"}), 403);
@@ -202,22 +203,36 @@ TEST_F(BucketPolicyTest, OnlyTheGatewaysCredentialsWrite) {
   EXPECT_LT(deleted.result_int(), 300) << deleted.body();
 }
 
-// radosgw 16.2 accepts the AWS recipe but knows neither condition key: a Null condition on
-// s3:if-match / s3:if-none-match matches every request, with or without the header, so the
-// recipe's second statement denies every PutObject, the gateway's conditional ones included.
+// radosgw 16.2 accepts the AWS recipe but knows neither s3:ObjectCreationOperation nor the
+// s3:if-match / s3:if-none-match keys. In the recipe's second statement the Bool condition on
+// s3:ObjectCreationOperation never holds, so the statement never applies: unconditional writes
+// with the gateway's credentials still land. Without that Bool condition, the Null condition
+// on the unknown keys holds for every request, header or not, and denies every PutObject.
 TEST_F(BucketPolicyTest, RadosgwCannotRequireAConditionHeader) {
   ASSERT_EQ(Signed(kGatewayUser, "PUT", "/conditions"), 200);
-  ASSERT_EQ(Signed(kGatewayUser, "PUT", "/conditions/existing", {}, "x"), 200);
   ASSERT_EQ(ApplyPolicy("aws", "conditions"), 0);
-  EXPECT_EQ(Signed(kGatewayUser, "PUT", "/conditions/plain", {}, "x"), 403);
-  EXPECT_EQ(Signed(kGatewayUser, "PUT", "/conditions/created", {"If-None-Match: *"}, "x"), 403);
+  EXPECT_EQ(Signed(kGatewayUser, "PUT", "/conditions/plain", {}, "x"), 200);
+  EXPECT_EQ(Signed(kGatewayUser, "PUT", "/conditions/created", {"If-None-Match: *"}, "x"), 200);
   auto gateway = StartGateway();
   ASSERT_NE(gateway, nullptr);
   const Response fenced = Through(*gateway, http::verb::put, "/conditions/doc", 1, "v1");
-  EXPECT_GE(fenced.result_int(), 400) << fenced.body();
-  EXPECT_EQ(Signed(kGatewayUser, "GET", "/conditions/doc"), 404);
+  EXPECT_EQ(fenced.result_int(), 200) << fenced.body();
+
+  const std::string null_only = dir_.WriteFile(
+      "null-only.json",
+      R"({"Version":"2012-10-17","Statement":[{"Effect":"Deny","Principal":"*",)"
+      R"("Action":"s3:PutObject","Resource":"arn:aws:s3:::conditions/*","Condition":)"
+      R"({"Null":{"s3:if-match":"true","s3:if-none-match":"true"}}}]})");
+  ASSERT_EQ(Aws(kGatewayUser, {"s3api", "put-bucket-policy", "--bucket", "conditions", "--policy",
+                               "file://" + null_only}),
+            0);
+  EXPECT_EQ(Signed(kGatewayUser, "PUT", "/conditions/plain2", {}, "x"), 403);
+  EXPECT_EQ(Signed(kGatewayUser, "PUT", "/conditions/created2", {"If-None-Match: *"}, "x"), 403);
+  EXPECT_GE(Through(*gateway, http::verb::put, "/conditions/doc", 2, "v2").result_int(), 400);
   // Reads still pass.
-  EXPECT_EQ(Signed(kGatewayUser, "GET", "/conditions/existing"), 200);
+  const Response read = Through(*gateway, http::verb::get, "/conditions/doc", std::nullopt);
+  EXPECT_EQ(read.result_int(), 200);
+  EXPECT_EQ(read.body(), "v1");
 }
 
 }  // namespace
