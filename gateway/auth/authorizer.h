@@ -61,6 +61,13 @@ class Authorizer {
   Decision CheckLock(std::string_view name, bool write, std::string_view authorization,
                      std::size_t authorization_fields, const PeerIdentity* peer) const;
 
+  // Whether the credentials name a traffic principal, on any route (a refusal on an open route
+  // asks, for disclose_highest_token); counts nothing.
+  bool Authenticates(std::string_view authorization, std::size_t authorization_fields,
+                     const PeerIdentity* peer) const {
+    return !Authenticate(authorization, authorization_fields, peer).refused;
+  }
+
   const std::string& principal_name(std::size_t principal) const {
     return credentials_.name(principal);
   }

@@ -128,6 +128,14 @@ struct TokenVerifyConfig {
   std::optional<tls_client::ClientTlsOptions> tls;  // HTTPS to the members; unset: plain HTTP
 };
 
+// Whether a route's refusals tell the client the fence's highest token (README "Refusals"): the
+// number tells a zombie or an attacker exactly how far a forged token must jump.
+enum class HighestTokenDisclosure : std::uint8_t {
+  kAlways,
+  kAuthenticated,  // only to a client that proved itself one of the traffic principals
+  kNever,
+};
+
 struct RouteConfig {
   std::string name;
   std::string prefix;   // path prefix, starts with '/'
@@ -144,6 +152,8 @@ struct RouteConfig {
   // A token beyond max_token_advance is admitted when the lock service confirms it is held now.
   std::optional<TokenVerifyConfig> verify_tokens;
   std::optional<auth::RoutePolicyConfig> policy;  // none: open to every client
+  // Not in the file: kAuthenticated when traffic principals are configured, else kAlways.
+  HighestTokenDisclosure disclose_highest_token = HighestTokenDisclosure::kAlways;
   // /readyz answers 503 while the route's backend has no usable server (README "Backends with
   // several servers"); with no route required, /readyz does not look at backends.
   bool required = false;

@@ -161,6 +161,7 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
     }
   }
   ReadAuthSections(reader, root, config);
+  ResolveHighestTokenDisclosure(reader, root["routes"], config);
   // The lock API is matched before the routes: a route under its prefix would never be reached.
   if (config->locks.enabled && root["routes"] && root["routes"].IsSequence()) {
     const YAML::Node& routes = root["routes"];

@@ -68,6 +68,10 @@ void ReadBackends(Reader& reader, const YAML::Node& node,
 void ReadRoutes(Reader& reader, const YAML::Node& node,
                 const std::map<std::string, BackendConfig>& backends,
                 std::vector<RouteConfig>* out);
+// Each route's disclose_highest_token, once `auth` is read: unset, authenticated when traffic
+// principals are configured (authentication is), else always; "authenticated" without any
+// principal is refused (nobody could be authenticated).
+void ResolveHighestTokenDisclosure(Reader& reader, const YAML::Node& routes, Config* config);
 
 // locks
 

@@ -119,10 +119,11 @@ void ReadVerifyTokens(Reader& reader, const YAML::Node& node, const std::string&
 }
 
 void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, RouteConfig* out) {
-  if (!reader.ExpectMapping(node, path,
-                            {"name", "prefix", "host", "backend", "fence_key", "fenced_methods",
-                             "fence_reads", "idempotency", "require_signed_tokens",
-                             "max_token_advance", "verify_tokens", "policy", "required"}))
+  if (!reader.ExpectMapping(
+          node, path,
+          {"name", "prefix", "host", "backend", "fence_key", "fenced_methods", "fence_reads",
+           "idempotency", "require_signed_tokens", "max_token_advance", "verify_tokens", "policy",
+           "required", "disclose_highest_token"}))
     return;
   for (std::string_view required : {"name", "prefix", "backend", "fence_key"}) {
     if (!node[std::string(required)]) reader.sink()->Add(node, Child(path, required), "required");
@@ -184,6 +185,13 @@ void ReadRoute(Reader& reader, const YAML::Node& node, const std::string& path, 
     reader.Count(node["max_token_advance"], Child(path, "max_token_advance"), 0,
                  lockstore::kMaxToken, &out->max_token_advance);
   }
+  if (node["disclose_highest_token"]) {
+    reader.Choice(node["disclose_highest_token"], Child(path, "disclose_highest_token"),
+                  {{"always", HighestTokenDisclosure::kAlways},
+                   {"authenticated", HighestTokenDisclosure::kAuthenticated},
+                   {"never", HighestTokenDisclosure::kNever}},
+                  "", &out->disclose_highest_token);
+  }
   if (node["verify_tokens"]) {
     ReadVerifyTokens(reader, node["verify_tokens"], Child(path, "verify_tokens"),
                      &out->verify_tokens.emplace());
@@ -226,6 +234,28 @@ void ReadRoutes(Reader& reader, const YAML::Node& node,
                          "no backend named " + Quote(route.backend) + " in 'backends'");
     }
     if (reader.sink()->count() == errors_before) out->push_back(std::move(route));
+  }
+}
+
+void ResolveHighestTokenDisclosure(Reader& reader, const YAML::Node& routes, Config* config) {
+  if (!routes || !routes.IsSequence()) return;
+  const bool authentication = !config->auth.principals.empty();
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    if (!routes[i].IsMap() || !routes[i]["name"]) continue;
+    const YAML::Node set = routes[i]["disclose_highest_token"];
+    for (RouteConfig& route : config->routes) {
+      if (route.name != routes[i]["name"].Scalar()) continue;
+      if (!set) {
+        route.disclose_highest_token = authentication ? HighestTokenDisclosure::kAuthenticated
+                                                      : HighestTokenDisclosure::kAlways;
+      } else if (route.disclose_highest_token == HighestTokenDisclosure::kAuthenticated &&
+                 !authentication) {
+        reader.sink()->Add(set, "routes[" + std::to_string(i) + "].disclose_highest_token",
+                           "'authenticated' needs traffic principals (auth.principals or "
+                           "auth.api_keys_file): without them no client is authenticated; use "
+                           "'never' or 'always'");
+      }
+    }
   }
 }
 

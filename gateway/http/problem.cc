@@ -35,6 +35,14 @@ void RenderProblemJson(const ProblemDetails& problem, std::string* out) {
     AppendJsonKey("highest_token", out);
     out->append(std::to_string(*problem.highest_token));
   }
+  if (!problem.stale_reason.empty()) {
+    AppendJsonKey("stale_reason", out);
+    AppendJsonString(problem.stale_reason, out);
+  }
+  if (problem.audit_id) {
+    AppendJsonKey("audit_id", out);
+    out->append(std::to_string(*problem.audit_id));
+  }
   out->push_back('}');
 }
 

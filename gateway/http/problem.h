@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,10 @@ struct ProblemDetails {
   std::string_view fence_key{};  // omitted when empty
   std::optional<lockstore::Token> presented_token{};
   std::optional<lockstore::Token> highest_token{};
+  // A stale-token refusal: why the token is stale (lockstore::StaleReasonName), and for a forced
+  // release the lock-audit record's sequence.
+  std::string_view stale_reason{};
+  std::optional<std::uint64_t> audit_id{};
 };
 
 inline constexpr std::string_view kProblemContentType = "application/problem+json";

@@ -56,7 +56,7 @@ constexpr std::array kRefusals = std::to_array<RefusalRow>({
      "Fencing token cannot be verified",
      "the lock service could not say whether this token's holder is live"},
     {kStaleToken, 409, "stale-token", "Stale fencing token",
-     "a higher fencing token has already been seen for this fence key"},
+     "a higher fencing token has already been seen for this fence key; stale_reason says why"},
     {kBarrierTimeout, 503, "barrier-timeout", "Fence busy",
      "older writes on this fence did not finish within timeouts.barrier_wait"},
     {kFenceRepairInProgress, 503, "fence-repair-in-progress", "Fence being repaired",

@@ -87,6 +87,10 @@ void FormatAccessLogLine(const AccessLogEntry& entry, std::string* out) {
   AppendJsonString(entry.refusal, out);
   AppendJsonKey("trace_id", out);
   AppendJsonString(entry.trace_id, out);
+  if (!entry.stale_reason.empty()) {
+    AppendJsonKey("stale_reason", out);
+    AppendJsonString(entry.stale_reason, out);
+  }
   if (entry.suppressed != 0) {
     AppendJsonKey("suppressed", out);
     AppendUnsigned(entry.suppressed, out);

@@ -36,6 +36,9 @@ struct AccessLogEntry {
   // backend adapter's problem type); empty when the answer was not the gateway's refusal.
   std::string_view refusal;
   std::string_view trace_id;  // W3C trace id; empty when the request has none
+  // A stale-token refusal: why the token is stale ("superseded", "lease-expired", ...); written
+  // only when set.
+  std::string_view stale_reason;
   // Lines of this client and fence key held back by the cap since its previous line
   // (ErrorLogCap); written as "suppressed" only when not zero.
   std::uint64_t suppressed = 0;

@@ -369,9 +369,41 @@ void Session::Refuse(const RefusalReply& refusal) {
   if (refusal.fence_fields) {
     problem.fence_key = fenced_.fence_key();
     problem.presented_token = fenced_.token();
-    problem.highest_token = fenced_.highest();
+    if (DisclosesHighestToken()) problem.highest_token = fenced_.highest();
   }
+  if (refusal.refusal == Refusal::kStaleToken && fenced_.token()) ExplainStaleToken(&problem);
   RespondWithProblem(problem, refusal.close, refusal.retry_after ? 1 : 0, refusal.www_authenticate);
+}
+
+bool Session::DisclosesHighestToken() const {
+  switch (exchange_.route->config->disclose_highest_token) {
+    case HighestTokenDisclosure::kAlways:
+      return true;
+    case HighestTokenDisclosure::kAuthenticated: {
+      if (exchange_.auth.guarded) return !exchange_.auth.refused;
+      // An open route checked no credentials: a client that sent a principal's is asked now,
+      // on the refusal path only.
+      const auto& request = parser_->get();
+      const std::size_t fields = request.count(http::field::authorization);
+      std::string_view authorization;
+      if (fields != 0) authorization = request[http::field::authorization];
+      return generation_.authorizer->Authenticates(authorization, fields, &peer_identity_);
+    }
+    case HighestTokenDisclosure::kNever:
+      return false;
+  }
+  return false;
+}
+
+void Session::ExplainStaleToken(ProblemDetails* problem) {
+  // The refusal path only: a lookup in the lock table's memory, under its mutex.
+  const lockstore::StaleTokenExplanation explanation =
+      context_.lock_table != nullptr
+          ? context_.lock_table->ExplainStaleToken(fenced_.fence_key(), *fenced_.token())
+          : lockstore::StaleTokenExplanation{};
+  exchange_.stale_reason = lockstore::StaleReasonName(explanation.reason);
+  problem->stale_reason = exchange_.stale_reason;
+  if (explanation.audit_id != 0) problem->audit_id = explanation.audit_id;
 }
 
 void Session::RefuseUnreadable(Refusal refusal, std::string_view detail) {
@@ -519,6 +551,7 @@ void Session::FinishRequest() {
       entry.principal = generation_.authorizer->principal_name(exchange_.auth.principal);
     }
     entry.refusal = exchange_.refusal;
+    entry.stale_reason = exchange_.stale_reason;
     entry.trace_id = exchange_.trace.trace_id();
     entry.suppressed = log_line.suppressed;
     context_.access_log->Write(entry);

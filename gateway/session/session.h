@@ -123,6 +123,8 @@ class Session : public std::enable_shared_from_this<Session>,
     RequestTrace trace;        // W3C trace context (trace id for the logs, traceparent sent)
     // The slug of the problem the gateway answered with (its refusal); empty when it did not.
     std::string_view refusal;
+    // A stale-token refusal: why (lockstore::StaleReasonName, a literal); for the access log.
+    std::string_view stale_reason;
   };
 
   // TLS connections (session_tls.cc): tell a ClientHello from plain HTTP, handshake, and
@@ -222,6 +224,11 @@ class Session : public std::enable_shared_from_this<Session>,
 
   // Refusals and the gateway's own responses (session.cc).
   void Refuse(const RefusalReply& refusal);
+  // The route's disclose_highest_token for this request's client (README "Refusals").
+  bool DisclosesHighestToken() const;
+  // Adds why the presented token is stale (the lock API's lease endings) to a stale-token
+  // refusal, and keeps it for the access log.
+  void ExplainStaleToken(ProblemDetails* problem);
   // A request refused before it could be served, its framing or size unreliable and its body
   // unread: answered (outcome bad_request), then the connection closes.
   void RefuseUnreadable(Refusal refusal, std::string_view detail = {});

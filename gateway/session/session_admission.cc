@@ -12,6 +12,12 @@
 
 namespace fencegate::gateway {
 using boost::system::error_code;
+namespace {
+
+constexpr std::string_view kBackendFenceUndisclosedDetail =
+    "the backend already stores a higher fencing token for this resource than the one presented";
+
+}  // namespace
 
 void Session::Admit() {
   self_hold_ = shared_from_this();
@@ -196,7 +202,12 @@ void Session::RelayProblem(const adapters::Problem& problem, bool backend_fence,
     details.reason = RejectionReasonName(RejectionReason::kBackendFence);
     details.fence_key = fenced_.fence_key();
     details.presented_token = fenced_.token();
-    if (backend_reported_highest) details.highest_token = fenced_.highest();
+    if (!DisclosesHighestToken()) {
+      // The adapters' details name the stored token: say the same without the number.
+      details.detail = kBackendFenceUndisclosedDetail;
+    } else if (backend_reported_highest) {
+      details.highest_token = fenced_.highest();
+    }
   }
   RespondWithProblem(details, false, problem.retry_after ? problem.retry_after_seconds : 0);
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstore/locks/lease_endings.h"
 #include "lockstore/locks/lock_fencer.h"
 #include "lockstore/locks/lock_record.h"
 #include "lockstore/status.h"
@@ -130,6 +131,14 @@ class LockService {
   virtual std::vector<LockAuditRecord> RecentAudit(std::size_t limit) const = 0;
   // Fails every waiter of this process with kCancelled (shutdown).
   virtual void CancelAllWaiters() = 0;
+  // Why `token`, refused as stale on `fence_key`, is stale: for a token this service granted on
+  // a lock whose grants raise that key, how its lease ended; otherwise superseded. In memory,
+  // never blocking: called on a network thread, on the refusal path only. A service that keeps
+  // no such history (etcd: the leases are etcd's) says superseded.
+  virtual StaleTokenExplanation ExplainStaleToken(std::string_view /*fence_key*/,
+                                                  Token /*token*/) const {
+    return {};
+  }
 };
 
 }  // namespace fencegate::lockstore

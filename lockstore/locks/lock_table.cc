@@ -56,6 +56,7 @@ void LockTable::Impl::EvictIdle(std::string_view keep, Time now) {
     const Lock& lock = it->second;
     const bool idle = !lock.holder && lock.waiters.empty() && lock.quarantine_until <= now &&
                       lock.pending_writes == 0 && it->first != keep;
+    if (idle) lease_endings_.Forget(it->first);
     it = idle ? locks_.erase(it) : std::next(it);
   }
 }
@@ -160,6 +161,7 @@ void LockTable::Impl::ExpireIfDue(const std::string& name, Lock& lock, Time now,
                                   Deferred& deferred) {
   if (!lock.holder || !lock.holder->granted || now < lock.holder->expires_at) return;
   const nanoseconds held = now - lock.holder->acquired_at;
+  lease_endings_.Ended(name, lock.holder->token, StaleReason::kLeaseExpired);
   lock.holder.reset();
   --holders_;
   if (observer_) deferred.push_back([observer = observer_, held] { observer->Expired(held); });
@@ -261,6 +263,7 @@ void LockTable::Impl::Release(std::string_view name, std::string_view owner_toke
       if (lock.holder && lock.holder->granted &&
           lock.holder->owner_hash == OwnerHash(owner_token)) {
         const nanoseconds held = now - lock.holder->acquired_at;
+        lease_endings_.Ended(it->first, lock.holder->token, StaleReason::kReleased);
         lock.holder.reset();
         --holders_;
         released = true;
@@ -338,6 +341,7 @@ void LockTable::Impl::ForceRelease(std::string_view name, std::string operator_i
       Lock& lock = it->second;
       const Time now = clock_.Now();
       const Holder previous = *lock.holder;
+      lease_endings_.Ended(it->first, previous.token, StaleReason::kForceReleased);
       lock.holder.reset();
       --holders_;
       // A fresh token for the fences: above the previous holder's, below the next holder's.
@@ -363,6 +367,7 @@ void LockTable::Impl::ForceRelease(std::string_view name, std::string operator_i
                 result.status = status;
                 result.audit = std::move(audit);
                 result.audit.sequence = sequence;
+                if (status.ok()) self->NoteAuditId(result.audit);
                 if (!status.ok() || keys.empty()) {
                   callback(std::move(result));
                   return;
@@ -381,6 +386,11 @@ void LockTable::Impl::ForceRelease(std::string_view name, std::string operator_i
     ReportCounts();
   }
   Run(deferred);
+}
+
+void LockTable::Impl::NoteAuditId(const LockAuditRecord& audit) {
+  std::lock_guard guard(mu_);
+  lease_endings_.SetAuditId(audit.lock, audit.previous_token, audit.sequence);
 }
 
 // ---- Views ----
@@ -475,5 +485,8 @@ std::vector<LockAuditRecord> LockTable::RecentAudit(std::size_t limit) const {
   return impl_->RecentAudit(limit);
 }
 void LockTable::CancelAllWaiters() { impl_->CancelAllWaiters(); }
+StaleTokenExplanation LockTable::ExplainStaleToken(std::string_view fence_key, Token token) const {
+  return impl_->ExplainStaleToken(fence_key, token);
+}
 
 }  // namespace fencegate::lockstore

@@ -89,6 +89,9 @@ class LockTable final : public LockService {
   std::vector<LockAuditRecord> RecentAudit(std::size_t limit) const override;
   // Fails every waiter with kCancelled (shutdown).
   void CancelAllWaiters() override;
+  // From the lease endings kept in memory (LeaseEndings): lost on restart and when an idle lock
+  // leaves memory, then superseded.
+  StaleTokenExplanation ExplainStaleToken(std::string_view fence_key, Token token) const override;
 
  private:
   class Impl;

@@ -201,6 +201,7 @@ void LockTable::Impl::FinishGrant(const std::string& name, Lock& lock, std::stri
   const Time now = clock_.Now();
   Holder& holder = *lock.holder;
   holder.granted = true;
+  if (!fences.empty()) lease_endings_.BindFenceKeys(name, lock.policy.fence_keys);
   // The lease starts at the answer, so the server's lease never ends before the client's view
   // of it (which the client starts when it sent the request).
   holder.acquired_at = now;

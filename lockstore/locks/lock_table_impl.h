@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstore/locks/lease_endings.h"
 #include "lockstore/locks/lock_table.h"
 
 namespace fencegate::lockstore {
@@ -50,6 +51,10 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
   }
   void CancelAllWaiters();
   void OnTimer();
+  StaleTokenExplanation ExplainStaleToken(std::string_view fence_key, Token token) const {
+    std::lock_guard guard(mu_);
+    return lease_endings_.Explain(fence_key, token);
+  }
 
  private:
   static milliseconds Until(Time from, Time to) {
@@ -118,6 +123,8 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
   void ProcessDeadlines(const std::string& name, Lock& lock, Time now, Deferred& deferred);
   void ExpireIfDue(const std::string& name, Lock& lock, Time now, Deferred& deferred);
   void ReportCounts();
+  // A forced release's audit record is durable: its sequence explains the released token.
+  void NoteAuditId(const LockAuditRecord& audit);
   LockView ViewOf(const std::string& name, const Lock& lock, Time now) const;
   void Run(Deferred& deferred);
 
@@ -138,6 +145,8 @@ class LockTable::Impl : public std::enable_shared_from_this<LockTable::Impl> {
   Lock scratch_;
   std::size_t holders_ = 0;
   std::size_t waiters_ = 0;
+  // How the recent leases of the locks in memory ended, for stale-token refusals.
+  LeaseEndings lease_endings_;
   // Writes leave in the order the table made them (a later record of a lock must land after an
   // earlier one); flush_mu_ keeps that order across threads. Recursive: a store that calls back
   // inline may make the table write again from inside FlushWrites.

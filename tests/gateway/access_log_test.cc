@@ -82,6 +82,17 @@ TEST(AccessLogTest, CarriesUserAgentPrincipalRefusalAndTraceId) {
   EXPECT_EQ(doc.at("trace_id").as_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
 }
 
+TEST(AccessLogTest, CarriesStaleReasonOnlyWhenSet) {
+  std::string line;
+  FormatAccessLogLine(SampleEntry(), &line);
+  EXPECT_FALSE(json::parse(line).as_object().contains("stale_reason"));
+  AccessLogEntry entry = SampleEntry();
+  entry.stale_reason = "lease-expired";
+  line.clear();
+  FormatAccessLogLine(entry, &line);
+  EXPECT_EQ(json::parse(line).as_object().at("stale_reason").as_string(), "lease-expired");
+}
+
 TEST(AccessLogTest, AbsentTokensAreNull) {
   AccessLogEntry entry = SampleEntry();
   entry.presented_token.reset();

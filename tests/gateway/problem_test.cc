@@ -50,6 +50,20 @@ TEST(ProblemTest, IncludesFenceFieldsWhenSet) {
   EXPECT_EQ(json::value_to<std::uint64_t>(doc.at("highest_token")), 9223372036854775807ull);
 }
 
+TEST(ProblemTest, IncludesStaleReasonAndAuditIdWhenSet) {
+  std::string out;
+  RenderProblemJson({.status = 409, .slug = "stale-token"}, &out);
+  json::object doc = json::parse(out).as_object();
+  EXPECT_FALSE(doc.contains("stale_reason"));
+  EXPECT_FALSE(doc.contains("audit_id"));
+  RenderProblemJson(
+      {.status = 409, .slug = "stale-token", .stale_reason = "force-released", .audit_id = 7},
+      &out);
+  doc = json::parse(out).as_object();
+  EXPECT_EQ(doc.at("stale_reason").as_string(), "force-released");
+  EXPECT_EQ(json::value_to<std::uint64_t>(doc.at("audit_id")), 7u);
+}
+
 TEST(ProblemTest, EscapesUntrustedText) {
   std::string out;
   const std::string instance = std::string("/a\"b\\c\n\x01") + "\xff";

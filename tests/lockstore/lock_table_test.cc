@@ -408,5 +408,39 @@ TEST_F(LockTableTest, RestartLoadsOnlyLiveLocksAndTokensStillContinue) {
   EXPECT_EQ(AcquireNow(*table, "a").token, 2u);
 }
 
+TEST_F(LockTableTest, StaleTokensAreExplainedByHowTheirLeasesEnded) {
+  auto table = NewTable();
+  const AcquireResult released = AcquireNow(*table, "orders-1");
+  ASSERT_TRUE(Release(*table, "orders-1", released.owner_token));
+  const AcquireResult expired = AcquireNow(*table, "orders-1");
+  clock_.Advance(kTtl);
+  const AcquireResult forced = AcquireNow(*table, "orders-1");
+  ASSERT_EQ(forced.kind, Kind::kGranted) << forced.detail;
+  std::optional<ForceReleaseResult> force;
+  table->ForceRelease("orders-1", "alice", "stuck", [&](ForceReleaseResult r) { force = r; });
+  ASSERT_TRUE(force.has_value() && force->status.ok());
+  const AcquireResult current = AcquireNow(*table, "orders-1");
+  ASSERT_EQ(current.kind, Kind::kGranted) << current.detail;
+
+  EXPECT_EQ(table->ExplainStaleToken("kv:orders-1", released.token).reason, StaleReason::kReleased);
+  EXPECT_EQ(table->ExplainStaleToken("audit:orders-1", expired.token).reason,
+            StaleReason::kLeaseExpired);
+  const StaleTokenExplanation by_operator = table->ExplainStaleToken("kv:orders-1", forced.token);
+  EXPECT_EQ(by_operator.reason, StaleReason::kForceReleased);
+  EXPECT_EQ(by_operator.audit_id, force->audit.sequence);
+  // The holder's own token, and a key none of the lock's grants raised: superseded.
+  EXPECT_EQ(table->ExplainStaleToken("kv:orders-1", current.token).reason,
+            StaleReason::kSuperseded);
+  EXPECT_EQ(table->ExplainStaleToken("kv:orders-2", released.token).reason,
+            StaleReason::kSuperseded);
+}
+
+TEST_F(LockTableTest, LocksWithoutFenceKeysExplainNothing) {
+  auto table = NewTable();
+  const AcquireResult granted = AcquireNow(*table, "job");
+  ASSERT_TRUE(Release(*table, "job", granted.owner_token));
+  EXPECT_EQ(table->ExplainStaleToken("job", granted.token).reason, StaleReason::kSuperseded);
+}
+
 }  // namespace
 }  // namespace fencegate::lockstore
