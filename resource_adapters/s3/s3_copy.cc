@@ -60,15 +60,14 @@ asio::awaitable<void> S3Exchange::CopyObject() {
   RequestHeader read;
   read.method(backend_copies ? http::verb::head : http::verb::get);
   read.target(source.target);
-  if (!backend_copies) {
-    // The backend evaluates the date conditions of the GET; the ETag ones are checked below,
-    // against the bare ETag, whatever quoting the backend matches.
-    for (const auto& [copy_field, field] :
-         {std::pair{"x-amz-copy-source-if-modified-since", http::field::if_modified_since},
-          std::pair{"x-amz-copy-source-if-unmodified-since", http::field::if_unmodified_since}}) {
-      const auto value = client_header_.find(copy_field);
-      if (value != client_header_.end()) read.set(field, value->value());
-    }
+  // The backend evaluates the date conditions on the source's read; the ETag ones are checked
+  // below, against the bare ETag, whatever quoting the backend matches. Neither is sent with a
+  // copy the backend makes: its 412 could not be told from a conflict on the destination.
+  for (const auto& [copy_field, field] :
+       {std::pair{"x-amz-copy-source-if-modified-since", http::field::if_modified_since},
+        std::pair{"x-amz-copy-source-if-unmodified-since", http::field::if_unmodified_since}}) {
+    const auto value = client_header_.find(copy_field);
+    if (value != client_header_.end()) read.set(field, value->value());
   }
   std::optional<UpstreamCall> source_call;
   UpstreamCall& call = source_call.emplace(ioc_, backend_->endpoint, pools_, fence_key_);
@@ -103,11 +102,18 @@ asio::awaitable<void> S3Exchange::CopyObject() {
     co_return;
   }
   const ResponseHeader source_fields = call.response();
+  if (!ClientPreconditionsHold(CopySourceConditions(client_header_),
+                               VersionFromFields(source_fields))) {
+    std::string xml = CopyPreconditionFailedXml();
+    co_await AnswerCopyRefusal(call, 412, std::move(xml));
+    co_return;
+  }
 
   if (backend_copies) {
     source_call.reset();
     RequestHeader header = UpstreamHeader(http::verb::put);
     CarryCopiedMetadata(source_fields, &header);
+    EraseCopySourceConditions(&header);
     // REPLACE, so that the destination keeps the token set by ConditionalWrite rather than the
     // source's.
     header.set(kMetadataDirective, "REPLACE");
@@ -115,12 +121,6 @@ asio::awaitable<void> S3Exchange::CopyObject() {
     co_return;
   }
 
-  if (!ClientPreconditionsHold(CopySourceConditions(client_header_),
-                               VersionFromFields(source_fields))) {
-    std::string xml = CopyPreconditionFailedXml();
-    co_await AnswerCopyRefusal(call, 412, std::move(xml));
-    co_return;
-  }
   const std::size_t limit = backend_->options.max_spool_bytes;
   const std::optional<std::uint64_t> length = ContentLengthOf(source_fields);
   bool too_large = length && *length > limit;

@@ -15,6 +15,11 @@ namespace http = boost::beast::http;
 using boost::beast::iequals;
 
 constexpr std::string_view kUserMetaPrefix = "x-amz-meta-";
+constexpr std::string_view kCopySourceConditionPrefix = "x-amz-copy-source-if-";
+
+bool HasPrefix(std::string_view name, std::string_view prefix) {
+  return name.size() >= prefix.size() && iequals(name.substr(0, prefix.size()), prefix);
+}
 
 // The fields S3 stores with an object besides its user metadata.
 constexpr std::array<http::field, 6> kStoredContentFields = {
@@ -23,8 +28,7 @@ constexpr std::array<http::field, 6> kStoredContentFields = {
 };
 
 bool IsUserMetadata(std::string_view name) {
-  return name.size() > kUserMetaPrefix.size() &&
-         iequals(name.substr(0, kUserMetaPrefix.size()), kUserMetaPrefix);
+  return name.size() > kUserMetaPrefix.size() && HasPrefix(name, kUserMetaPrefix);
 }
 
 bool IsFencingMetadata(std::string_view name) {
@@ -66,13 +70,16 @@ void CarryCopiedMetadata(const Fields& source, RequestHeader* header) {
 }
 
 void EraseCopyFields(RequestHeader* header) {
-  header->erase_if([](const Fields::value_type& field) {
-    const std::string_view name = field.name_string();
-    return name.size() >= kCopySource.size() &&
-           iequals(name.substr(0, kCopySource.size()), kCopySource);
-  });
+  header->erase_if(
+      [](const Fields::value_type& field) { return HasPrefix(field.name_string(), kCopySource); });
   header->erase(kMetadataDirective);
   header->erase("x-amz-tagging-directive");
+}
+
+void EraseCopySourceConditions(RequestHeader* header) {
+  header->erase_if([](const Fields::value_type& field) {
+    return HasPrefix(field.name_string(), kCopySourceConditionPrefix);
+  });
 }
 
 Fields CopySourceConditions(const Fields& client) {

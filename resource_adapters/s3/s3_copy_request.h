@@ -32,6 +32,9 @@ void CarryCopiedMetadata(const Fields& source, RequestHeader* header);
 // Removes the fields that make a PUT a copy, for the copy sent as GET + PUT.
 void EraseCopyFields(RequestHeader* header);
 
+// Removes the x-amz-copy-source-if-* conditions (checked by the gateway on the source's read).
+void EraseCopySourceConditions(RequestHeader* header);
+
 // The copy-source conditions (x-amz-copy-source-if-match, -if-none-match) as If-Match and
 // If-None-Match fields, for ClientPreconditionsHold against the source's version.
 Fields CopySourceConditions(const Fields& client);

@@ -92,6 +92,19 @@ TEST(S3CopyRequestTest, CopyAsPutDropsTheCopyFields) {
   EXPECT_EQ(header["x-amz-meta-colour"], "blue");
 }
 
+TEST(S3CopyRequestTest, ABackendCopyDropsOnlyTheSourceConditions) {
+  RequestHeader header;
+  header.set("x-amz-copy-source", "/b/src");
+  header.set("X-Amz-Copy-Source-If-Match", "\"abc\"");
+  header.set("x-amz-copy-source-if-unmodified-since", "Wed, 21 Oct 2015 07:28:00 GMT");
+  header.set("x-amz-copy-source-version-id-marker", "kept");
+  EraseCopySourceConditions(&header);
+  EXPECT_EQ(header["x-amz-copy-source"], "/b/src");
+  EXPECT_EQ(header.count("x-amz-copy-source-if-match"), 0u);
+  EXPECT_EQ(header.count("x-amz-copy-source-if-unmodified-since"), 0u);
+  EXPECT_EQ(header["x-amz-copy-source-version-id-marker"], "kept");
+}
+
 TEST(S3CopyRequestTest, CopySourceConditionsAreCheckedAgainstTheSource) {
   ObjectVersion source;
   source.exists = true;
