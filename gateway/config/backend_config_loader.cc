@@ -76,6 +76,58 @@ void ReadFilesystemBackend(Reader& reader, const YAML::Node& node, const std::st
   }
 }
 
+// Whether fenced writes may rely on the server's conditions before they are checked
+// (docs/BACKEND_TRUST.md): the probe keys of the s3 and webdav kinds. `buckets` only for s3.
+void ReadConditionProbes(Reader& reader, const YAML::Node& node, const std::string& path,
+                         bool buckets, adapters::ConditionProbeOptions* out) {
+  if (node["conditions"]) {
+    reader.Choice(node["conditions"], Child(path, "conditions"),
+                  {{"verify", adapters::ConditionProbeOptions::Policy::kVerify},
+                   {"trust", adapters::ConditionProbeOptions::Policy::kTrust}},
+                  "", &out->policy);
+  }
+  if (node["probe_prefix"]) {
+    const std::string key = Child(path, "probe_prefix");
+    std::string prefix;
+    reader.String(node["probe_prefix"], key, &prefix);
+    if (node["probe_prefix"].IsScalar() && (prefix.empty() || prefix.front() == '/')) {
+      reader.sink()->Add(node["probe_prefix"], key,
+                         "must be a non-empty path relative to the backend's root (no leading /)");
+    } else {
+      out->prefix = prefix;
+    }
+  }
+  if (node["probe_interval"]) {
+    reader.Duration(node["probe_interval"], Child(path, "probe_interval"), false, &out->interval);
+  }
+  if (buckets && node["probe_buckets"]) {
+    const std::string key = Child(path, "probe_buckets");
+    const YAML::Node& list = node["probe_buckets"];
+    if (!list.IsSequence()) {
+      reader.sink()->Add(list, key, "expected a list of bucket names");
+      return;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string item_key = key + "[" + std::to_string(i) + "]";
+      std::string bucket;
+      reader.String(list[i], item_key, &bucket);
+      // S3's bucket naming rules, so a typo is caught here rather than by a failed probe.
+      const bool valid =
+          bucket.size() >= 3 && bucket.size() <= 63 &&
+          std::all_of(bucket.begin(), bucket.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+          });
+      if (!list[i].IsScalar()) continue;
+      if (!valid) {
+        reader.sink()->Add(list[i], item_key,
+                           "not an S3 bucket name (3-63 of a-z, 0-9, '.', '-'): " + Quote(bucket));
+      } else {
+        out->buckets.push_back(bucket);
+      }
+    }
+  }
+}
+
 void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& path,
                    adapters::S3AdapterOptions* out) {
   ReadUpstream(reader, node, path, "endpoint", "an s3 backend", out);
@@ -102,6 +154,7 @@ void ReadS3Backend(Reader& reader, const YAML::Node& node, const std::string& pa
     reader.Count(node["version_cache_entries"], Child(path, "version_cache_entries"), 0,
                  100'000'000, &out->version_cache_entries);
   }
+  ReadConditionProbes(reader, node, path, true, &out->conditions);
 }
 
 const std::vector<std::string_view>& S3BackendKeys() {
@@ -132,7 +185,11 @@ const std::vector<std::string_view>& S3BackendKeys() {
                                                      "health_check",
                                                      "outlier",
                                                      "limits",
-                                                     "resolve_interval"};
+                                                     "resolve_interval",
+                                                     "conditions",
+                                                     "probe_prefix",
+                                                     "probe_interval",
+                                                     "probe_buckets"};
   return keys;
 }
 
@@ -167,7 +224,8 @@ const std::vector<std::string_view>& FilesystemBackendKeys() {
 const std::vector<std::string_view>& WebdavBackendKeys() {
   static const std::vector<std::string_view> keys = [] {
     std::vector<std::string_view> all = HttpBackendKeys();
-    all.insert(all.end(), {"lock_timeout", "lock_attempts", "lock_retry_delay"});
+    all.insert(all.end(), {"lock_timeout", "lock_attempts", "lock_retry_delay", "conditions",
+                           "probe_prefix", "probe_interval"});
     return all;
   }();
   return keys;
@@ -192,6 +250,7 @@ void ReadWebdavBackend(Reader& reader, const YAML::Node& node, const std::string
     reader.Duration(node["lock_retry_delay"], Child(path, "lock_retry_delay"), false,
                     &webdav.lock_retry_delay);
   }
+  ReadConditionProbes(reader, node, path, false, &webdav.conditions);
 }
 
 // How each backend kind (resource_adapters/registry/registry.h) is written: its keys and its

@@ -38,10 +38,10 @@ struct ConditionProbeResult {
 
 // The verdict of one scope: an s3 bucket, or "" for a backend probed as a whole (webdav).
 struct ConditionReport {
-  std::string scope;
+  std::string scope{};
   ConditionVerdict verdict = ConditionVerdict::kPending;
-  std::vector<ConditionProbeResult> probes;
-  std::string error;                 // kUnreachable: why
+  std::vector<ConditionProbeResult> probes{};
+  std::string error{};               // kUnreachable: why
   std::int64_t checked_unix_ms = 0;  // 0: not yet
   // The verdict from the probes' results: kIgnored if a required one fails, kPartial if an
   // optional one fails, else kEnforced. (kUnreachable and kTrusted are set by the prober.)

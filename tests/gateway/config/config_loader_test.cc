@@ -114,6 +114,9 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(dav.webdav.lock_timeout, milliseconds(10000));
   EXPECT_EQ(dav.webdav.lock_attempts, 100u);
   EXPECT_EQ(dav.webdav.lock_retry_delay, milliseconds(10));
+  EXPECT_EQ(dav.webdav.conditions.policy, adapters::ConditionProbeOptions::Policy::kVerify);
+  EXPECT_EQ(dav.webdav.conditions.prefix, ".fencegate-probe/");
+  EXPECT_EQ(dav.webdav.conditions.interval, std::chrono::minutes(10));
   const BackendConfig& objects = config.backends.at("objects");
   EXPECT_EQ(objects.kind, "s3");
   EXPECT_EQ(objects.s3.host, "127.0.0.1");
@@ -125,6 +128,8 @@ TEST(ConfigLoaderTest, FullReferenceLoadsWithExactValues) {
   EXPECT_EQ(objects.s3.max_spool_bytes, 64u << 20);
   EXPECT_EQ(objects.s3.max_retries, 8u);
   EXPECT_EQ(objects.s3.version_cache_entries, 0u);
+  EXPECT_EQ(objects.s3.conditions.policy, adapters::ConditionProbeOptions::Policy::kVerify);
+  EXPECT_TRUE(objects.s3.conditions.buckets.empty());
   EXPECT_EQ(objects.s3.connect_timeout, milliseconds(5000));
   EXPECT_EQ(objects.s3.response_timeout, milliseconds(60000));
   EXPECT_EQ(objects.s3.max_idle_connections, 16u);
@@ -287,6 +292,62 @@ TEST(ConfigLoaderTest, ChoicesNameWhatTheyAccept) {
   EXPECT_EQ(errors[2].ToString(),
             "test.yaml:19:18: tls.admin.client_auth: expected 'off', 'optional' or 'required', "
             "got a list");
+}
+
+// The condition probes' keys (docs/BACKEND_TRUST.md): values read, bad ones located.
+TEST(ConfigLoaderTest, ConditionProbeKeys) {
+  const std::string s3 =
+      "backends:\n"
+      "  objects:\n"
+      "    kind: s3\n"
+      "    endpoint: http://127.0.0.1:7480\n"
+      "    access_key: a\n"
+      "    secret_key: b\n";
+  const std::string route =
+      "routes:\n"
+      "  - {name: a, prefix: /, backend: objects, fence_key: \"k\"}\n";
+  Config config;
+  const std::vector<ConfigError> none =
+      LoadConfigText(s3 +
+                         "    conditions: trust\n"
+                         "    probe_prefix: probes/fg/\n"
+                         "    probe_interval: 90s\n"
+                         "    probe_buckets: [photos, logs.2026]\n" +
+                         route,
+                     "test.yaml", &config);
+  ASSERT_TRUE(none.empty()) << none.front().ToString();
+  const adapters::ConditionProbeOptions& probes = config.backends.at("objects").s3.conditions;
+  EXPECT_EQ(probes.policy, adapters::ConditionProbeOptions::Policy::kTrust);
+  EXPECT_EQ(probes.prefix, "probes/fg/");
+  EXPECT_EQ(probes.interval, std::chrono::seconds(90));
+  EXPECT_EQ(probes.buckets, (std::vector<std::string>{"photos", "logs.2026"}));
+
+  const std::vector<ConfigError> errors = Load(s3 +
+                                               "    conditions: maybe\n"            // 7
+                                               "    probe_prefix: /abs/\n"          // 8
+                                               "    probe_buckets: [ok-name, X]\n"  // 9
+                                               + route);
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].ToString(),
+            "test.yaml:7:17: backends.objects.conditions: expected 'verify' or 'trust'; got "
+            "'maybe'");
+  EXPECT_EQ(errors[1].key, "backends.objects.probe_prefix");
+  EXPECT_EQ(errors[1].line, 8);
+  EXPECT_EQ(errors[2].key, "backends.objects.probe_buckets[1]");
+  EXPECT_TRUE(Contains(errors[2].message, "not an S3 bucket name"));
+
+  // probe_buckets is an s3 key: a webdav backend does not know it.
+  const ConfigError webdav = OnlyError(
+      "backends:\n"
+      "  dav:\n"
+      "    kind: webdav\n"
+      "    url: http://127.0.0.1:8081\n"
+      "    conditions: verify\n"
+      "    probe_buckets: [a]\n"  // line 6
+      "routes:\n"
+      "  - {name: a, prefix: /, backend: dav, fence_key: \"k\"}\n");
+  EXPECT_EQ(webdav.line, 6);
+  EXPECT_EQ(webdav.key, "backends.dav.probe_buckets");
 }
 
 TEST(ConfigLoaderTest, HeadersWithUnderscoresIsAChoice) {
