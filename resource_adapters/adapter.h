@@ -207,6 +207,9 @@ class AdapterFactory {
   // The verdicts of the backend's condition probes (/readyz, /admin/backends, metrics); null for
   // a kind whose fenced writes do not rely on the server's conditions (http, filesystem).
   virtual std::shared_ptr<const ConditionBook> condition_book() const { return nullptr; }
+  // Called on a reload that keeps this factory (its backend's entry did not change): probes the
+  // server's conditions again, as a new factory would at start. Any thread.
+  virtual void ProbeConditionsAgain() {}
 };
 
 }  // namespace fencegate::adapters

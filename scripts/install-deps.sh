@@ -26,8 +26,10 @@ packages=(
   clang-14 libclang-rt-14-dev llvm-14
   # TLS tests: certificates made with the openssl CLI; nginx as an https backend.
   openssl nginx-light
-  # WebDAV adapter tests (tests/webdav/): Apache 2.4 with mod_dav_fs.
-  apache2
+  # WebDAV adapter tests (tests/webdav/): Apache 2.4 with mod_dav_fs (honours conditions), and
+  # nginx's WebDAV with the dav-ext module (PROPFIND, LOCK; ignores If, no PROPPATCH) as the
+  # server the condition probe must catch. Installs alongside nginx-light (same nginx 1.22).
+  apache2 libnginx-mod-http-dav-ext
   # The s3 adapter's tests (tests/s3/): a throwaway Ceph radosgw, and awscli as a real client.
   radosgw ceph-mon ceph-osd ceph-common awscli
   # Several replicas: the load balancer example (config/examples/haproxy-replicas.cfg) is

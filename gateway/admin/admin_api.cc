@@ -157,6 +157,9 @@ AdminApi::Readiness AdminApi::CurrentReadiness(const ConfigGeneration& generatio
   if (readiness.routes_required) {
     readiness.routes_without_server = RequiredRoutesWithoutServer(generation);
   }
+  // A `verify` backend found to ignore conditions takes no fenced writes: say so to the load
+  // balancer rather than answer every write with 503.
+  readiness.conditions_not_enforced = BackendsIgnoringConditions(generation);
   return readiness;
 }
 
@@ -172,6 +175,14 @@ void AdminApi::Ready(const ConfigGeneration& generation, Response* response) {
     json::array names;
     for (const std::string& name : readiness.routes_without_server) names.emplace_back(name);
     body["routes_without_server"] = std::move(names);
+  }
+  if (!readiness.conditions_not_enforced.empty()) {
+    json::array backends;
+    for (const UnenforcedConditions& entry : readiness.conditions_not_enforced) {
+      backends.push_back(json::object{
+          {"backend", entry.backend}, {"scope", entry.scope}, {"failed", entry.failed}});
+    }
+    body["backends_conditions_not_enforced"] = std::move(backends);
   }
   SetJson(ready ? http::status::ok : http::status::service_unavailable, std::move(body), response);
 }

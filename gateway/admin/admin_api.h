@@ -7,6 +7,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "gateway/admin/admin_backends.h"
 #include "gateway/admin/admin_console.h"
 #include "gateway/admin/admin_reload.h"
 #include "gateway/server/gateway_context.h"
@@ -74,8 +75,10 @@ class AdminApi {
     bool lease_valid = false;
     bool routes_required = false;
     std::vector<std::string> routes_without_server;  // of the `required` routes
+    std::vector<UnenforcedConditions> conditions_not_enforced;
     bool ready() const {
-      return store_ready && accepting && !draining && lease_valid && routes_without_server.empty();
+      return store_ready && accepting && !draining && lease_valid &&
+             routes_without_server.empty() && conditions_not_enforced.empty();
     }
   };
   Readiness CurrentReadiness(const ConfigGeneration& generation) const;

@@ -8,9 +8,11 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "gateway/observability/backend_metrics.h"
 #include "gateway/server/config_generation.h"
+#include "resource_adapters/transport/condition_book.h"
 #include "resource_adapters/transport/upstream_servers.h"
 
 // GET /admin/backends (README "Backends with several servers"): every backend of the
@@ -30,6 +32,11 @@ boost::json::object BackendJson(
     const std::vector<adapters::UpstreamServers::ServerSnapshot>& servers,
     const adapters::UpstreamServers::Counters& counters);
 
+// A backend's condition-probe verdicts (docs/BACKEND_TRUST.md): {"policy", "probe_prefix",
+// "probe_interval_ms", "reports": [{scope, verdict, probes, error, checked_at}]}; null for a kind
+// that does not probe (http, filesystem).
+boost::json::value ConditionsJson(const adapters::ConditionBook* book);
+
 // The body of GET /admin/backends: {"backends": [...]} in the generation's backend order;
 // `only` non-empty: that backend alone (an empty list when there is none of that name).
 boost::json::object BackendsJson(const ConfigGeneration& generation, std::string_view only);
@@ -46,6 +53,15 @@ std::vector<std::string> RequiredRoutesWithoutServer(
 
 // The same for a generation: a backend without network servers (filesystem) is always usable.
 std::vector<std::string> RequiredRoutesWithoutServer(const ConfigGeneration& generation);
+
+// A backend (an s3 bucket of it) found to ignore the conditions fenced writes need: /readyz is 503
+// while there is one (only `verify` backends probe, so only they can be here).
+struct UnenforcedConditions {
+  std::string backend;
+  std::string scope;   // the bucket; "" for the backend as a whole
+  std::string failed;  // the failed probes, as ConditionReport::FailedProbesText
+};
+std::vector<UnenforcedConditions> BackendsIgnoringConditions(const ConfigGeneration& generation);
 
 // True when some route of the generation is marked `required` (/readyz then reports on them).
 bool AnyRouteRequired(const ConfigGeneration& generation);

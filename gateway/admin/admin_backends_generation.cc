@@ -1,12 +1,49 @@
 #include "gateway/admin/admin_backends.h"
 
+#include "gateway/admin/admin_json.h"
 #include "resource_adapters/adapter.h"
+#include "resource_adapters/transport/condition_book.h"
 
 // The parts of admin_backends.h that read a generation's backends (their UpstreamServers).
 
 namespace fencegate::gateway {
 namespace json = boost::json;
+using adapters::ConditionBook;
+using adapters::ConditionReport;
+using adapters::ConditionVerdict;
 using adapters::UpstreamServers;
+
+namespace {
+
+json::object ConditionReportJson(const ConditionReport& report) {
+  json::array probes;
+  for (const adapters::ConditionProbeResult& probe : report.probes) {
+    probes.push_back(json::object{{"name", probe.name},
+                                  {"holds", probe.holds},
+                                  {"required", probe.required},
+                                  {"detail", probe.detail}});
+  }
+  return {{"scope", report.scope},
+          {"verdict", adapters::ConditionVerdictName(report.verdict)},
+          {"probes", std::move(probes)},
+          {"error", report.error.empty() ? json::value(nullptr) : json::value(report.error)},
+          {"checked_at", Rfc3339OrNull(report.checked_unix_ms)}};
+}
+
+}  // namespace
+
+json::value ConditionsJson(const ConditionBook* book) {
+  if (book == nullptr) return nullptr;
+  const bool verify = book->options().policy == adapters::ConditionProbeOptions::Policy::kVerify;
+  json::array reports;
+  for (const ConditionReport& report : book->Reports()) {
+    reports.push_back(ConditionReportJson(report));
+  }
+  return json::object{{"policy", verify ? "verify" : "trust"},
+                      {"probe_prefix", book->options().prefix},
+                      {"probe_interval_ms", book->options().interval.count()},
+                      {"reports", std::move(reports)}};
+}
 
 json::object BackendJson(std::string_view name, std::string_view kind,
                          const UpstreamServers* servers) {
@@ -23,9 +60,11 @@ json::object BackendsJson(const ConfigGeneration& generation, std::string_view o
     if (!only.empty() && name != only) continue;
     const auto config = generation.config.backends.find(name);
     const std::string kind = config != generation.config.backends.end() ? config->second.kind : "";
-    const std::shared_ptr<UpstreamServers> servers =
-        generation.backend_factories[i]->upstream_servers();
-    backends.push_back(BackendJson(name, kind, servers.get()));
+    const adapters::AdapterFactory& factory = *generation.backend_factories[i];
+    const std::shared_ptr<UpstreamServers> servers = factory.upstream_servers();
+    json::object entry = BackendJson(name, kind, servers.get());
+    entry["conditions"] = ConditionsJson(factory.condition_book().get());
+    backends.push_back(std::move(entry));
   }
   return {{"backends", std::move(backends)}};
 }
@@ -36,7 +75,10 @@ std::vector<BackendSample> BackendSamples(const ConfigGeneration& generation) {
     const std::shared_ptr<UpstreamServers> servers =
         generation.backend_factories[i]->upstream_servers();
     if (servers == nullptr) continue;
-    samples.push_back({generation.backend_names[i], servers->Snapshot(), servers->counters()});
+    const std::shared_ptr<const ConditionBook> book =
+        generation.backend_factories[i]->condition_book();
+    samples.push_back({generation.backend_names[i], servers->Snapshot(), servers->counters(),
+                       book ? book->Reports() : std::vector<ConditionReport>{}});
   }
   return samples;
 }
@@ -47,6 +89,20 @@ std::vector<std::string> RequiredRoutesWithoutServer(const ConfigGeneration& gen
         generation.backend_factories[backend]->upstream_servers();
     return servers == nullptr || servers->AnyUsable();
   });
+}
+
+std::vector<UnenforcedConditions> BackendsIgnoringConditions(const ConfigGeneration& generation) {
+  std::vector<UnenforcedConditions> out;
+  for (std::size_t i = 0; i < generation.backend_names.size(); ++i) {
+    const std::shared_ptr<const ConditionBook> book =
+        generation.backend_factories[i]->condition_book();
+    if (book == nullptr) continue;
+    for (const ConditionReport& report : book->Reports()) {
+      if (report.verdict != ConditionVerdict::kIgnored) continue;
+      out.push_back({generation.backend_names[i], report.scope, report.FailedProbesText()});
+    }
+  }
+  return out;
 }
 
 bool AnyRouteRequired(const ConfigGeneration& generation) {

@@ -52,7 +52,24 @@ std::vector<prometheus::MetricFamily> BackendFamilies(const std::vector<BackendS
   auto no_healthy = Family("fencegate_backend_no_healthy_total",
                            "Requests refused with 503 no-healthy-backend: no server was usable.",
                            MetricType::Counter);
+  auto conditions = Family("fencegate_backend_conditions",
+                           "1 for the verdict of the backend's (bucket's) condition probes: "
+                           "whether it honours the conditions fenced writes rely on.",
+                           MetricType::Gauge);
   for (const BackendSample& backend : backends) {
+    for (const adapters::ConditionReport& report : backend.conditions) {
+      // Every verdict, so that an alert on {verdict="ignored"} == 1 sees it go back to 0.
+      for (const adapters::ConditionVerdict verdict :
+           {adapters::ConditionVerdict::kPending, adapters::ConditionVerdict::kEnforced,
+            adapters::ConditionVerdict::kPartial, adapters::ConditionVerdict::kIgnored,
+            adapters::ConditionVerdict::kUnreachable, adapters::ConditionVerdict::kTrusted}) {
+        AddSample(conditions,
+                  {{"backend", backend.backend},
+                   {"scope", report.scope},
+                   {"verdict", std::string(adapters::ConditionVerdictName(verdict))}},
+                  report.verdict == verdict ? 1 : 0);
+      }
+    }
     for (const auto& server : backend.servers) {
       const prometheus::ClientMetric::Label b{"backend", backend.backend};
       const prometheus::ClientMetric::Label s{"server", server.url};
@@ -73,7 +90,8 @@ std::vector<prometheus::MetricFamily> BackendFamilies(const std::vector<BackendS
     AddSample(no_healthy, {b}, Value(backend.counters.no_healthy_server));
   }
   std::vector<prometheus::MetricFamily> families;
-  for (auto* family : {&healthy, &in_flight, &ejections, &checks, &retries, &overload, &no_healthy})
+  for (auto* family :
+       {&healthy, &in_flight, &ejections, &checks, &retries, &overload, &no_healthy, &conditions})
     families.push_back(std::move(*family));
   return families;
 }

@@ -7,6 +7,7 @@
 #include "gateway/server/server.h"
 #include "lockstore/etcd/etcd_token_verifier.h"
 #include "resource_adapters/registry/registry.h"
+#include "resource_adapters/transport/condition_book.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -20,6 +21,28 @@ void WarnIfUnverified(const std::string& name, const adapters::UpstreamOptions& 
                 "accepted for " +
                 upstream.host,
             {{"backend", name}});
+}
+
+// `conditions: trust` skips the probes that would catch a server ignoring the conditions fenced
+// writes rely on: said at every start and reload (docs/BACKEND_TRUST.md). A kept backend is
+// probed again instead, under `verify`.
+void WarnIfTrustedOrProbeAgain(const std::string& name, const std::string& kind,
+                               adapters::AdapterFactory& factory, bool kept) {
+  const std::shared_ptr<const adapters::ConditionBook> book = factory.condition_book();
+  if (book == nullptr) return;
+  if (book->options().policy == adapters::ConditionProbeOptions::Policy::kVerify) {
+    if (kept) factory.ProbeConditionsAgain();
+    return;
+  }
+  const std::string relied_on =
+      kind == "s3" ? "If-Match and If-None-Match on PUT"
+                   : "an exclusive LOCK, the If header and dead properties (PROPPATCH)";
+  log::Warn("WARNING: backend '" + name +
+                "': conditions: trust: not probed; fenced writes rely on " +
+                "the server honouring " + relied_on +
+                " without checking it (a server that ignores them lets a zombie's write through "
+                "a second gateway or after the gateway's store was lost)",
+            {{"backend", name}, {"conditions", "trust"}});
 }
 
 bool Contains(const std::vector<std::string>& names, const std::string& name) {
@@ -100,11 +123,13 @@ lockstore::Status Server::BuildBackendFactories(const ConfigGeneration* previous
   std::vector<std::unique_ptr<adapters::AdapterFactory>> made;
   for (const auto& [name, backend] : generation.config.backends) {
     adapters::AdapterFactory* factory = nullptr;
+    bool kept = false;
     if (previous != nullptr && diff != nullptr && !Contains(diff->backends.changed, name) &&
         !Contains(diff->backends.added, name)) {
       const auto& names = previous->backend_names;
       const auto found = std::find(names.begin(), names.end(), name);
       if (found != names.end()) factory = previous->backend_factories[found - names.begin()];
+      kept = factory != nullptr;
     }
     if (factory == nullptr) {
       const adapters::BackendKindRow* kind = adapters::FindBackendKind(backend.kind);
@@ -122,6 +147,7 @@ lockstore::Status Server::BuildBackendFactories(const ConfigGeneration* previous
       }
       factory = made.back().get();
     }
+    WarnIfTrustedOrProbeAgain(name, backend.kind, *factory, kept);
     generation.backend_names.push_back(name);
     generation.backend_factories.push_back(factory);
   }

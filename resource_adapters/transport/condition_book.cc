@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "base/log/event_log.h"
+
 namespace fencegate::adapters {
 
 std::string_view ConditionVerdictName(ConditionVerdict verdict) {
@@ -47,9 +49,34 @@ std::string ConditionReport::FailedProbesText() const {
 ConditionBook::ConditionBook(std::string backend_name, ConditionProbeOptions options)
     : backend_name_(std::move(backend_name)), options_(std::move(options)) {}
 
+namespace {
+
+// The operator's line when a scope's verdict changes: a warning unless all is well.
+void LogVerdictChange(const std::string& backend, const ConditionReport& report) {
+  const std::string verdict(ConditionVerdictName(report.verdict));
+  const std::string scope = report.scope.empty() ? "" : " bucket '" + report.scope + "'";
+  const bool fine =
+      report.verdict == ConditionVerdict::kEnforced || report.verdict == ConditionVerdict::kPending;
+  const std::string message = "backend '" + backend + "'" + scope + ": conditions " + verdict +
+                              (fine ? "" : ": " + report.FailedProbesText());
+  if (fine) {
+    log::Info(message, {{"backend", backend}, {"scope", report.scope}, {"verdict", verdict}});
+  } else {
+    log::Warn(message, {{"backend", backend}, {"scope", report.scope}, {"verdict", verdict}});
+  }
+}
+
+}  // namespace
+
 void ConditionBook::Record(ConditionReport report) {
-  const std::lock_guard lock(mutex_);
-  reports_.insert_or_assign(report.scope, std::move(report));
+  bool changed = false;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = reports_.find(report.scope);
+    changed = it == reports_.end() || it->second.verdict != report.verdict;
+    reports_.insert_or_assign(report.scope, report);
+  }
+  if (changed) LogVerdictChange(backend_name_, report);
 }
 
 std::optional<ConditionReport> ConditionBook::Find(std::string_view scope) const {

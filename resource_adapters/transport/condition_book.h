@@ -61,7 +61,8 @@ class ConditionBook {
   const std::string& backend_name() const { return backend_name_; }
   const ConditionProbeOptions& options() const { return options_; }
 
-  // Records a probe's outcome for report.scope (replacing the previous one).
+  // Records a probe's outcome for report.scope (replacing the previous one); logs a changed
+  // verdict.
   void Record(ConditionReport report);
   std::optional<ConditionReport> Find(std::string_view scope) const;
   std::vector<ConditionReport> Reports() const;  // ordered by scope

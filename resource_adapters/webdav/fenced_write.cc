@@ -38,18 +38,25 @@ std::string LockTimeoutValue(std::chrono::milliseconds timeout) {
 
 bool IsSuccess(unsigned status) { return status >= 200 && status < 300; }
 
+Problem LockLapsedProblem() {
+  return Problem{503, "webdav-lock-lost", "Service Unavailable",
+                 "the lock lapsed before the write reached the backend (lock_timeout too short "
+                 "for this write?)"};
+}
+
 }  // namespace
 
 FencedWrite::FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
                          std::shared_ptr<DavConnectionPool> pool, ResourceAdapter& passthrough,
                          ForwardRequest request, Downstream& downstream,
-                         ResourceAdapter::DoneHandler done)
+                         ResourceAdapter::DoneHandler done, bool store_tokens)
     : backend_(std::move(backend)),
       passthrough_(passthrough),
       request_(request),
       held_(ioc, downstream),
       done_(std::move(done)),
       token_(request.fencing_token.value_or(0)),
+      store_tokens_(store_tokens),
       pool_(std::move(pool)),
       choice_(ioc, pool_->server_pools(), backend_->connect),
       retry_timer_(ioc) {}
@@ -154,6 +161,7 @@ void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& res
 // The resources are locked first, then (once their tokens tell which are needed) the parents.
 void FencedWrite::AfterLocked(std::size_t index) {
   if (index + 1 < targets_.size()) return Lock(index + 1);
+  if (!store_tokens_) return Write();
   if (index + 1 == resource_count_) return CheckStoredToken(0);
   CheckMemberToken(0);
 }
@@ -162,7 +170,7 @@ void FencedWrite::AfterLocked(std::size_t index) {
 // write already stored a higher token, this one is stale and waiting cannot help.
 void FencedWrite::OnLockConflict(std::size_t index) {
   // A parent's own token belongs to the parent's writes (another fence key): not read here.
-  const std::string_view property = targets_[index].parent ? "" : kTokenProperty;
+  const std::string_view property = targets_[index].parent || !store_tokens_ ? "" : kTokenProperty;
   auto retry = [self = shared_from_this(), index](std::optional<Problem> problem,
                                                   std::optional<std::uint64_t>) {
     if (problem) return self->Refuse(std::move(*problem));
@@ -371,7 +379,8 @@ void FencedWrite::OnWritten(ForwardOutcome outcome) {
     return OnLockLost(std::move(outcome));
   }
   const http::verb method = request_.header->method();
-  if (!IsSuccess(held_.status()) || method == http::verb::delete_ || token_stored_) {
+  if (!IsSuccess(held_.status()) || method == http::verb::delete_ || token_stored_ ||
+      !store_tokens_) {
     return UnlockFrom(0, std::move(outcome));
   }
   StoreTokenAfterWrite(std::move(outcome));
@@ -383,17 +392,19 @@ void FencedWrite::OnWritten(ForwardOutcome outcome) {
 // token, else 503.
 void FencedWrite::OnLockLost(ForwardOutcome outcome) {
   auto shared_outcome = std::make_shared<ForwardOutcome>(std::move(outcome));
+  if (!store_tokens_) {
+    shared_outcome->response_started = false;
+    shared_outcome->response_complete = false;
+    shared_outcome->problem = LockLapsedProblem();
+    return UnlockFrom(0, std::move(*shared_outcome));
+  }
   ReadToken(targets_.front().path, kTokenProperty,
             [self = shared_from_this(), shared_outcome](std::optional<Problem> problem,
                                                         std::optional<std::uint64_t>) {
               ForwardOutcome& result = *shared_outcome;
               result.response_started = false;
               result.response_complete = false;
-              result.problem = problem
-                                   ? std::move(*problem)
-                                   : Problem{503, "webdav-lock-lost", "Service Unavailable",
-                                             "the lock lapsed before the write reached the backend "
-                                             "(lock_timeout too short for this write?)"};
+              result.problem = problem ? std::move(*problem) : LockLapsedProblem();
               self->UnlockFrom(0, std::move(result));
             });
 }

@@ -26,12 +26,15 @@ namespace fencegate::adapters::webdav {
 // member_property.h); PROPPATCH the new token, send the write itself through the passthrough
 // adapter with the lock tokens in the If header, then UNLOCK, on every path, before `done`
 // runs. While the locks are held no other gateway can change these resources or the parents'
-// membership, so the token check and the write are one step at the server.
+// membership, so the token check and the write are one step at the server. Without
+// `store_tokens` (a server without dead properties, under conditions: trust) only the LOCKs,
+// the write and the UNLOCKs are sent: no token is read or stored at the server.
 class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
  public:
   FencedWrite(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
               std::shared_ptr<DavConnectionPool> pool, ResourceAdapter& passthrough,
-              ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done);
+              ForwardRequest request, Downstream& downstream, ResourceAdapter::DoneHandler done,
+              bool store_tokens = true);
 
   void Start();
 
@@ -98,6 +101,7 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   HeldResponse held_;
   ResourceAdapter::DoneHandler done_;
   const std::uint64_t token_;
+  const bool store_tokens_;
   std::shared_ptr<DavConnectionPool> pool_;
   // The write's server, picked once: every step of the sequence and the write itself go there.
   ServerChoice choice_;

@@ -4,7 +4,10 @@
 #include <utility>
 
 #include "resource_adapters/transport/backend_servers.h"
+#include "resource_adapters/transport/condition_book.h"
 #include "resource_adapters/transport/server_connection_pools.h"
+#include "resource_adapters/webdav/condition_gate.h"
+#include "resource_adapters/webdav/condition_probe.h"
 #include "resource_adapters/webdav/dav_connection.h"
 #include "resource_adapters/webdav/dav_connection_pool.h"
 #include "resource_adapters/webdav/fenced_write.h"
@@ -13,6 +16,7 @@ namespace fencegate::adapters {
 
 namespace {
 
+using webdav::ConditionGate;
 using webdav::DavConnectionPool;
 using webdav::FencedWrite;
 using webdav::WebdavBackend;
@@ -33,7 +37,7 @@ bool ReservedForGateway(http::verb method) {
 class WebdavAdapter : public ResourceAdapter {
  public:
   WebdavAdapter(boost::asio::io_context& ioc, std::shared_ptr<const WebdavBackend> backend,
-                std::unique_ptr<ResourceAdapter> passthrough)
+                std::shared_ptr<ConditionGate> gate, std::unique_ptr<ResourceAdapter> passthrough)
       : ioc_(ioc),
         backend_(std::move(backend)),
         pool_(std::make_shared<DavConnectionPool>(
@@ -41,7 +45,11 @@ class WebdavAdapter : public ResourceAdapter {
             std::make_shared<ServerConnectionPools>(backend_->servers,
                                                     backend_->options.max_idle_connections,
                                                     backend_->options.idle_timeout))),
-        passthrough_(std::move(passthrough)) {}
+        passthrough_(std::move(passthrough)),
+        gate_(std::move(gate)),
+        probes_here_(gate_->StartOnce(ioc)) {}
+
+  ~WebdavAdapter() override { StopProbes(); }
 
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
     const http::verb method = request.header->method();
@@ -56,36 +64,90 @@ class WebdavAdapter : public ResourceAdapter {
       return;
     }
     if (request.fencing_token && ChangesResources(method)) {
-      std::make_shared<FencedWrite>(ioc_, backend_, pool_, *passthrough_, request, downstream,
-                                    std::move(done))
-          ->Start();
-      return;
+      return FencedWriteWithVerdict(request, downstream, std::move(done));
     }
     passthrough_->Forward(request, downstream, std::move(done));
   }
 
   void Shutdown() override {
+    StopProbes();
     pool_->CloseAll();
     passthrough_->Shutdown();
   }
 
  private:
+  // The backend's condition verdict decides first; only a verdict's change takes the gate's
+  // lock (to copy it and decide again), so a write takes none while the verdict stays.
+  void FencedWriteWithVerdict(ForwardRequest request, Downstream& downstream, DoneHandler done) {
+    const std::uint64_t generation = gate_->generation();
+    if (generation != decision_generation_) {
+      decision_ =
+          webdav::DecideFencedWrite(gate_->Current(), backend_->servers->backend_name(), false);
+      decision_generation_ = generation;
+    }
+    Follow(decision_, request, downstream, std::move(done));
+  }
+
+  void Follow(const webdav::GateDecision& decision, ForwardRequest request, Downstream& downstream,
+              DoneHandler done) {
+    if (decision.refusal) {
+      ForwardOutcome outcome;
+      outcome.problem = decision.refusal;
+      return done(std::move(outcome));
+    }
+    if (decision.wait) {
+      // The write waits for the next probe (shared with the other writes waiting); the
+      // adapter outlives the exchanges of its thread.
+      return gate_->WhenProbed(
+          ioc_.get_executor(), [this, request, &downstream,
+                                done = std::move(done)](const ConditionReport& probed) mutable {
+            Follow(webdav::DecideFencedWrite(probed, backend_->servers->backend_name(), true),
+                   request, downstream, std::move(done));
+          });
+    }
+    std::make_shared<FencedWrite>(ioc_, backend_, pool_, *passthrough_, request, downstream,
+                                  std::move(done), decision.store_tokens)
+        ->Start();
+  }
+
+  void StopProbes() {
+    if (probes_here_) gate_->Stop();
+    probes_here_ = false;
+  }
+
   boost::asio::io_context& ioc_;
   std::shared_ptr<const WebdavBackend> backend_;
   // Shared with the fenced writes in flight, which give their connection back when done.
   std::shared_ptr<DavConnectionPool> pool_;
   std::unique_ptr<ResourceAdapter> passthrough_;
+  std::shared_ptr<ConditionGate> gate_;
+  bool probes_here_;  // this thread runs the backend's probes
+  // What this thread does with the gate's verdict as of decision_generation_.
+  webdav::GateDecision decision_;
+  std::uint64_t decision_generation_ = 0;
 };
 
 class WebdavAdapterFactory : public AdapterFactory {
  public:
   WebdavAdapterFactory(std::shared_ptr<const WebdavBackend> backend,
                        std::unique_ptr<AdapterFactory> passthrough)
-      : backend_(std::move(backend)), passthrough_(std::move(passthrough)) {}
+      : backend_(std::move(backend)),
+        passthrough_(std::move(passthrough)),
+        book_(std::make_shared<ConditionBook>(backend_->servers->backend_name(),
+                                              backend_->options.conditions)),
+        gate_(std::make_shared<ConditionGate>(
+            book_, [backend = backend_](boost::asio::io_context& ioc,
+                                        std::function<void(ConditionReport)> done) {
+              webdav::ProbeWebdavConditions(ioc, backend, std::move(done));
+            })) {}
 
   std::unique_ptr<ResourceAdapter> CreateForThread(boost::asio::io_context& ioc) override {
-    return std::make_unique<WebdavAdapter>(ioc, backend_, passthrough_->CreateForThread(ioc));
+    return std::make_unique<WebdavAdapter>(ioc, backend_, gate_,
+                                           passthrough_->CreateForThread(ioc));
   }
+
+  std::shared_ptr<const ConditionBook> condition_book() const override { return book_; }
+  void ProbeConditionsAgain() override { gate_->ProbeAgain(); }
 
   std::string_view kind() const override { return "webdav"; }
 
@@ -95,6 +157,8 @@ class WebdavAdapterFactory : public AdapterFactory {
  private:
   std::shared_ptr<const WebdavBackend> backend_;
   std::unique_ptr<AdapterFactory> passthrough_;
+  std::shared_ptr<ConditionBook> book_;
+  std::shared_ptr<ConditionGate> gate_;
 };
 
 }  // namespace

@@ -118,6 +118,34 @@ TEST(AdminBackendsTest, AFilesystemBackendIsListedWithoutServers) {
   EXPECT_TRUE(backend.at("servers").as_array().empty());
 }
 
+TEST(AdminBackendsTest, ConditionVerdictsWithTheirProbes) {
+  EXPECT_TRUE(ConditionsJson(nullptr).is_null());
+  adapters::ConditionProbeOptions options;
+  options.prefix = "probes/";
+  adapters::ConditionBook book("objects", options);
+  book.Record({.scope = "photos",
+               .verdict = adapters::ConditionVerdict::kIgnored,
+               .probes = {{"put-if-match-wrong-etag", false, true, "PUT answered 200, not 412"}},
+               .checked_unix_ms = 1'700'000'000'000});
+  book.Record({.scope = "logs", .verdict = adapters::ConditionVerdict::kPending});
+  const json::object conditions = ConditionsJson(&book).as_object();
+  EXPECT_EQ(conditions.at("policy"), "verify");
+  EXPECT_EQ(conditions.at("probe_prefix"), "probes/");
+  EXPECT_EQ(conditions.at("probe_interval_ms"), 600000);
+  const json::array& reports = conditions.at("reports").as_array();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].at("scope"), "logs");
+  EXPECT_EQ(reports[0].at("verdict"), "pending");
+  EXPECT_TRUE(reports[0].at("checked_at").is_null());
+  EXPECT_EQ(reports[1].at("verdict"), "ignored");
+  EXPECT_EQ(reports[1].at("checked_at"), "2023-11-14T22:13:20.000Z");
+  const json::object& probe = reports[1].at("probes").as_array().at(0).as_object();
+  EXPECT_EQ(probe.at("name"), "put-if-match-wrong-etag");
+  EXPECT_EQ(probe.at("holds"), false);
+  EXPECT_EQ(probe.at("required"), true);
+  EXPECT_EQ(probe.at("detail"), "PUT answered 200, not 412");
+}
+
 TEST(AdminBackendsTest, OnlyRequiredRoutesWhoseBackendHasNoUsableServerAreNamed) {
   RouteConfig api_config, files_config, reports_config;
   api_config.name = "api";

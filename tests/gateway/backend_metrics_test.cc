@@ -80,6 +80,29 @@ TEST(BackendMetricsTest, EveryServerAndBackendSeriesWithItsValue) {
   EXPECT_TRUE(Has(text, "fencegate_request_duration_seconds_count{route=\"r\"} 0"));
 }
 
+// One series per verdict, 1 on the current one: an alert on verdict="ignored" sees it clear.
+TEST(BackendMetricsTest, ConditionVerdictsAreAStateSetPerScope) {
+  BackendSample objects;
+  objects.backend = "objects";
+  objects.conditions = {{.scope = "photos", .verdict = adapters::ConditionVerdict::kIgnored},
+                        {.scope = "logs", .verdict = adapters::ConditionVerdict::kPartial}};
+  GatewayMetrics metrics({"r"}, 1);
+  const std::string text = metrics.RenderText(BackendFamilies({objects}));
+  EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_conditions gauge")) << text;
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_conditions{backend=\"objects\",scope=\"photos\","
+                  "verdict=\"ignored\"} 1"));
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_conditions{backend=\"objects\",scope=\"photos\","
+                  "verdict=\"enforced\"} 0"));
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_conditions{backend=\"objects\",scope=\"logs\","
+                  "verdict=\"partial\"} 1"));
+  EXPECT_TRUE(Has(text,
+                  "fencegate_backend_conditions{backend=\"objects\",scope=\"logs\","
+                  "verdict=\"ignored\"} 0"));
+}
+
 TEST(BackendMetricsTest, AnUpstreamHistogramIsMadeOncePerRouteAndBackend) {
   GatewayMetrics metrics({"r"}, 1);
   EXPECT_EQ(metrics.BackendUpstreamDuration("r", "api"),

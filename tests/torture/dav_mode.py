@@ -25,6 +25,7 @@ from snapshots import ThinnedSnapshots, empty_snapshot, set_body
 
 # lock_timeout is short so a lock whose UNLOCK the relay lost blocks a resource briefly; the
 # LOCK retries outlast it. response_timeout as in the http mode (above the relay's delays).
+# Apache serves WebDAV under /dav/ only: the condition probes go there.
 WEBDAV_CONFIG = CONFIG_HEAD + """\
 backends:
   share:
@@ -35,6 +36,7 @@ backends:
     lock_timeout: 2s
     lock_attempts: 600
     lock_retry_delay: 5ms
+    probe_prefix: dav/.fencegate-probe/
 routes:
   - name: dav
     prefix: /dav/
@@ -48,8 +50,8 @@ routes:
 # checker catches what they apply out of order.
 UNSAFE_MODE = "unsafe-http-before-apache"
 UNSAFE_CONFIG = (WEBDAV_CONFIG.replace("kind: webdav", "kind: http")
-                 .replace("    lock_timeout: 2s\n    lock_attempts: 600\n    lock_retry_delay: 5ms\n",
-                          ""))
+                 .replace("    lock_timeout: 2s\n    lock_attempts: 600\n    lock_retry_delay: 5ms\n"
+                          "    probe_prefix: dav/.fencegate-probe/\n", ""))
 
 PROPFIND = (b'<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop>'
             b'<F:fencing-token xmlns:F="urn:fencegate"/></D:prop></D:propfind>')
@@ -116,13 +118,17 @@ class DavSnapshots(ThinnedSnapshots):
         return [await self.read(r) for r in self.resources]
 
 
+# The gateways' condition probes write scratch resources there (WEBDAV_CONFIG's probe_prefix).
+PROBE_PATHS = "/dav/.fencegate-probe/"
+
+
 def read_access_log(path):
-    """(attempt, status, begin µs) of every PUT Apache answered."""
+    """(attempt, status, begin µs) of every PUT Apache answered, but the condition probes'."""
     puts = []
     with open(path, encoding="latin-1") as f:
         for line in f:
             fields = line.split()
-            if len(fields) == 5 and fields[0] == "PUT":
+            if len(fields) == 5 and fields[0] == "PUT" and not fields[1].startswith(PROBE_PATHS):
                 puts.append((fields[3], int(fields[2]), int(fields[4])))
     return puts
 

@@ -47,6 +47,8 @@ integration::GatewayConfig DavGatewayConfig(const std::string& url,
   YAML::Node dav = config.Backend("dav");
   dav["kind"] = "webdav";
   dav["url"] = url;
+  // Apache serves WebDAV under /dav/ only: the condition probes' scratch resources go there.
+  dav["probe_prefix"] = "dav/.fencegate-probe/";
   integration::SetKeys(dav, extra_backend_keys);
   config.Route("dav", "/dav/", "dav", "dav:{segment:2}")["fenced_methods"] =
       integration::Sequence({"PUT", "DELETE", "MOVE", "COPY", "MKCOL"});

@@ -24,7 +24,8 @@ struct Gateway {
 };
 
 // One fenced route /dav/ (fence key per first path segment, fenced methods PUT, DELETE, MOVE,
-// COPY, MKCOL) to the webdav backend "dav" at `url`, with `extra_backend_keys` (a map) in it.
+// COPY, MKCOL) to the webdav backend "dav" at `url` (its condition probes under
+// /dav/.fencegate-probe/), with `extra_backend_keys` (a map) in it.
 integration::GatewayConfig DavGatewayConfig(const std::string& url,
                                             const YAML::Node& extra_backend_keys = YAML::Node());
 std::unique_ptr<Gateway> StartGateway(const integration::GatewayConfig& config, std::string* error);

@@ -83,16 +83,24 @@ class WebdavTlsTest : public ::testing::Test {
         .value_or(0);
   }
 
-  // A fenced write refused at the TLS handshake: 502 problem+json naming the failure, counted,
-  // and nothing written.
+  // A backend whose certificate is refused cannot be probed for the conditions fenced writes
+  // rely on: a fenced write is refused 503 backend-conditions-unverified naming the TLS failure,
+  // and nothing is written; an unfenced request is refused at the TLS handshake, 502
+  // problem+json naming the failure, counted.
   void ExpectRefused(const Gateway& gateway, const std::string& what) {
     const integration::Response response = Put(gateway, "/dav/refused.txt", "5", "no");
-    EXPECT_EQ(response.result_int(), 502u) << what;
+    EXPECT_EQ(response.result_int(), 503u) << what;
     EXPECT_EQ(response[http::field::content_type], "application/problem+json") << what;
+    EXPECT_EQ(ProblemType(response.body()), "backend-conditions-unverified") << what;
     EXPECT_NE(response.body().find("certificate verify failed"), std::string::npos)
         << what << ": " << response.body();
-    EXPECT_GT(ConnectErrors(gateway), 0) << what;
     EXPECT_EQ(Direct(MakeRequest(http::verb::get, "/dav/refused.txt")).result_int(), 404u) << what;
+    const integration::Response read =
+        Send(gateway.port(), MakeRequest(http::verb::get, "/dav/refused.txt"));
+    EXPECT_EQ(read.result_int(), 502u) << what;
+    EXPECT_NE(read.body().find("certificate verify failed"), std::string::npos)
+        << what << ": " << read.body();
+    EXPECT_GT(ConnectErrors(gateway), 0) << what;
   }
 
   integration::TempDir dir_;
