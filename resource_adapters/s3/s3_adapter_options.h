@@ -32,7 +32,9 @@ struct S3AdapterOptions : UpstreamOptions {
   std::string secret_key;
   EtagQuoting etag_quoting = EtagQuoting::kAuto;
   // Request bodies are held in memory so that a conditional write can be sent again after a
-  // 412; larger bodies are refused with 413 (multipart parts stay below it).
+  // 412; larger bodies are streamed in one attempt. Also the largest source a fenced CopyObject
+  // copies as GET + conditional PUT (buckets that ignore conditions on a copy's destination);
+  // a larger source is refused with 413.
   std::size_t max_spool_bytes = 64u << 20;
   // Conditional writes sent again after a 412 from a concurrent writer, before 503.
   unsigned max_retries = 8;

@@ -9,6 +9,7 @@
 
 #include "resource_adapters/client_token_field.h"
 #include "resource_adapters/s3/bucket_probes.h"
+#include "resource_adapters/s3/s3_copy_request.h"
 
 namespace fencegate::adapters::s3 {
 
@@ -231,10 +232,14 @@ asio::awaitable<void> S3Exchange::Run() {
   }
   switch (request_.operation) {
     case Operation::kPutObject:
-      co_await ConditionalWrite(UpstreamHeader(http::verb::put), false);
+      if (IsCopyObject(client_header_)) {
+        co_await CopyObject();
+      } else {
+        co_await ConditionalWrite(UpstreamHeader(http::verb::put), WriteKind::kObject);
+      }
       co_return;
     case Operation::kCompleteMultipart:
-      co_await ConditionalWrite(UpstreamHeader(http::verb::post), false);
+      co_await ConditionalWrite(UpstreamHeader(http::verb::post), WriteKind::kObject);
       co_return;
     case Operation::kDeleteObject: {
       // radosgw ignores conditions on DELETE: a fenced delete is a conditional write of a
@@ -245,7 +250,7 @@ asio::awaitable<void> S3Exchange::Run() {
       header.set(kTombstoneMeta, "1");
       body_ = "fencegate tombstone, fencing token " + std::to_string(*token_) + "\n";
       header.set(http::field::content_length, std::to_string(body_.size()));
-      co_await ConditionalWrite(std::move(header), true);
+      co_await ConditionalWrite(std::move(header), WriteKind::kTombstone);
       co_return;
     }
     case Operation::kCreateMultipart:
@@ -423,7 +428,6 @@ asio::awaitable<bool> S3Exchange::AwaitConditionsEnforced() {
     co_return false;
   }
   copy_destination_conditions = gate->copy_destination_conditions;
-  delete_conditions = gate->delete_conditions;
   co_return true;
 }
 
@@ -477,7 +481,7 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
   co_return version;
 }
 
-asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is_delete) {
+asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, WriteKind kind) {
   const bool client_conditions = client_header_.count(http::field::if_match) != 0 ||
                                  client_header_.count(http::field::if_none_match) != 0;
   // CompleteMultipartUpload is only conditional on backends that honour it (not radosgw 16),
@@ -522,25 +526,35 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, bool is
     }
     const unsigned status = call.response().result_int();
     if (!IsConflict(status)) {
-      if (status / 100 == 2 && request_.operation == Operation::kPutObject) {
-        ObjectVersion written = VersionFromFields(call.response());
-        written.token = *token_;
-        cache_->Put(cache_key_, std::move(written));
-      } else if (status / 100 == 2 && is_delete) {
-        ObjectVersion written = VersionFromFields(call.response());
-        written.token = *token_;
-        written.tombstone = true;
-        cache_->Put(cache_key_, std::move(written));
+      const bool written = status / 100 == 2;
+      if (written && request_.operation == Operation::kPutObject && kind != WriteKind::kCopy) {
+        // (A native copy's ETag is in its body, not its header: nothing to remember.)
+        ObjectVersion stored = VersionFromFields(call.response());
+        stored.token = *token_;
+        cache_->Put(cache_key_, std::move(stored));
+      } else if (written && kind == WriteKind::kTombstone) {
+        ObjectVersion stored = VersionFromFields(call.response());
+        stored.token = *token_;
+        stored.tombstone = true;
+        cache_->Put(cache_key_, std::move(stored));
       } else {
         cache_->Erase(cache_key_);
       }
       outcome_.upstream_status = status;
       outcome_.upstream_server = call.server_url();
-      if (is_delete && status / 100 == 2) {
+      if (written && kind == WriteKind::kTombstone) {
         std::string ignored;
         co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
         const std::string no_body;
         co_await WriteSimpleResponse(204, {}, no_body);
+      } else if (written && kind == WriteKind::kCopyAsPut) {
+        std::string ignored;
+        co_await call.ReadWholeBody(&ignored, kErrorBodyLimit);
+        outcome_.etag = std::string(call.response()[http::field::etag]);
+        const auto now = std::chrono::system_clock::now().time_since_epoch();
+        const std::string xml = CopyObjectResultXml(
+            outcome_.etag, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+        co_await WriteSimpleResponse(200, "application/xml", xml);
       } else {
         co_await RelayResponse(call);
       }

@@ -67,7 +67,22 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
              ResourceAdapter::DoneHandler done);
   void Start();
 
+  // Whether the bucket honours If-Match / If-None-Match on a CopyObject's destination (its
+  // condition probe's verdict); set from the bucket's verdict before a fenced operation runs (or
+  // by a test before Start). Without it a fenced copy is written as GET of the source +
+  // conditional PUT of the destination. (A DELETE is a tombstone PUT whatever the verdict says
+  // of DELETE conditions: a real delete would forget the token.)
+  bool copy_destination_conditions = false;
+
  private:
+  // What a conditional write stores, which decides how its success is answered.
+  enum class WriteKind {
+    kObject,     // the client's PUT or CompleteMultipartUpload: the backend's answer is relayed
+    kTombstone,  // a fenced DELETE: 204
+    kCopy,       // CopyObject under a destination condition: the backend's answer is relayed
+    kCopyAsPut,  // CopyObject as GET + PUT: answered with a CopyObjectResult of the PUT
+  };
+
   boost::asio::awaitable<void> Run();
   // A fenced write goes on only once its bucket's verdict (docs/BACKEND_TRUST.md) says the
   // backend enforces what the write relies on: it waits for the bucket's probe when there is no
@@ -94,7 +109,13 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   boost::asio::awaitable<void> RelayResponse(UpstreamCall& call);
   // The fenced write: conditional on the version seen, retried after 412 (README).
   // A streamed body gets a single attempt: a conflict is refused, not retried.
-  boost::asio::awaitable<void> ConditionalWrite(RequestHeader header, bool is_delete);
+  boost::asio::awaitable<void> ConditionalWrite(RequestHeader header, WriteKind kind);
+  // A fenced CopyObject (s3_copy.cc): the destination gets the presented token and is written
+  // under a condition on its own version, as a PUT is.
+  boost::asio::awaitable<void> CopyObject();
+  // Reads the rest of a copy source's (small) error body and answers `status` with `xml`.
+  boost::asio::awaitable<void> AnswerCopyRefusal(UpstreamCall& call, unsigned status,
+                                                 std::string xml);
   // HEAD of the object; nullopt (and the exchange finished) when the backend failed.
   boost::asio::awaitable<std::optional<ObjectVersion>> Head();
   // Refuses the write when the backend holds a higher token; true if it did. An unread streamed
@@ -133,13 +154,6 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   ForwardOutcome outcome_;
   std::optional<std::chrono::steady_clock::time_point> upstream_start_;
   bool finished_ = false;
-
-  // The bucket's verdict's optional behaviours, set before a fenced operation runs: whether the
-  // backend refuses a CopyObject whose destination If-Match does not hold, and a DELETE whose
-  // If-Match does not hold. Where one does not, the operation takes a path that needs only
-  // conditional PUT.
-  bool copy_destination_conditions = false;
-  bool delete_conditions = false;
 };
 
 }  // namespace fencegate::adapters::s3

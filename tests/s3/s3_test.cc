@@ -400,6 +400,87 @@ TEST(S3Test, DeleteLeavesATombstoneThatKeepsTheToken) {
   EXPECT_EQ(Send(first.port(), http::verb::get, "/deletes/d", std::nullopt).body(), "reborn");
 }
 
+// A fenced CopyObject: the destination is the fenced resource. It carries the presented token
+// (not the source's, which S3 copies with the rest of the metadata), keeps the source's other
+// metadata (COPY) or the client's (REPLACE), and a zombie with a lower token through a second
+// gateway, whose own fence never saw the copy's token, is refused by the backend. radosgw 16.2
+// ignores conditions on a copy's destination, so the copy goes as GET + conditional PUT.
+TEST(S3Test, FencedCopyCarriesThePresentedTokenAgainstAZombieBehindAnotherGateway) {
+  S3Gateway first;
+  S3Gateway second;
+  ASSERT_NE(first.instance, nullptr);
+  ASSERT_NE(second.instance, nullptr);
+  CreateBucket(first.port(), "copies");
+  ASSERT_EQ(Put(first.port(), "/copies/src", 3, "source bytes",
+                {{"Content-Type", "text/plain"}, {"x-amz-meta-colour", "blue"}})
+                .result_int(),
+            200);
+
+  const Response copied =
+      Put(first.port(), "/copies/dst", 30, "", {{"x-amz-copy-source", "/copies/src"}});
+  ASSERT_EQ(copied.result_int(), 200) << copied.body();
+  EXPECT_NE(copied.body().find("<CopyObjectResult"), std::string::npos) << copied.body();
+  EXPECT_NE(copied.body().find("<ETag>"), std::string::npos) << copied.body();
+  Response read = Send(first.port(), http::verb::get, "/copies/dst", std::nullopt);
+  EXPECT_EQ(read.body(), "source bytes");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "30");
+  EXPECT_EQ(read["x-amz-meta-colour"], "blue");
+  EXPECT_EQ(read[http::field::content_type], "text/plain");
+
+  // The zombie (25) through the other gateway: neither a PUT nor a copy of its own lands.
+  const Response zombie_put = Put(second.port(), "/copies/dst", 25, "zombie");
+  EXPECT_EQ(zombie_put.result_int(), 409) << zombie_put.body();
+  EXPECT_EQ(Reason(zombie_put), "backend_fence") << zombie_put.body();
+  const Response zombie_copy =
+      Put(second.port(), "/copies/dst", 25, "", {{"x-amz-copy-source", "copies/src"}});
+  EXPECT_EQ(zombie_copy.result_int(), 409) << zombie_copy.body();
+  EXPECT_EQ(Reason(zombie_copy), "backend_fence") << zombie_copy.body();
+  read = Send(first.port(), http::verb::get, "/copies/dst", std::nullopt);
+  EXPECT_EQ(read.body(), "source bytes");
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "30");
+
+  // REPLACE: the client's metadata, still the presented token.
+  const Response replaced = Put(second.port(), "/copies/dst", 31, "",
+                                {{"x-amz-copy-source", "/copies/src"},
+                                 {"x-amz-metadata-directive", "REPLACE"},
+                                 {"x-amz-meta-colour", "red"},
+                                 {"Content-Type", "application/json"}});
+  ASSERT_EQ(replaced.result_int(), 200) << replaced.body();
+  read = Send(first.port(), http::verb::get, "/copies/dst", std::nullopt);
+  EXPECT_EQ(read["x-amz-meta-fencing-token"], "31");
+  EXPECT_EQ(read["x-amz-meta-colour"], "red");
+  EXPECT_EQ(read[http::field::content_type], "application/json");
+
+  // Copy-source conditions, checked against the source.
+  EXPECT_EQ(Put(first.port(), "/copies/dst", 32, "",
+                {{"x-amz-copy-source", "/copies/src"}, {"x-amz-copy-source-if-match", "\"no\""}})
+                .result_int(),
+            412);
+  // A missing or deleted (tombstoned) source is no object to copy, and nothing is written.
+  EXPECT_EQ(Put(first.port(), "/copies/dst", 32, "", {{"x-amz-copy-source", "/copies/none"}})
+                .result_int(),
+            404);
+  ASSERT_EQ(Send(first.port(), http::verb::delete_, "/copies/src", 4).result_int(), 204);
+  const Response of_tombstone =
+      Put(first.port(), "/copies/dst", 32, "", {{"x-amz-copy-source", "/copies/src"}});
+  EXPECT_EQ(of_tombstone.result_int(), 404);
+  EXPECT_NE(of_tombstone.body().find("<Key>src</Key>"), std::string::npos) << of_tombstone.body();
+  EXPECT_EQ(
+      Send(first.port(), http::verb::get, "/copies/dst", std::nullopt)["x-amz-meta-fencing-token"],
+      "31");
+
+  // A source larger than max_spool_bytes (1 MiB here) cannot be copied as GET + PUT: refused.
+  ASSERT_EQ(Put(first.port(), "/copies/big", 5, std::string(1536 * 1024, 'b')).result_int(), 200);
+  const Response too_large =
+      Put(first.port(), "/copies/dst", 33, "", {{"x-amz-copy-source", "/copies/big"}});
+  EXPECT_EQ(too_large.result_int(), 413) << too_large.body();
+  EXPECT_NE(too_large.body().find("s3-copy-source-too-large"), std::string::npos)
+      << too_large.body();
+  EXPECT_EQ(
+      Send(first.port(), http::verb::get, "/copies/dst", std::nullopt)["x-amz-meta-fencing-token"],
+      "31");
+}
+
 // The key is decoded from the path: the NoSuchKey body of its tombstone escapes its markup.
 TEST(S3Test, TombstoneNoSuchKeyBodyEscapesTheKey) {
   S3Gateway gateway;
