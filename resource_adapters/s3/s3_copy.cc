@@ -56,7 +56,7 @@ asio::awaitable<void> S3Exchange::CopyObject() {
   }
   // The source's metadata and state (a tombstone is no object) are needed either way: a HEAD
   // when the backend copies, a GET with the bytes when the gateway writes them.
-  const bool backend_copies = copy_destination_conditions;
+  const bool backend_copies = copy_destination_conditions_;
   RequestHeader read;
   read.method(backend_copies ? http::verb::head : http::verb::get);
   read.target(source.target);

@@ -427,7 +427,7 @@ asio::awaitable<bool> S3Exchange::AwaitConditionsEnforced() {
                        "(conditions: verify; docs/BACKEND_TRUST.md)"});
     co_return false;
   }
-  copy_destination_conditions = gate->copy_destination_conditions;
+  copy_destination_conditions_ = gate->copy_destination_conditions;
   co_return true;
 }
 

@@ -67,13 +67,6 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
              ResourceAdapter::DoneHandler done);
   void Start();
 
-  // Whether the bucket honours If-Match / If-None-Match on a CopyObject's destination (its
-  // condition probe's verdict); set from the bucket's verdict before a fenced operation runs (or
-  // by a test before Start). Without it a fenced copy is written as GET of the source +
-  // conditional PUT of the destination. (A DELETE is a tombstone PUT whatever the verdict says
-  // of DELETE conditions: a real delete would forget the token.)
-  bool copy_destination_conditions = false;
-
  private:
   // What a conditional write stores, which decides how its success is answered.
   enum class WriteKind {
@@ -154,6 +147,13 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   ForwardOutcome outcome_;
   std::optional<std::chrono::steady_clock::time_point> upstream_start_;
   bool finished_ = false;
+
+  // Whether the bucket honours If-Match / If-None-Match on a CopyObject's destination (its
+  // condition probe's verdict); set from the bucket's verdict before a fenced operation runs.
+  // Without it a fenced copy is written as GET of the source + conditional PUT of the destination.
+  // (A DELETE is a tombstone PUT whatever the verdict says of DELETE conditions: a real delete
+  // would forget the token.)
+  bool copy_destination_conditions_ = false;
 };
 
 }  // namespace fencegate::adapters::s3

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "resource_adapters/s3/bucket_conditions.h"
 #include "resource_adapters/s3/s3_exchange.h"
 #include "resource_adapters/transport/backend_servers.h"
 #include "tests/resource_adapters/fake_downstream.h"
@@ -70,6 +71,17 @@ class S3CopyExchangeTest : public ::testing::Test {
     backend_->options = options;
     pools_ = std::make_shared<ServerConnectionPools>(servers_->servers, 4,
                                                      std::chrono::milliseconds(15000));
+    // The destination bucket's probe found every condition honoured, copy destinations
+    // included: the backend copies.
+    auto conditions = std::make_shared<BucketConditions>("objects", ConditionProbeOptions{});
+    BucketProbe probe;
+    probe.report.scope = "dst";
+    probe.report.verdict = ConditionVerdict::kEnforced;
+    probe.report.probes = {{"put-if-match-wrong-etag", true, true, ""},
+                           {"put-if-none-match-existing", true, true, ""},
+                           {"copy-destination-if-match-wrong-etag", true, false, ""}};
+    conditions->Finish("dst", std::move(probe));
+    gates_ = std::make_unique<BucketGates>(std::move(conditions));
   }
 
   // A fenced copy of /src/a to /dst/b with token 30, the backend copying.
@@ -82,11 +94,10 @@ class S3CopyExchangeTest : public ::testing::Test {
     ForwardOutcome outcome;
     auto exchange =
         std::make_shared<S3Exchange>(ioc_, backend_, std::make_shared<VersionCache>(0), pools_,
-                                     request, downstream, [&](ForwardOutcome result) {
+                                     *gates_, request, downstream, [&](ForwardOutcome result) {
                                        outcome = std::move(result);
                                        done = true;
                                      });
-    exchange->copy_destination_conditions = true;
     exchange->Start();
     EXPECT_TRUE(testing::RunUntil(ioc_, done));
     pools_->CloseAll();
@@ -109,6 +120,7 @@ class S3CopyExchangeTest : public ::testing::Test {
   std::shared_ptr<BackendServers> servers_;
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<ServerConnectionPools> pools_;
+  std::unique_ptr<BucketGates> gates_;
 };
 
 TEST_F(S3CopyExchangeTest, BackendCopiesUnderReplaceWithThePresentedTokenAndADestinationCondition) {
