@@ -16,6 +16,7 @@
 
 #include "tests/s3/counting_relay.h"
 #include "tests/s3/direct_probe.h"
+#include "tests/s3/radosgw_environment.h"
 #include "tests/support/admin_client.h"
 #include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
@@ -25,50 +26,6 @@
 
 namespace fencegate::integration {
 namespace {
-
-std::string RadosgwScript() {
-  return std::string(FENCEGATE_SOURCE_DIR) + "/tests/support/radosgw.sh";
-}
-
-// The one radosgw of this binary: started before the first test, stopped after the last. It
-// serves plain HTTP on `port` and HTTPS on `ssl_port` (certificate for localhost and 127.0.0.1,
-// signed by `certs`/ca.pem).
-class Radosgw : public ::testing::Environment {
- public:
-  static inline std::uint16_t port = 0;
-  static inline std::uint16_t ssl_port = 0;
-  static inline std::string certs;
-
-  void SetUp() override {
-    dir_ = std::make_unique<TempDir>();
-    const std::string command =
-        "bash " + RadosgwScript() + " start " + dir_->Join("ceph") + " 2>&1";
-    std::string output;
-    if (FILE* pipe = popen(command.c_str(), "r")) {
-      char line[512];
-      while (fgets(line, sizeof line, pipe) != nullptr) output += line;
-      pclose(pipe);
-    }
-    std::smatch match;
-    if (std::regex_search(
-            output, match,
-            std::regex("radosgw ready port=([0-9]+) .* ssl_port=([0-9]+) certs=(\\S+)"))) {
-      port = static_cast<std::uint16_t>(std::stoi(match[1]));
-      ssl_port = static_cast<std::uint16_t>(std::stoi(match[2]));
-      certs = match[3];
-    }
-    ASSERT_NE(port, 0) << "radosgw did not start:\n" << output;
-  }
-
-  void TearDown() override {
-    const std::string command = "bash " + RadosgwScript() + " stop " + dir_->Join("ceph");
-    EXPECT_EQ(std::system(command.c_str()), 0);
-    dir_.reset();
-  }
-
- private:
-  std::unique_ptr<TempDir> dir_;
-};
 
 // A gateway with its own fence store in front of the shared radosgw (or of a relay to it, at
 // `backend_port`), with `threads` network threads (two by default). Route "awscli" (bucket
@@ -83,8 +40,8 @@ struct S3Gateway {
                      const YAML::Node& backend_options = YAML::Node(), int threads = 2,
                      std::string endpoint = "") {
     if (endpoint.empty()) {
-      endpoint =
-          "http://127.0.0.1:" + std::to_string(backend_port != 0 ? backend_port : Radosgw::port);
+      endpoint = "http://127.0.0.1:" +
+                 std::to_string(backend_port != 0 ? backend_port : RadosgwEnvironment::port);
     }
     GatewayConfig config;
     config["threads"] = threads;
@@ -176,7 +133,7 @@ TEST(S3Test, FencedWriteKeepsTheTokenWithTheObject) {
 // and one idle longer than idle_timeout is closed rather than reused.
 TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
   constexpr int kRounds = 25;
-  CountingRelay relay(Radosgw::port);
+  CountingRelay relay(RadosgwEnvironment::port);
   {
     S3Gateway pooled(relay.port());
     ASSERT_NE(pooled.instance, nullptr);
@@ -709,13 +666,13 @@ TEST(S3Test, AwscliThroughTheGateway) {
 // ---- https endpoints: the same radosgw on its TLS port ----
 
 std::string HttpsEndpoint(std::uint16_t port = 0) {
-  return "https://127.0.0.1:" + std::to_string(port != 0 ? port : Radosgw::ssl_port);
+  return "https://127.0.0.1:" + std::to_string(port != 0 ? port : RadosgwEnvironment::ssl_port);
 }
 
 // The s3 backend's key trusting `ca` from the test certificates.
 YAML::Node TrustTestCa(const std::string& ca = "ca.pem") {
   YAML::Node keys;
-  keys["tls_ca_file"] = Radosgw::certs + "/" + ca;
+  keys["tls_ca_file"] = RadosgwEnvironment::certs + "/" + ca;
   return keys;
 }
 
@@ -730,7 +687,7 @@ double ConnectErrors(const S3Gateway& gateway) {
 // the backend's condition, which travels over TLS too. Keep-alive holds over TLS: a relay in
 // front of the TLS port sees at most one connection per network thread.
 TEST(S3TlsTest, FencedWritesOverHttpsLandInRadosgw) {
-  CountingRelay relay(Radosgw::ssl_port);
+  CountingRelay relay(RadosgwEnvironment::ssl_port);
   S3Gateway tls(0, TrustTestCa(), 2, HttpsEndpoint(relay.port()));
   ASSERT_NE(tls.instance, nullptr);
   CreateBucket(tls.port(), "overtls");
@@ -855,8 +812,8 @@ TEST(S3ProbeTest, RadosgwEnforcesPutConditionsOnly) {
     ASSERT_NE(gateway.instance, nullptr);
     CreateBucket(gateway.port(), "probed");
   }
-  const adapters::ConditionReport report =
-      ProbeBucketDirectly(Radosgw::port, "fencegate-test", "fencegate-test-secret", "probed");
+  const adapters::ConditionReport report = ProbeBucketDirectly(
+      RadosgwEnvironment::port, "fencegate-test", "fencegate-test-secret", "probed");
   std::printf("radosgw probe: %s\n", DescribeReport(report).c_str());
   EXPECT_EQ(report.verdict, adapters::ConditionVerdict::kPartial) << DescribeReport(report);
   std::map<std::string, bool> holds;
@@ -890,6 +847,6 @@ TEST(S3ProbeTest, FencedWritesGoOnUnderAPartialVerdict) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new fencegate::integration::Radosgw);
+  ::testing::AddGlobalTestEnvironment(new fencegate::integration::RadosgwEnvironment);
   return RUN_ALL_TESTS();
 }
