@@ -9,24 +9,25 @@
 namespace fencegate::adapters {
 namespace {
 
-ConditionProbeResult Probe(std::string name, bool holds, bool required) {
+ConditionProbeResult BookProbe(std::string name, bool holds, bool required) {
   return ConditionProbeResult{std::move(name), holds, required, holds ? "" : "answered 200"};
 }
 
 TEST(ConditionReportTest, VerdictFollowsTheRequiredAndOptionalProbes) {
-  EXPECT_EQ(ConditionReport::FromProbes({Probe("a", true, true), Probe("b", true, false)}),
+  EXPECT_EQ(ConditionReport::FromProbes({BookProbe("a", true, true), BookProbe("b", true, false)}),
             ConditionVerdict::kEnforced);
-  EXPECT_EQ(ConditionReport::FromProbes({Probe("a", true, true), Probe("b", false, false)}),
+  EXPECT_EQ(ConditionReport::FromProbes({BookProbe("a", true, true), BookProbe("b", false, false)}),
             ConditionVerdict::kPartial);
-  EXPECT_EQ(ConditionReport::FromProbes({Probe("a", false, true), Probe("b", false, false)}),
-            ConditionVerdict::kIgnored);
+  EXPECT_EQ(
+      ConditionReport::FromProbes({BookProbe("a", false, true), BookProbe("b", false, false)}),
+      ConditionVerdict::kIgnored);
   EXPECT_EQ(ConditionReport::FromProbes({}), ConditionVerdict::kEnforced);
 }
 
 TEST(ConditionReportTest, FailedProbesTextNamesEachFailure) {
   ConditionReport report;
-  report.probes = {Probe("put-if-match-wrong-etag", false, true), Probe("ok", true, true),
-                   Probe("delete-if-match-wrong-etag", false, false)};
+  report.probes = {BookProbe("put-if-match-wrong-etag", false, true), BookProbe("ok", true, true),
+                   BookProbe("delete-if-match-wrong-etag", false, false)};
   EXPECT_EQ(report.FailedProbesText(),
             "put-if-match-wrong-etag: answered 200; delete-if-match-wrong-etag: answered 200");
   ConditionReport unreachable;
