@@ -102,7 +102,6 @@ std::optional<BucketGate> GateFromReport(const ConditionReport& report) {
   BucketGate gate;
   gate.verdict = report.verdict;
   gate.copy_destination_conditions = ProbeHolds(report, "copy-destination-if-match-wrong-etag");
-  gate.delete_conditions = ProbeHolds(report, "delete-if-match-wrong-etag");
   if (report.verdict == ConditionVerdict::kIgnored) gate.failed_probes = report.FailedProbesText();
   return gate;
 }

@@ -102,9 +102,10 @@ ConditionReport ScopeReport(std::string scope, ConditionVerdict verdict, std::st
 // What a fenced write needs of its bucket's verdict.
 struct BucketGate {
   ConditionVerdict verdict = ConditionVerdict::kPending;
-  // The optional behaviours that hold (S3Exchange's flags of the same names).
+  // Whether the backend honours conditions on a copy's destination (S3Exchange's flag of the
+  // same name). DELETE conditions are probed and reported, but no write depends on them: a
+  // fenced DELETE is a tombstone PUT on every backend.
   bool copy_destination_conditions = false;
-  bool delete_conditions = false;
   std::string failed_probes;  // kIgnored: for the refusal's detail
 };
 

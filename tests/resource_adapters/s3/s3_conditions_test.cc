@@ -350,7 +350,6 @@ TEST(BucketConditionsTest, GatesKeepFinalVerdictsUntilANewOneIsRecorded) {
   ASSERT_NE(gate, nullptr);
   EXPECT_EQ(gate->verdict, ConditionVerdict::kPartial);
   EXPECT_FALSE(gate->copy_destination_conditions);
-  EXPECT_TRUE(gate->delete_conditions);
   conditions->Finish("x", Probed(s3::ScopeReport("x", ConditionVerdict::kUnreachable)));
   EXPECT_EQ(gates.Find("x"), nullptr) << "unreachable: the write probes again";
   ConditionReport ignored = s3::ScopeReport("x", ConditionVerdict::kIgnored);
