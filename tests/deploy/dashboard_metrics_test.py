@@ -4,9 +4,9 @@ selectors name and the label values their exact matchers ask for; so the dashboa
 cannot drift from the code.
 
 Two real gateways between them export every family: one on the embedded store with TLS on the
-traffic listener, the lock API and an http backend with health checks (store sync and group
-commit, TLS expiry, backends, locks, process); one on a real etcd with `cluster:` on (the etcd
-store's and the cluster's metrics). A fenced write, a refused stale one and a lock grant go
+traffic listener, the lock API, an http backend with health checks and a webdav backend (store
+sync and group commit, TLS expiry, backends and their condition verdicts, locks, process); one
+on a real etcd with `cluster:` on (the etcd store's and the cluster's metrics). A fenced write, a refused stale one and a lock grant go
 through the first before the scrape, as in production.
 
 Names are found in the PromQL text (string literals removed) as the identifiers that start with
@@ -212,11 +212,20 @@ backends:
     health_check:
       path: /health
       interval: 100ms
+  # A webdav backend for the condition probe's verdicts (the test backend is no WebDAV server:
+  # the verdict is "unreachable", and every verdict's series is exported).
+  dav:
+    kind: webdav
+    url: http://127.0.0.1:{backend}
 routes:
   - name: kv
     prefix: /kv/
     backend: api
     fence_key: "kv:{{{{segment:2}}}}"
+  - name: dav
+    prefix: /dav/
+    backend: dav
+    fence_key: "dav:{{{{segment:2}}}}"
 """
 
 CLUSTERED = """listen: 127.0.0.1:{{port}}
