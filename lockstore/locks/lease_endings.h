@@ -12,8 +12,8 @@
 
 namespace fencegate::lockstore {
 
-// Why a fencing token the fence refused is stale (docs/LOCKS.md "Why a token is stale"): the
-// difference Kafka's KIP-588 draws between "another holder fenced you" and "your own lease ran
+// Why a fencing token the fence refused is stale (docs/LOCKS_AND_TOKENS.md "Why a token is stale"):
+// the difference Kafka's KIP-588 draws between "another holder fenced you" and "your own lease ran
 // out".
 enum class StaleReason : std::uint8_t {
   kSuperseded,     // a higher token was written or granted (also: nothing more is known)
@@ -27,8 +27,8 @@ std::string_view StaleReasonName(StaleReason reason);
 
 struct StaleTokenExplanation {
   StaleReason reason = StaleReason::kSuperseded;
-  std::uint64_t audit_id =
-      0;  // kForceReleased: the lock-audit record's sequence (0: not yet known)
+  // kForceReleased: the lock-audit record's sequence (0: not yet known).
+  std::uint64_t audit_id = 0;
 };
 
 // How the last leases of each lock ended, by token, and which lock's grants raise each fence key.
