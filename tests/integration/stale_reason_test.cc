@@ -1,7 +1,7 @@
-// Why a stale token is stale (docs/LOCKS_AND_TOKENS.md "Why a token is stale"), through the real binary:
-// one refusal per reason. Locks "orders-*" raise fence key "kv:{name}" (lock_test_support.h),
-// so tokens the lock API granted for them are explained by how their leases ended; a token from
-// elsewhere is superseded.
+// Why a stale token is stale (docs/LOCKS_AND_TOKENS.md "Why a token is stale"), through the real
+// binary: one refusal per reason. Locks "orders-*" raise fence key "kv:{name}"
+// (lock_test_support.h), so tokens the lock API granted for them are explained by how their leases
+// ended; a token from elsewhere is superseded.
 #include <string>
 
 #include <gtest/gtest.h>
