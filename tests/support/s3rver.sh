@@ -16,11 +16,8 @@ if [ "$cmd" = stop ]; then
   [ -s "$dir/s3rver.pid" ] || exit 0
   pid=$(cat "$dir/s3rver.pid")
   kill "$pid" 2>/dev/null || exit 0
-  # Polls for the process to be gone (the state waited for), at most 10 s, then SIGKILL.
-  for i in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || exit 0
-    sleep 0.1
-  done
+  # Returns when the process is gone (tail follows nothing and ends with it), at most 10 s.
+  timeout 10 tail --pid="$pid" -f /dev/null && exit 0
   kill -9 "$pid" 2>/dev/null || true
   exit 0
 fi
@@ -31,14 +28,11 @@ mkdir -p "$dir/data"
 # Port 0: the kernel picks one; s3rver prints it once listening.
 "$s3rver" -d "$dir/data" -a 127.0.0.1 -p 0 --no-vhost-buckets >"$dir/s3rver.log" 2>&1 &
 echo $! >"$dir/s3rver.pid"
-# Polls s3rver's own "listening" line (the state waited for), at most 30 s: node starts in
-# ~0.6 s here, much slower on a busy machine.
-for i in $(seq 1 600); do
-  port=$(sed -n 's/^S3rver listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/s3rver.log")
-  [ -n "$port" ] && break
-  kill -0 "$(cat "$dir/s3rver.pid")" 2>/dev/null || break
-  sleep 0.05
-done
+# s3rver prints "S3rver listening on 127.0.0.1:PORT" once it listens: read until that line (or
+# the process ends), at most 30 s (node starts in ~0.6 s here, slower on a busy machine).
+line=$(timeout 30 tail --pid="$(cat "$dir/s3rver.pid")" -n +1 -f "$dir/s3rver.log" |
+  grep -m1 '^S3rver listening on 127\.0\.0\.1:' || true)
+port=$(sed -n 's/^S3rver listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' <<<"$line")
 if [ -z "${port:-}" ]; then
   echo "s3rver did not start:" >&2
   cat "$dir/s3rver.log" >&2
