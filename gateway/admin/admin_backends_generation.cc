@@ -18,10 +18,12 @@ namespace {
 json::object ConditionReportJson(const ConditionReport& report) {
   json::array probes;
   for (const adapters::ConditionProbeResult& probe : report.probes) {
-    probes.push_back(json::object{{"name", probe.name},
-                                  {"holds", probe.holds},
-                                  {"required", probe.required},
-                                  {"detail", probe.detail}});
+    json::object entry{{"name", probe.name},
+                       {"holds", probe.holds},
+                       {"required", probe.required},
+                       {"detail", probe.detail}};
+    if (!probe.earlier_failure.empty()) entry["earlier_failure"] = probe.earlier_failure;
+    probes.push_back(std::move(entry));
   }
   return {{"scope", report.scope},
           {"verdict", adapters::ConditionVerdictName(report.verdict)},

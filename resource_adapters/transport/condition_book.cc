@@ -66,9 +66,20 @@ void LogVerdictChange(const std::string& backend, const ConditionReport& report)
   }
 }
 
+// Every probe that failed once and then held is worth a line each time, verdict changed or not.
+void LogEarlierFailures(const std::string& backend, const ConditionReport& report) {
+  for (const ConditionProbeResult& probe : report.probes) {
+    if (probe.earlier_failure.empty()) continue;
+    log::Warn("backend '" + backend + "': probe " + probe.name +
+                  " failed on one run and held on the next: " + probe.earlier_failure,
+              {{"backend", backend}, {"scope", report.scope}, {"probe", probe.name}});
+  }
+}
+
 }  // namespace
 
 void ConditionBook::Record(ConditionReport report) {
+  LogEarlierFailures(backend_name_, report);
   bool changed = false;
   {
     const std::lock_guard lock(mutex_);

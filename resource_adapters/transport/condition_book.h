@@ -34,6 +34,10 @@ struct ConditionProbeResult {
   // kIgnored; an optional one kPartial (the adapter then takes a path that does not rely on it).
   bool required = true;
   std::string detail;
+  // Set when the probe failed on an earlier run and held on the run the verdict was taken from:
+  // that run's detail. A server that loses state under concurrent requests (Apache mod_dav_fs
+  // drops lock entries of other resources, docs/BACKEND_TRUST.md) shows here, not as a verdict.
+  std::string earlier_failure{};
 };
 
 // The verdict of one scope: an s3 bucket, or "" for a backend probed as a whole (webdav).

@@ -138,6 +138,12 @@ void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& res
   if (status == 423 || (status == 207 && MultistatusReportsLocked(response.body()))) {
     return OnLockConflict(index);
   }
+  // Apache's mod_dav_fs answers a LOCK with 500 now and then when LOCKs and UNLOCKs race on its
+  // lock database (docs/BACKEND_TRUST.md): retried as a conflict is, within lock_attempts.
+  if ((status == 500 || status == 503) && lock_attempts_ + 1 < backend_->options.lock_attempts) {
+    ++lock_attempts_;
+    return RetryLockLater(index);
+  }
   if (status != 200 && status != 201) {
     // A missing parent collection (409), a forbidden path (403) and the like: the write
     // would fail the same way, so the client learns it without the write being sent.
@@ -180,14 +186,18 @@ void FencedWrite::OnLockConflict(std::size_t index) {
                                       " locked through " + std::to_string(self->lock_attempts_) +
                                       " LOCK attempts"});
     }
-    self->retry_timer_.expires_after(self->backend_->options.lock_retry_delay);
-    self->retry_timer_.async_wait([self, index](error_code ec) {
-      if (ec) return self->FailUpstream(ec, "LOCK retry");
-      self->Lock(index);
-    });
+    self->RetryLockLater(index);
   };
   if (property.empty()) return retry(std::nullopt, std::nullopt);
   ReadToken(targets_[index].path, property, std::move(retry));
+}
+
+void FencedWrite::RetryLockLater(std::size_t index) {
+  retry_timer_.expires_after(backend_->options.lock_retry_delay);
+  retry_timer_.async_wait([self = shared_from_this(), index](error_code ec) {
+    if (ec) return self->FailUpstream(ec, "LOCK retry");
+    self->Lock(index);
+  });
 }
 
 void FencedWrite::CheckStoredToken(std::size_t index) {

@@ -61,6 +61,8 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   // Ends the write before anything was sent to the server: no lock to release.
   void EndUnsent(ForwardOutcome outcome);
   void OnLockConflict(std::size_t index);
+  // LOCK of targets_[index] again after lock_retry_delay.
+  void RetryLockLater(std::size_t index);
   void AfterLocked(std::size_t index);
   void CheckStoredToken(std::size_t index);
   // Adds the parents whose member tokens this write must check and store; false if none.
