@@ -2,9 +2,12 @@
 
 #include <charconv>
 
-#include "resource_adapters/webdav/xml_tree.h"
+#include "base/encoding/xml_tree.h"
 
 namespace fencegate::adapters::webdav {
+
+using encoding::ParseXmlTree;
+using encoding::XmlElement;
 
 namespace {
 

@@ -1,10 +1,10 @@
-#include "resource_adapters/webdav/xml_tree.h"
+#include "base/encoding/xml_tree.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace fencegate::adapters::webdav {
+namespace fencegate::encoding {
 namespace {
 
 TEST(XmlTreeTest, ResolvesNamespacesWhateverThePrefix) {
@@ -53,4 +53,4 @@ TEST(XmlTreeTest, RefusesNestingDeeperThanTheLimit) {
 }
 
 }  // namespace
-}  // namespace fencegate::adapters::webdav
+}  // namespace fencegate::encoding

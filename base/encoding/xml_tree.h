@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fencegate::adapters::webdav {
+namespace fencegate::encoding {
 
 // An XML element with its namespace resolved (Expat, namespace-aware): `ns` is the namespace
 // URI ("DAV:", "urn:fencegate"; empty when none is in scope), `name` the local name, whatever
@@ -23,7 +23,7 @@ struct XmlElement {
   const XmlElement* Child(std::string_view element_ns, std::string_view local_name) const;
 };
 
-// Elements nested deeper than this make the document unreadable: a WebDAV response needs
+// Elements nested deeper than this make the document unreadable: a WebDAV multistatus needs
 // about six levels.
 inline constexpr std::size_t kMaxXmlDepth = 32;
 
@@ -32,4 +32,4 @@ inline constexpr std::size_t kMaxXmlDepth = 32;
 // loaded.
 std::optional<XmlElement> ParseXmlTree(std::string_view document);
 
-}  // namespace fencegate::adapters::webdav
+}  // namespace fencegate::encoding

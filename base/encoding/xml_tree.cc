@@ -1,11 +1,11 @@
-#include "resource_adapters/webdav/xml_tree.h"
+#include "base/encoding/xml_tree.h"
 
 #include <expat.h>
 
 #include <climits>
 #include <memory>
 
-namespace fencegate::adapters::webdav {
+namespace fencegate::encoding {
 namespace {
 
 // Expat joins a namespace URI and a local name with this; neither can contain it.
@@ -85,4 +85,4 @@ std::optional<XmlElement> ParseXmlTree(std::string_view document) {
   return std::move(builder.root);
 }
 
-}  // namespace fencegate::adapters::webdav
+}  // namespace fencegate::encoding
