@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/buffer.hpp>
@@ -22,6 +23,7 @@
 namespace fencegate::adapters {
 
 class ConditionBook;
+class ResourceFence;
 class UpstreamServers;
 
 namespace http = boost::beast::http;
@@ -120,6 +122,10 @@ struct ForwardRequest {
   // The backend server (index in its UpstreamServers) the request must go to: a step of a
   // sequence held to one server (a webdav fenced write's PUT after its LOCK). None: picked.
   std::optional<std::size_t> server;
+  // Set for a fenced request whose resources its body names (ResourceAdapter::
+  // NamesResourcesInBody): the adapter admits fencing_token on each of them here before it
+  // writes any. The gateway admitted no fence key of its own for such a request.
+  ResourceFence* resource_fence = nullptr;
 };
 
 // An error the adapter found before any response byte was written. The gateway renders it as
@@ -132,6 +138,35 @@ struct Problem {
   bool retry_after = false;               // answer with Retry-After (a transient refusal)
   std::uint32_t retry_after_seconds = 1;  // its value, when retry_after
 };
+
+// Admission of the resources one request writes when its path does not name them: an S3
+// DeleteObjects names its objects in its body. Implemented by the gateway: it renders each
+// resource's path through the route's fence_key template and admits the request's token on
+// every key, one key after another in sorted order (so two such requests never wait on each
+// other), all or none. Used on the exchange's network thread.
+class ResourceFence {
+ public:
+  struct Verdict {
+    // Every key is admitted and held until the adapter's done handler has run.
+    bool admitted = false;
+    // Not admitted: the problem to answer. A stale token has type kStaleAtGatewayProblemType
+    // and a detail naming the first resource (in sorted order) whose fence is higher.
+    std::optional<Problem> problem{};
+    // Whether the route lets this client learn a fence's highest token; the adapter's own
+    // refusals (a backend holding a higher token) name tokens only when it does.
+    bool disclose_highest_token = true;
+  };
+  using Handler = std::function<void(Verdict)>;
+
+  virtual ~ResourceFence() = default;
+  // `paths`: each resource as a client would address it alone, decoded ("/bucket/a key").
+  // `done` runs on the exchange's network thread, never inside the call.
+  virtual void AdmitAll(std::vector<std::string> paths, Handler done) = 0;
+};
+
+// The problem type of a write the gateway's fence refused (through a ResourceFence); the
+// gateway counts it as a stale rejection with reason "stale_token".
+inline constexpr std::string_view kStaleAtGatewayProblemType = "stale-token";
 
 // The problem type of a write the backend itself refused because it holds a higher fencing token;
 // the gateway counts it as a stale rejection with reason "backend_fence".
@@ -189,6 +224,14 @@ class ResourceAdapter {
 
   // Closes idle upstream connections (graceful shutdown).
   virtual void Shutdown() = 0;
+
+  // True when a fenced request with this header writes resources its body names, not the one
+  // its path names (an S3 DeleteObjects): the gateway then admits no fence key for the path and
+  // forwards with a ResourceFence (ForwardRequest::resource_fence).
+  virtual bool NamesResourcesInBody(const RequestHeader& header) const {
+    (void)header;
+    return false;
+  }
 };
 
 // Creates the per-thread adapters of one configured backend.

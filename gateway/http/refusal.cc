@@ -68,6 +68,10 @@ constexpr std::array kRefusals = std::to_array<RefusalRow>({
     {kShardUnavailable, 503, "shard-unavailable", "No replica admits this fence right now",
      "no replica can admit this fence key's shard right now (its owner is unreachable or lost "
      "its etcd lease, or the shard is changing owner); retry"},
+    {kResourcesInBodyWithReplicas, 501, "resources-in-body-with-replicas",
+     "Not available with replicas",
+     "a fenced request that names its resources in its body (S3 DeleteObjects) is not admitted "
+     "when replicas share the fences (cluster:); write the resources one by one"},
     {kUpstreamTimeout, 504, "upstream-timeout", "Backend timed out",
      "the backend did not answer in time"},
     {kBackendIoError, 500, "backend-io-error", "Backend I/O error", "the backend's storage failed"},

@@ -47,6 +47,7 @@ enum class Refusal : std::uint8_t {
   kStoreError,
   kWriteDeadlineExceeded,
   kShardUnavailable,
+  kResourcesInBodyWithReplicas,
   // The backend exchange.
   kUpstreamTimeout,
   kBackendIoError,

@@ -79,6 +79,7 @@ class FencedWrite {
   void set_token(std::optional<lockstore::Token> token) { token_ = token; }
   // The fence's highest token as the last decision (or the backend) reported it.
   const std::optional<lockstore::Token>& highest() const { return highest_; }
+  void set_highest(std::optional<lockstore::Token> highest) { highest_ = highest; }
   std::chrono::nanoseconds barrier_wait() const { return barrier_wait_; }
   bool admitted() const { return admitted_; }  // Complete() is owed
   bool abandoned() const { return abandoned_; }

@@ -116,6 +116,7 @@ void Session::StartRequest() {
   std::string request_id = std::move(exchange_.request_id);
   exchange_ = Exchange{};
   fenced_.Reset();
+  resource_fence_.Reset();
   idempotency_.Reset();
   exchange_.request_id = std::move(request_id);
   user_agent_.clear();
@@ -339,6 +340,10 @@ void Session::HandleRequest() {
     Refuse({.refusal = Refusal::kNoFenceKey,
             .outcome = "bad_request",
             .audit_reason = "no_fence_key"});
+    return;
+  }
+  if (ResourcesNamedInBody()) {
+    ForwardWithResourceFence();
     return;
   }
   if (!CheckTokenSignature()) return;

@@ -31,6 +31,7 @@
 #include "gateway/session/lock_exchange.h"
 #include "gateway/session/refusal_reply.h"
 #include "gateway/session/relay_body.h"
+#include "gateway/session/resource_fence_admission.h"
 #include "gateway/tls/client_transport.h"
 #include "gateway/tls/peer_identity.h"
 #include "lockstore/fence/admission.h"
@@ -189,6 +190,12 @@ class Session : public std::enable_shared_from_this<Session>,
   // idempotency step) and Forward() through the route's adapter, and CompleteAdmission() once
   // the backend exchange is over. fenced_ decides each step; these take it.
   void Admit();
+  // A fenced request whose body names the resources it writes (an S3 DeleteObjects,
+  // ResourceAdapter::NamesResourcesInBody): no fence key of its own is admitted; the adapter
+  // admits each resource through resource_fence_, with the rules of ResourceKeyPolicy.
+  bool ResourcesNamedInBody();
+  void ForwardWithResourceFence();
+  ResourceFenceAdmission::KeyPolicy ResourceKeyPolicy(std::string_view key);
   void OnAdmissionDecision(const lockstore::AdmissionDecision& decision);
   void OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision);
   // barrier_deadline_'s expiry: the barrier wait before admission, the write deadline after.
@@ -318,6 +325,7 @@ class Session : public std::enable_shared_from_this<Session>,
   Exchange exchange_;
   FencedWrite fenced_;           // the fence key, token and admission of the request in progress
   IdempotencyHook idempotency_;  // the Idempotency-Key side of the request in progress
+  ResourceFenceAdmission resource_fence_;  // the resources a request's body names
   // The lock API request in progress.
   LockExchange lock_exchange_{*this, *this};
   ReadHandler read_handler_;

@@ -6,9 +6,11 @@
 #include "base/net/deadline_clock.h"
 #include "gateway/cluster/replica_cluster.h"
 #include "gateway/http/header_sanitizer.h"
+#include "gateway/http/time_format.h"
 #include "gateway/server/network_thread.h"
 #include "gateway/session/backend_failure_log.h"
 #include "gateway/session/session.h"
+#include "lockstore/locks/token_signer.h"
 
 namespace fencegate::gateway {
 using boost::system::error_code;
@@ -34,6 +36,86 @@ void Session::Admit() {
   }
   barrier_deadline_.Begin(
       std::chrono::steady_clock::now() + generation_.config.timeouts.barrier_wait, self_hold_);
+}
+
+bool Session::ResourcesNamedInBody() {
+  return generation_view_.adapter(exchange_.route->backend_index)
+      .NamesResourcesInBody(parser_->get());
+}
+
+void Session::ForwardWithResourceFence() {
+  if (context_.cluster != nullptr) {
+    // Its keys may belong to several replicas' shards, and no replica admits another's.
+    Refuse({.refusal = Refusal::kResourcesInBodyWithReplicas,
+            .outcome = "bad_request",
+            .audit_reason = "resources_in_body"});
+    return;
+  }
+  resource_fence_.Begin({.admission = context_.admission,
+                         .fence_key = &exchange_.route->config->fence_key,
+                         .host = host_lower_,
+                         .route = exchange_.route->config->name,
+                         .token = *fenced_.token(),
+                         .request_id = exchange_.request_id,
+                         .disclose_highest_token = DisclosesHighestToken(),
+                         .policy = [this](std::string_view key) { return ResourceKeyPolicy(key); },
+                         .post = [self = shared_from_this()](std::function<void()> run) {
+                           self->thread_.inbox().Post(std::move(run));
+                         }});
+  exchange_.outcome = "admitted";
+  Proceed();
+}
+
+// The checks the session's own admission makes for its one key, made for each resource.
+ResourceFenceAdmission::KeyPolicy Session::ResourceKeyPolicy(std::string_view key) {
+  const auto problem = [](Refusal refusal, std::string_view detail = {}) {
+    const RefusalRow& row = RefusalText(refusal);
+    return adapters::Problem{row.status, std::string(row.slug), std::string(row.title),
+                             std::string(detail.empty() ? row.detail : detail)};
+  };
+  ResourceFenceAdmission::KeyPolicy policy;
+  const auto& request = parser_->get();
+  const RouteConfig& route = *exchange_.route->config;
+  const std::size_t signatures = request.count(lockstore::kTokenSignatureField);
+  bool token_signed = false;
+  if (signatures == 0 && route.require_signed_tokens) {
+    policy.refused = problem(Refusal::kUnsignedToken);
+    return policy;
+  }
+  if (signatures > 0 && context_.token_signer != nullptr) {
+    if (signatures > 1) {
+      policy.refused = problem(Refusal::kInvalidTokenSignature,
+                               "the Fencing-Token-Signature field must appear once");
+      return policy;
+    }
+    switch (context_.token_signer->Verify(request.find(lockstore::kTokenSignatureField)->value(),
+                                          *fenced_.token(), key, NowUnixMs())) {
+      case lockstore::SignatureCheck::kValid:
+        token_signed = true;
+        break;
+      case lockstore::SignatureCheck::kMalformed:
+        policy.refused = problem(Refusal::kInvalidTokenSignature);
+        return policy;
+      case lockstore::SignatureCheck::kForged:
+        policy.refused = problem(Refusal::kForgedToken);
+        return policy;
+      case lockstore::SignatureCheck::kExpired:
+        policy.refused = problem(Refusal::kExpiredToken);
+        return policy;
+      case lockstore::SignatureCheck::kWrongScope:
+        policy.refused = problem(Refusal::kTokenScopeMismatch,
+                                 "the signing lock's fence_keys do not include " + std::string(key));
+        return policy;
+    }
+  }
+  policy.advance_forbidden = !generation_.authorizer->MayAdvance(
+      exchange_.route - generation_.routes.data(), exchange_.auth, key);
+  if (policy.advance_forbidden) {
+    policy.max_advance = lockstore::Token{0};
+  } else if (!token_signed && route.max_token_advance != 0) {
+    policy.max_advance = route.max_token_advance;
+  }
+  return policy;
 }
 
 void Session::OnLateAdmissionDecision(const lockstore::AdmissionDecision& decision) {
@@ -119,7 +201,10 @@ void Session::Forward() {
   adapters::ForwardRequest forward;
   forward.header = &request;
   forward.route_prefix = exchange_.route->config->prefix;
-  if (fenced_.admitted() || exchange_.peer_adapter) forward.fencing_token = *fenced_.token();
+  if (fenced_.admitted() || exchange_.peer_adapter || resource_fence_.engaged()) {
+    forward.fencing_token = *fenced_.token();
+  }
+  if (resource_fence_.engaged()) forward.resource_fence = &resource_fence_;
   forward.fence_key = fenced_.fence_key();
   forward.request_id = exchange_.request_id;
   self_hold_ = shared_from_this();
@@ -129,6 +214,7 @@ void Session::Forward() {
 }
 
 void Session::CompleteAdmission() {
+  resource_fence_.CompleteAll();
   if (!fenced_.admitted()) return;
   barrier_deadline_.End();
   fenced_.Complete();
@@ -197,7 +283,22 @@ void Session::RelayProblem(const adapters::Problem& problem, bool backend_fence,
                          .detail = problem.detail,
                          .instance = RequestPath(),
                          .request_id = exchange_.request_id};
-  if (backend_fence) {
+  if (problem.type == adapters::kStaleAtGatewayProblemType && resource_fence_.engaged()) {
+    // A resource the body named is stale at this gateway's fence: the refusal names its key.
+    exchange_.outcome = "stale_token";
+    fenced_.fence_key() = resource_fence_.stale_key();
+    fenced_.set_highest(resource_fence_.stale_highest());
+    RecordRejection({.rejection = RejectionReason::kStaleToken});
+    details.reason = RejectionReasonName(RejectionReason::kStaleToken);
+    details.fence_key = fenced_.fence_key();
+    details.presented_token = fenced_.token();
+    if (DisclosesHighestToken()) details.highest_token = fenced_.highest();
+  } else if (backend_fence && resource_fence_.engaged()) {
+    // Keys the body named: the adapter's detail lists them, with tokens only where disclosed.
+    RecordRejection({.rejection = RejectionReason::kBackendFence});
+    details.reason = RejectionReasonName(RejectionReason::kBackendFence);
+    details.presented_token = fenced_.token();
+  } else if (backend_fence) {
     RecordRejection({.rejection = RejectionReason::kBackendFence});
     details.reason = RejectionReasonName(RejectionReason::kBackendFence);
     details.fence_key = fenced_.fence_key();

@@ -36,6 +36,13 @@ class S3Adapter : public ResourceAdapter {
 
   ~S3Adapter() override { Stop(); }
 
+  // A DeleteObjects names its objects in its body (s3_multi_delete.cc).
+  bool NamesResourcesInBody(const RequestHeader& header) const override {
+    s3::S3Request parsed;
+    return !s3::ParseS3Request(header.method(), header.target(), &parsed) &&
+           parsed.operation == s3::Operation::kMultiDelete;
+  }
+
   void Forward(ForwardRequest request, Downstream& downstream, DoneHandler done) override {
     std::make_shared<s3::S3Exchange>(ioc_, backend_, cache_, pools_, thread_state_->gates, request,
                                      downstream, std::move(done))

@@ -69,13 +69,6 @@ auto AsyncWriteBody(Downstream& downstream, asio::const_buffer body, bool last, 
       token);
 }
 
-// 412/409: a concurrent writer changed the object. 500/503: radosgw answers racing writes to one
-// object with 500 UnknownError (the write was cancelled). Sending the write again is safe in
-// every case, because each attempt is conditional on the version seen just before it.
-bool IsConflict(unsigned status) {
-  return status == 412 || status == 409 || status == 500 || status == 503;
-}
-
 // The backend's response header as the client gets it: framing is chosen by the gateway.
 ResponseHeader ClientHeader(const ResponseHeader& backend) {
   ResponseHeader header = backend;
@@ -140,7 +133,8 @@ S3Exchange::S3Exchange(asio::io_context& ioc, std::shared_ptr<Backend> backend,
       client_header_(*request.header),
       token_(request.fencing_token),
       downstream_(downstream),
-      done_(std::move(done)) {}
+      done_(std::move(done)),
+      resource_fence_(request.resource_fence) {}
 
 void S3Exchange::Start() {
   asio::co_spawn(ioc_, Run(), [self = shared_from_this()](std::exception_ptr failure) {
@@ -219,11 +213,6 @@ asio::awaitable<void> S3Exchange::Run() {
     const bool enforced = co_await AwaitConditionsEnforced();
     if (!enforced) co_return;
   }
-  if (token_ && request_.operation == Operation::kMultiDelete) {
-    Finish(Problem{501, "s3-multi-delete-unfenced", "Not implemented",
-                   "DeleteObjects cannot be fenced per key; delete objects one by one"});
-    co_return;
-  }
   if (!co_await SpoolBody()) co_return;
 
   if (!token_) {
@@ -253,6 +242,9 @@ asio::awaitable<void> S3Exchange::Run() {
       co_await ConditionalWrite(std::move(header), WriteKind::kTombstone);
       co_return;
     }
+    case Operation::kMultiDelete:
+      co_await MultiDelete();
+      co_return;
     case Operation::kCreateMultipart:
     case Operation::kUploadPart: {
       // An upload begun under token N gets no more parts, and cannot start, once the object
@@ -454,30 +446,38 @@ asio::awaitable<bool> S3Exchange::RefuseIfStale(const ObjectVersion& seen) {
 }
 
 asio::awaitable<std::optional<ObjectVersion>> S3Exchange::Head() {
+  const std::size_t question = request_.target.find('?');
+  co_return co_await HeadAt(request_.target.substr(0, question), cache_key_, true);
+}
+
+asio::awaitable<std::optional<ObjectVersion>> S3Exchange::HeadAt(const std::string& target,
+                                                                 const std::string& cache_key,
+                                                                 bool finish_on_failure) {
   RequestHeader header;
   header.method(http::verb::head);
-  const std::size_t question = request_.target.find('?');
-  header.target(request_.target.substr(0, question));
+  header.target(target);
   UpstreamCall call(ioc_, backend_->endpoint, pools_, fence_key_);
   outcome_.backend_reached = true;
   error_code ec = co_await Timed(call.Send(std::move(header), {}));
   if (ec) {
-    FailUpstream(call, ec);
+    if (finish_on_failure) FailUpstream(call, ec);
     co_return std::nullopt;
   }
   const unsigned status = call.response().result_int();
   if (status == 404) {
-    cache_->Erase(cache_key_);
+    cache_->Erase(cache_key);
     co_return ObjectVersion{};
   }
   if (status != 200) {
-    Finish(
-        Problem{502, "s3-head-failed", "Bad gateway",
-                "the backend answered HEAD of the object with status " + std::to_string(status)});
+    if (finish_on_failure) {
+      Finish(Problem{
+          502, "s3-head-failed", "Bad gateway",
+          "the backend answered HEAD of the object with status " + std::to_string(status)});
+    }
     co_return std::nullopt;
   }
   ObjectVersion version = VersionFromFields(call.response());
-  cache_->Put(cache_key_, version);
+  cache_->Put(cache_key, version);
   co_return version;
 }
 
@@ -525,7 +525,7 @@ asio::awaitable<void> S3Exchange::ConditionalWrite(RequestHeader header, WriteKi
       co_return;
     }
     const unsigned status = call.response().result_int();
-    if (!IsConflict(status)) {
+    if (!IsWriteConflict(status)) {
       const bool written = status / 100 == 2;
       if (written && request_.operation == Operation::kPutObject && kind != WriteKind::kCopy) {
         // (A native copy's ETag is in its body, not its header: nothing to remember.)

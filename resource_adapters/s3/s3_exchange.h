@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -16,6 +17,7 @@
 #include "resource_adapters/adapter.h"
 #include "resource_adapters/s3/bucket_conditions.h"
 #include "resource_adapters/s3/s3_adapter.h"
+#include "resource_adapters/s3/s3_multi_delete_request.h"
 #include "resource_adapters/s3/s3_request.h"
 #include "resource_adapters/s3/s3_upstream.h"
 
@@ -28,6 +30,13 @@ struct Backend {
   // Set once "auto" quoting found that the backend matches only bare ETags (radosgw).
   std::atomic<bool> unquoted_etags{false};
 };
+
+// 412/409: a concurrent writer changed the object. 500/503: radosgw answers racing writes to one
+// object with 500 UnknownError (the write was cancelled). Sending the write again is safe in
+// every case, because each attempt is conditional on the version seen just before it.
+inline bool IsWriteConflict(unsigned status) {
+  return status == 412 || status == 409 || status == 500 || status == 503;
+}
 
 // `etag` (bare) as an If-Match value in the form the backend matches (etag_quoting).
 std::string IfMatchEtag(const Backend& backend, const std::string& etag);
@@ -106,11 +115,25 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   // A fenced CopyObject (s3_copy.cc): the destination gets the presented token and is written
   // under a condition on its own version, as a PUT is.
   boost::asio::awaitable<void> CopyObject();
+  // A fenced DeleteObjects (s3_multi_delete.cc): every key admitted at the gateway's fence,
+  // the whole request refused when the backend holds a higher token for any key, else a
+  // tombstone per key under a condition on its version, answered with S3's DeleteResult.
+  boost::asio::awaitable<void> MultiDelete();
+  // The gateway's admission of `paths` (ForwardRequest::resource_fence).
+  boost::asio::awaitable<ResourceFence::Verdict> AdmitResources(std::vector<std::string> paths);
+  // One key's tombstone, written under a condition on `seen` and retried after a conflict as a
+  // fenced DELETE is; its failures are the key's, reported in the DeleteResult.
+  boost::asio::awaitable<KeyDeleteOutcome> DeleteKey(const std::string& key, ObjectVersion seen);
   // Reads the rest of a copy source's (small) error body and answers `status` with `xml`.
   boost::asio::awaitable<void> AnswerCopyRefusal(UpstreamCall& call, unsigned status,
                                                  std::string xml);
   // HEAD of the object; nullopt (and the exchange finished) when the backend failed.
   boost::asio::awaitable<std::optional<ObjectVersion>> Head();
+  // HEAD of the object at `target` (without query), remembered in the cache under `cache_key`.
+  // A failure is answered as Head()'s when `finish_on_failure`, else left to the caller.
+  boost::asio::awaitable<std::optional<ObjectVersion>> HeadAt(const std::string& target,
+                                                              const std::string& cache_key,
+                                                              bool finish_on_failure);
   // Refuses the write when the backend holds a higher token; true if it did. An unread streamed
   // body is read and dropped first, so the client gets the answer rather than a reset.
   boost::asio::awaitable<bool> RefuseIfStale(const ObjectVersion& seen);
@@ -137,6 +160,7 @@ class S3Exchange : public std::enable_shared_from_this<S3Exchange> {
   std::optional<std::uint64_t> token_;
   Downstream& downstream_;
   ResourceAdapter::DoneHandler done_;
+  ResourceFence* resource_fence_;
   S3Request request_;
   std::string cache_key_;
   std::string body_;

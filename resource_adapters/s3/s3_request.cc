@@ -113,6 +113,14 @@ std::optional<std::string> ParseS3Request(http::verb method, std::string_view ta
   return std::nullopt;
 }
 
+std::string ObjectTarget(std::string_view bucket, std::string_view key) {
+  std::string path = "/";
+  path.append(bucket).append("/").append(key);
+  std::string target;
+  Encode(path, true, &target);
+  return target;
+}
+
 std::string_view BareEtag(std::string_view etag) {
   if (etag.starts_with("W/")) etag.remove_prefix(2);
   if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {

@@ -39,6 +39,9 @@ struct S3Request {
 std::optional<std::string> ParseS3Request(boost::beast::http::verb method, std::string_view target,
                                           S3Request* out);
 
+// The target of an object ("/bucket/key"), encoded as ParseS3Request encodes a path.
+std::string ObjectTarget(std::string_view bucket, std::string_view key);
+
 // The body of the 404 the adapter answers for a tombstoned key, as S3 words NoSuchKey.
 std::string NoSuchKeyXml(const S3Request& request);
 
