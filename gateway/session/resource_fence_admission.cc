@@ -47,8 +47,8 @@ void ResourceFenceAdmission::AdmitAll(std::vector<std::string> paths, Handler do
     if (const PathViolation violation = CanonicalPath(path, &canonical);
         violation != PathViolation::kNone) {
       Refuse({400, "bad-path", "Bad request path",
-              "the resource '" + path + "' has no usable path: " +
-                  std::string(PathViolationDetail(violation))});
+              "the resource '" + path +
+                  "' has no usable path: " + std::string(PathViolationDetail(violation))});
       return;
     }
     std::string key;
@@ -146,8 +146,8 @@ void ResourceFenceAdmission::Refuse(adapters::Problem problem) {
   // All or none: what was admitted before the refusal is released at once.
   for (std::size_t i = 0; i < next_; ++i) context_.admission->Complete(keys_[i], context_.token);
   next_ = 0;
-  Deliver({.problem = std::move(problem),
-           .disclose_highest_token = context_.disclose_highest_token});
+  Deliver(
+      {.problem = std::move(problem), .disclose_highest_token = context_.disclose_highest_token});
 }
 
 void ResourceFenceAdmission::Deliver(Verdict verdict) {

@@ -23,9 +23,9 @@ class ResourceFenceAdmission : public adapters::ResourceFence {
  public:
   // Whether one key may be admitted, and how far its fence may be raised.
   struct KeyPolicy {
-    std::optional<adapters::Problem> refused{};   // the key is not admitted: this problem
+    std::optional<adapters::Problem> refused{};     // the key is not admitted: this problem
     std::optional<lockstore::Token> max_advance{};  // AdmissionController::Admit's bound
-    bool advance_forbidden = false;               // the bound is the policy's (no advance)
+    bool advance_forbidden = false;                 // the bound is the policy's (no advance)
   };
   struct Context {
     lockstore::AdmissionController* admission = nullptr;
@@ -63,7 +63,7 @@ class ResourceFenceAdmission : public adapters::ResourceFence {
 
   Context context_;
   Handler done_;
-  std::vector<std::string> keys_;  // sorted, each once
+  std::vector<std::string> keys_;   // sorted, each once
   std::vector<std::string> paths_;  // the path each key came from, same order
   std::size_t next_ = 0;            // keys_[0, next_) are admitted
   std::string stale_key_;

@@ -51,17 +51,17 @@ void Session::ForwardWithResourceFence() {
             .audit_reason = "resources_in_body"});
     return;
   }
-  resource_fence_.Begin({.admission = context_.admission,
-                         .fence_key = &exchange_.route->config->fence_key,
-                         .host = host_lower_,
-                         .route = exchange_.route->config->name,
-                         .token = *fenced_.token(),
-                         .request_id = exchange_.request_id,
-                         .disclose_highest_token = DisclosesHighestToken(),
-                         .policy = [this](std::string_view key) { return ResourceKeyPolicy(key); },
-                         .post = [self = shared_from_this()](std::function<void()> run) {
-                           self->thread_.inbox().Post(std::move(run));
-                         }});
+  resource_fence_.Begin(
+      {.admission = context_.admission,
+       .fence_key = &exchange_.route->config->fence_key,
+       .host = host_lower_,
+       .route = exchange_.route->config->name,
+       .token = *fenced_.token(),
+       .request_id = exchange_.request_id,
+       .disclose_highest_token = DisclosesHighestToken(),
+       .policy = [this](std::string_view key) { return ResourceKeyPolicy(key); },
+       .post = [self = shared_from_this()](
+                   std::function<void()> run) { self->thread_.inbox().Post(std::move(run)); }});
   exchange_.outcome = "admitted";
   Proceed();
 }
@@ -103,8 +103,9 @@ ResourceFenceAdmission::KeyPolicy Session::ResourceKeyPolicy(std::string_view ke
         policy.refused = problem(Refusal::kExpiredToken);
         return policy;
       case lockstore::SignatureCheck::kWrongScope:
-        policy.refused = problem(Refusal::kTokenScopeMismatch,
-                                 "the signing lock's fence_keys do not include " + std::string(key));
+        policy.refused =
+            problem(Refusal::kTokenScopeMismatch,
+                    "the signing lock's fence_keys do not include " + std::string(key));
         return policy;
     }
   }

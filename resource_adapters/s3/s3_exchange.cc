@@ -470,9 +470,9 @@ asio::awaitable<std::optional<ObjectVersion>> S3Exchange::HeadAt(const std::stri
   }
   if (status != 200) {
     if (finish_on_failure) {
-      Finish(Problem{
-          502, "s3-head-failed", "Bad gateway",
-          "the backend answered HEAD of the object with status " + std::to_string(status)});
+      Finish(
+          Problem{502, "s3-head-failed", "Bad gateway",
+                  "the backend answered HEAD of the object with status " + std::to_string(status)});
     }
     co_return std::nullopt;
   }

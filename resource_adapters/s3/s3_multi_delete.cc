@@ -31,8 +31,7 @@ std::string TombstoneBody(std::uint64_t token) {
 
 }  // namespace
 
-asio::awaitable<ResourceFence::Verdict> S3Exchange::AdmitResources(
-    std::vector<std::string> paths) {
+asio::awaitable<ResourceFence::Verdict> S3Exchange::AdmitResources(std::vector<std::string> paths) {
   return asio::async_initiate<const asio::use_awaitable_t<>&, void(ResourceFence::Verdict)>(
       [this](auto handler, std::vector<std::string> paths) {
         // The fence keeps a copyable std::function; the coroutine's handler is move-only.

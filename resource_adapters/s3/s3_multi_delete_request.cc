@@ -57,9 +57,8 @@ std::optional<std::string> ParseMultiDelete(std::string_view body, MultiDeleteRe
 }
 
 std::string DeleteResultXml(const std::vector<KeyDeleteOutcome>& outcomes, bool quiet) {
-  std::string xml =
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DeleteResult xmlns=\"" +
-      std::string(kS3Namespace) + "\">";
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DeleteResult xmlns=\"" +
+                    std::string(kS3Namespace) + "\">";
   for (const KeyDeleteOutcome& outcome : outcomes) {
     if (outcome.deleted) {
       if (quiet) continue;

@@ -27,7 +27,7 @@ std::optional<std::string> ParseMultiDelete(std::string_view body, MultiDeleteRe
 struct KeyDeleteOutcome {
   std::string key;
   bool deleted = false;
-  std::string code{};   // when not deleted: S3's error code ("PreconditionFailed", ...)
+  std::string code{};     // when not deleted: S3's error code ("PreconditionFailed", ...)
   std::string message{};  // when not deleted
 };
 

@@ -27,8 +27,7 @@ class ResourceFenceAdmissionTest : public ::testing::Test {
 
   // The fence of `key` raised to `token` by a write that has finished.
   void Raise(const std::string& key, Token token) {
-    const auto decision =
-        controller_.Admit(key, token, "setup", lockstore::testing::Unexpected());
+    const auto decision = controller_.Admit(key, token, "setup", lockstore::testing::Unexpected());
     ASSERT_TRUE(decision.has_value());
     ASSERT_EQ(decision->kind, lockstore::AdmissionDecision::Kind::kAdmitted);
     controller_.Complete(key, token);
@@ -42,10 +41,11 @@ class ResourceFenceAdmissionTest : public ::testing::Test {
             .token = token,
             .request_id = "multi",
             .disclose_highest_token = true,
-            .policy = [this](std::string_view key) {
-              policy_asked_.emplace_back(key);
-              return policy_;
-            },
+            .policy =
+                [this](std::string_view key) {
+                  policy_asked_.emplace_back(key);
+                  return policy_;
+                },
             .post = [this](std::function<void()> run) { posted_.push_back(std::move(run)); }};
   }
 
@@ -159,8 +159,7 @@ TEST_F(ResourceFenceAdmissionTest, UnusablePathsAndPolicyRefusalsAdmitNothing) {
 
 TEST_F(ResourceFenceAdmissionTest, AKeyBehindTheBarrierIsDecidedLaterOnTheSessionsThread) {
   // A write of 4 on "/b/k" is in flight: 6 waits at the barrier until it completes.
-  const auto in_flight =
-      controller_.Admit("s3:/b/k", 4, "older", lockstore::testing::Unexpected());
+  const auto in_flight = controller_.Admit("s3:/b/k", 4, "older", lockstore::testing::Unexpected());
   ASSERT_TRUE(in_flight.has_value());
   ResourceFenceAdmission fence;
   fence.Begin(MakeContext(6));

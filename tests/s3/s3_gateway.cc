@@ -10,7 +10,7 @@
 namespace fencegate::integration {
 
 S3Gateway::S3Gateway(std::uint16_t backend_port, const YAML::Node& backend_options, int threads,
-                   std::string endpoint) {
+                     std::string endpoint) {
   if (endpoint.empty()) {
     endpoint = "http://127.0.0.1:" +
                std::to_string(backend_port != 0 ? backend_port : RadosgwEnvironment::port);

@@ -43,7 +43,8 @@ TEST(S3MultiDeleteTest, EveryKeyGetsATombstoneThatKeepsTheToken) {
   ASSERT_EQ(deleted.result_int(), 200) << deleted.body();
   EXPECT_EQ(deleted[http::field::content_type], "application/xml");
   for (const char* key : {"a", "dir/b c", "never-written"}) {
-    EXPECT_NE(deleted.body().find("<Deleted><Key>" + std::string(key) + "</Key></Deleted>"), std::string::npos)
+    EXPECT_NE(deleted.body().find("<Deleted><Key>" + std::string(key) + "</Key></Deleted>"),
+              std::string::npos)
         << deleted.body();
   }
   EXPECT_EQ(deleted.body().find("<Error>"), std::string::npos) << deleted.body();
@@ -87,8 +88,8 @@ TEST(S3MultiDeleteTest, AKeyStaleAtTheGatewayRefusesTheWholeRequest) {
   EXPECT_EQ(Put(gateway.port(), "/multi-gw/old", 15, "old at 15").result_int(), 200);
 
   // The rejection is in the audit trail and the route's metrics like any other stale write.
-  const Response metrics = Send(gateway.instance->admin_port(), http::verb::get, "/metrics",
-                                std::nullopt);
+  const Response metrics =
+      Send(gateway.instance->admin_port(), http::verb::get, "/metrics", std::nullopt);
   EXPECT_NE(metrics.body().find("reason=\"stale_token\""), std::string::npos);
 }
 
@@ -133,8 +134,8 @@ TEST(S3MultiDeleteTest, QuietListsOnlyErrorsAndBadBodiesAreRefused) {
     EXPECT_EQ(bad[http::field::content_type], "application/problem+json") << body;
   }
   // Without a token the request is refused like any fenced write.
-  const Response untokened = Send(gateway.port(), http::verb::post, "/multi-quiet?delete",
-                                  std::nullopt, DeleteXml({"q"}));
+  const Response untokened =
+      Send(gateway.port(), http::verb::post, "/multi-quiet?delete", std::nullopt, DeleteXml({"q"}));
   EXPECT_EQ(untokened.result_int(), 428) << untokened.body();
 }
 
