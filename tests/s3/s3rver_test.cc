@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/s3/direct_probe.h"
+#include "tests/s3/s3_requests.h"
 #include "tests/support/gateway_config.h"
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
@@ -79,22 +80,6 @@ struct S3rverGateway {
   }
   std::uint16_t port() const { return instance->traffic_port(); }
 };
-
-Response Send(std::uint16_t port, http::verb method, const std::string& target,
-              std::optional<std::uint64_t> token, std::string body = {}) {
-  Request request = MakeRequest(method, target, {}, std::move(body));
-  if (token) request.set("Fencing-Token", std::to_string(*token));
-  std::string error;
-  std::optional<Response> response = Fetch(port, std::move(request), &error);
-  EXPECT_TRUE(response.has_value()) << error;
-  return response.value_or(Response{});
-}
-
-// Through the gateway: a bucket-level PUT is not held for a verdict.
-void CreateBucket(std::uint16_t port, const std::string& bucket) {
-  const Response created = Send(port, http::verb::put, "/" + bucket, 1);
-  ASSERT_TRUE(created.result_int() == 200 || created.result_int() == 409) << created.body();
-}
 
 TEST(S3rverTest, ProbeFindsEveryConditionIgnored) {
   {
