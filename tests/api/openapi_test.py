@@ -23,8 +23,12 @@ import tempfile
 import threading
 import unittest
 
-import jsonschema
-import yaml
+try:
+    import jsonschema
+    import yaml
+except ImportError as e:
+    sys.exit(f"{e}: run with /usr/bin/python3 and Debian's python3-yaml and python3-jsonschema "
+             "(scripts/install-deps.sh)")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -162,6 +166,31 @@ class DocumentTest(unittest.TestCase):
                 self.assertIsNotNone(schema, f"no Problem.{slug} in {SPEC_PATH}")
                 self.assertEqual(schema["properties"]["type"]["const"], PROBLEM_PREFIX + slug)
                 self.assertEqual(schema["properties"]["status"]["const"], status)
+
+    def test_every_problem_of_the_docs_is_described(self):
+        """docs/ERRORS.md's tables (adapters' problems included) name no problem the document
+        lacks, with the same status."""
+        with open(os.path.join(SOURCE, "docs", "ERRORS.md")) as f:
+            rows = re.findall(r"^\| (\d{3}) \| `([a-z0-9-]+)` \|", f.read(), re.MULTILINE)
+        self.assertGreater(len(rows), 60)
+        schemas = SPEC["components"]["schemas"]
+        for status, slug in rows:
+            with self.subTest(slug):
+                self.assertIn("Problem." + slug, schemas)
+                self.assertEqual(schemas["Problem." + slug]["properties"]["status"],
+                                 {"const": int(status)})
+
+    def test_every_admin_path_of_the_docs_is_described(self):
+        """The admin and lock paths docs/ADMIN_API.md and docs/LOCKS_AND_TOKENS.md name."""
+        text = ""
+        for name in ("ADMIN_API.md", "LOCKS_AND_TOKENS.md", "OPERATIONS.md"):
+            with open(os.path.join(SOURCE, "docs", name)) as f:
+                text += f.read()
+        documented = {re.sub(r"\{[a-z]+\}", "{}", path) for path in SPEC["paths"]}
+        for path in set(re.findall(r"`(?:GET |POST )?(/admin/[a-z{}/-]*[a-z}]|/metrics|/healthz|"
+                                   r"/readyz)", text)):
+            with self.subTest(path):
+                self.assertIn(re.sub(r"\{[a-z]+\}", "{}", path), documented)
 
     def test_every_problem_schema_is_answered_somewhere(self):
         """Each Problem.<slug> is reachable from some operation's responses, except the two a
