@@ -49,6 +49,73 @@ with open(SPEC_PATH) as f:
 Validator = jsonschema.Draft202012Validator
 
 
+# The shape of an OpenAPI 3.1 document, the parts this one uses, as a JSON Schema (the official
+# schema is not packaged in Debian): unknown fixed fields are refused so a typo cannot hide.
+_REF = {"type": "object", "required": ["$ref"], "properties": {"$ref": {"type": "string"}}}
+_EXT = {"^x-": {}}
+_SCHEMA = {"type": ["object", "boolean"]}
+_HEADER = {"type": "object", "additionalProperties": False, "patternProperties": _EXT,
+           "properties": {"description": {"type": "string"}, "required": {"type": "boolean"},
+                          "schema": _SCHEMA}}
+_MEDIA = {"type": "object", "additionalProperties": False, "patternProperties": _EXT,
+          "properties": {"schema": _SCHEMA, "example": {}, "examples": {"type": "object"}}}
+_CONTENT = {"type": "object", "additionalProperties": _MEDIA,
+            "propertyNames": {"pattern": r"^[a-z*]+/[a-z0-9.+*-]+(; ?[a-z]+=[^;]+)*$"}}
+_PARAMETER = {"oneOf": [_REF, {
+    "type": "object", "required": ["name", "in"], "additionalProperties": False,
+    "patternProperties": _EXT,
+    "properties": {"name": {"type": "string"}, "in": {"enum": ["path", "query", "header", "cookie"]},
+                   "description": {"type": "string"}, "required": {"type": "boolean"},
+                   "schema": _SCHEMA, "deprecated": {"type": "boolean"}}}]}
+_RESPONSE = {"oneOf": [_REF, {
+    "type": "object", "required": ["description"], "additionalProperties": False,
+    "patternProperties": _EXT,
+    "properties": {"description": {"type": "string"}, "content": _CONTENT,
+                   "headers": {"type": "object",
+                               "additionalProperties": {"oneOf": [_REF, _HEADER]}}}}]}
+_OPERATION = {
+    "type": "object", "required": ["responses", "operationId"], "additionalProperties": False,
+    "patternProperties": _EXT,
+    "properties": {
+        "operationId": {"type": "string"}, "summary": {"type": "string"},
+        "description": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+        "parameters": {"type": "array", "items": _PARAMETER},
+        "requestBody": {"oneOf": [_REF, {
+            "type": "object", "required": ["content"], "additionalProperties": False,
+            "properties": {"description": {"type": "string"}, "required": {"type": "boolean"},
+                           "content": _CONTENT}}]},
+        "responses": {"type": "object", "minProperties": 1, "additionalProperties": False,
+                      "patternProperties": {r"^([1-5](\d\d|XX)|default)$": _RESPONSE}},
+        "security": {"type": "array"}, "servers": {"type": "array"}}}
+_SERVER = {"type": "object", "required": ["url"], "additionalProperties": False,
+           "properties": {"url": {"type": "string"}, "description": {"type": "string"}}}
+OPENAPI_SHAPE = {
+    "type": "object", "required": ["openapi", "info", "paths"], "additionalProperties": False,
+    "patternProperties": _EXT,
+    "properties": {
+        "openapi": {"type": "string", "pattern": r"^3\.1\.\d+$"},
+        "jsonSchemaDialect": {"type": "string"},
+        "info": {"type": "object", "required": ["title", "version"]},
+        "servers": {"type": "array", "items": _SERVER},
+        "security": {"type": "array", "items": {"type": "object"}},
+        "tags": {"type": "array", "items": {"type": "object", "required": ["name"]}},
+        "paths": {"type": "object", "propertyNames": {"pattern": "^/"}, "additionalProperties": {
+            "type": "object", "additionalProperties": False, "patternProperties": _EXT,
+            "properties": dict({m: _OPERATION for m in METHODS}, **{
+                "summary": {"type": "string"}, "description": {"type": "string"},
+                "parameters": {"type": "array", "items": _PARAMETER},
+                "servers": {"type": "array", "items": _SERVER}})}},
+        "components": {
+            "type": "object", "additionalProperties": False, "patternProperties": _EXT,
+            "properties": {
+                "schemas": {"type": "object", "additionalProperties": _SCHEMA},
+                "responses": {"type": "object", "additionalProperties": _RESPONSE},
+                "parameters": {"type": "object", "additionalProperties": _PARAMETER},
+                "headers": {"type": "object", "additionalProperties": {"oneOf": [_REF, _HEADER]}},
+                "securitySchemes": {"type": "object"}},
+            "propertyNames": {"pattern": r"^[a-zA-Z0-9._-]+$"}}}}
+
+
 def resolve_pointer(ref):
     """The object a local $ref ("#/a/b") names in the document; KeyError when it does not."""
     if not ref.startswith("#/"):
@@ -111,6 +178,11 @@ def refusal_table():
 
 class DocumentTest(unittest.TestCase):
     def test_is_openapi_3_1(self):
+        errors = list(Validator(OPENAPI_SHAPE).iter_errors(SPEC))
+        self.assertEqual([], [f"{list(e.absolute_path)}: {e.message[:200]}" for e in errors[:5]])
+        for section in SPEC["components"].values():
+            for name in section:
+                self.assertRegex(name, r"^[a-zA-Z0-9._-]+$")
         self.assertRegex(SPEC["openapi"], r"^3\.1\.\d+$")
         self.assertTrue(SPEC["info"]["title"])
         self.assertTrue(SPEC["info"]["version"])
