@@ -64,7 +64,8 @@ _CONTENT = {"type": "object", "additionalProperties": _MEDIA,
 _PARAMETER = {"oneOf": [_REF, {
     "type": "object", "required": ["name", "in"], "additionalProperties": False,
     "patternProperties": _EXT,
-    "properties": {"name": {"type": "string"}, "in": {"enum": ["path", "query", "header", "cookie"]},
+    "properties": {"name": {"type": "string"},
+                   "in": {"enum": ["path", "query", "header", "cookie"]},
                    "description": {"type": "string"}, "required": {"type": "boolean"},
                    "schema": _SCHEMA, "deprecated": {"type": "boolean"}}}]}
 _RESPONSE = {"oneOf": [_REF, {
@@ -211,7 +212,8 @@ class DocumentTest(unittest.TestCase):
                 for status, response in op["responses"].items():
                     self.assertRegex(str(status), r"^([1-5](\d\d|XX)|default)$")
                     self.assertIn("description", deref(response))
-                for parameter in op.get("parameters", []) + SPEC["paths"][path].get("parameters", []):
+                shared = SPEC["paths"][path].get("parameters", [])
+                for parameter in op.get("parameters", []) + shared:
                     parameter = deref(parameter)
                     self.assertIn(parameter["in"], ("path", "query", "header", "cookie"))
                     if parameter["in"] == "path":
@@ -538,7 +540,8 @@ class LiveTest(unittest.TestCase):
             self.assertEqual(refusal["stale_reason"], reason)
 
     def test_reads(self):
-        self.check("fencedPut", self.traffic("PUT", "/files/r/a", {"Fencing-Token": "1"}, b"y"), 201)
+        self.check("fencedPut", self.traffic("PUT", "/files/r/a", {"Fencing-Token": "1"}, b"y"),
+                   201)
         self.assertEqual(self.check("read", self.traffic("GET", "/files/r/a"), 200).body, b"y")
         self.check("read", self.traffic("GET", "/files/r/none"), 404, "not-found")
         self.check("read", self.traffic("GET", "/nowhere"), 404, "no-route")
@@ -671,8 +674,8 @@ class LiveTest(unittest.TestCase):
 
     def test_admin_fences_and_repairs(self):
         self.check("fencedPut", self.traffic("PUT", "/files/rep/a", {"Fencing-Token": "9"}), 201)
-        fences = self.check("listFences", self.admin_call("GET", "/admin/fences?prefix=fs:&limit=1"),
-                            200).json()
+        fences = self.check("listFences",
+                            self.admin_call("GET", "/admin/fences?prefix=fs:&limit=1"), 200).json()
         self.assertEqual(len(fences["fences"]), 1)
         self.check("listFences", self.admin_call("GET", "/admin/fences?bogus=1"), 400,
                    "bad-request")
@@ -741,7 +744,7 @@ class LiveTest(unittest.TestCase):
 
 
 class CoverageTest(unittest.TestCase):
-    """Runs last (unittest sorts classes by name within a module only as loaded: see main)."""
+    """After LiveTest (load_tests orders the classes): no documented operation went undriven."""
 
     def test_every_operation_was_driven(self):
         missing = sorted(set(OPERATIONS) - set(LiveTest.covered))
