@@ -4,13 +4,15 @@ Statically: the document is OpenAPI 3.1 as far as jsonschema can tell (every $re
 operation has responses, every schema is a valid JSON Schema 2020-12 schema), and every problem
 slug of the refusal table (gateway/http/refusal.cc) has its Problem.<slug> schema with its status.
 
-Live: one real fencegate (filesystem backend in a temp dir, the lock API with signing and lock
-rules, an http backend nobody listens on) is driven through EVERY documented operation, refusals
-included, and each real answer is checked against the document: its status is one documented for
+Live: a real fencegate (filesystem backend in a temp dir, the lock API with signing and lock
+rules, an http backend nobody listens on), and a second one with credentials (a route policy,
+locks.policy, admin principals) for the 401 and 403 answers, are driven through EVERY documented
+operation, refusals included, and each real answer is checked against the document: its status is one documented for
 the operation, its content type is the documented one, its body validates against the schema. So
 the description cannot drift from the binary. Needs Debian's python3-yaml and python3-jsonschema
 (run by /usr/bin/python3)."""
 
+import hashlib
 import http.client
 import json
 import os
@@ -364,10 +366,13 @@ def media_type(value):
     return value.split(";", 1)[0].strip().lower()
 
 
-class LiveTest(unittest.TestCase):
-    """Drives every operation of the document against a real gateway."""
+COVERED = {}  # operationId -> the statuses the live tests saw it answer
 
-    covered = {}  # operationId -> set of statuses seen
+
+class GatewayCase(unittest.TestCase):
+    """A real gateway started from CONFIG_TEMPLATE, and the check of its answers."""
+
+    CONFIG_TEMPLATE = None
 
     @classmethod
     def setUpClass(cls):
@@ -375,8 +380,8 @@ class LiveTest(unittest.TestCase):
         cls.port, cls.admin = free_port(), free_port()
         os.makedirs(os.path.join(cls.workdir, "files"))
         cls.config_path = os.path.join(cls.workdir, "fencegate.yaml")
-        cls.config = CONFIG.format(port=cls.port, admin=cls.admin, workdir=cls.workdir,
-                                   dead_port=free_port())
+        cls.config = cls.CONFIG_TEMPLATE.format(port=cls.port, admin=cls.admin,
+                                                workdir=cls.workdir, dead_port=free_port())
         with open(cls.config_path, "w") as f:
             f.write(cls.config)
         cls.log_path = os.path.join(cls.workdir, "fencegate.out")
@@ -425,7 +430,7 @@ class LiveTest(unittest.TestCase):
             responses.get("default")
         self.assertIsNotNone(response, f"{where}: status not documented; {answer.body[:500]!r}")
         response = deref(response)
-        LiveTest.covered.setdefault(op_id, set()).add(answer.status)
+        COVERED.setdefault(op_id, set()).add(answer.status)
         content = response.get("content")
         if not content:
             return answer  # the backend's own answer: any body
@@ -461,10 +466,12 @@ class LiveTest(unittest.TestCase):
         self.assertTrue(answer.headers.get("X-Request-Id"), f"{method} {path}: no X-Request-Id")
         return answer
 
-    def admin_call(self, method, path, body=None, read_body=True):
+    def admin_call(self, method, path, body=None, read_body=True, headers=None):
         data = json.dumps(body).encode() if body is not None else b""
-        return send(self.admin, method, path, {"Content-Type": "application/json"} if data else {},
-                    data, read_body)
+        headers = dict(headers or {})
+        if data:
+            headers["Content-Type"] = "application/json"
+        return send(self.admin, method, path, headers, data, read_body)
 
     def acquire(self, name, body=None):
         data = json.dumps(body if body is not None else {}).encode()
@@ -475,7 +482,12 @@ class LiveTest(unittest.TestCase):
                             {"Content-Type": "application/json"},
                             json.dumps({"owner_token": owner_token}).encode())
 
-    # --- the cases --------------------------------------------------------------------------
+
+
+class LiveTest(GatewayCase):
+    """Drives every operation of the document against a real gateway."""
+
+    CONFIG_TEMPLATE = CONFIG
 
     def test_fenced_writes_and_their_refusals(self):
         put = lambda path, headers, body=b"x": self.traffic("PUT", path, headers, body)  # noqa
@@ -743,17 +755,98 @@ class LiveTest(unittest.TestCase):
         self.check("reload", self.admin_call("POST", "/admin/reload"), 200)
 
 
+GUARDED_CONFIG = """listen: 127.0.0.1:{port}
+admin_listen: 127.0.0.1:{admin}
+data_dir: {workdir}/data
+threads: 1
+access_log:
+  path: ""
+backends:
+  files:
+    kind: filesystem
+    root: {workdir}/files
+routes:
+  - name: files
+    prefix: /files/
+    backend: files
+    fence_key: "fs:{{segment:2}}"
+    policy:
+      read: ["*"]
+      write: [writer]
+      advance:
+        writer: ["fs:"]
+auth:
+  principals:
+    - name: writer
+      api_key_sha256: ["%s"]
+    - name: reader
+      api_key_sha256: ["%s"]
+locks:
+  enabled: true
+  policy:
+    read: ["*"]
+    acquire:
+      writer: ["job-*"]
+admin:
+  principals:
+    - name: operator
+      api_key_sha256: ["%s"]
+""" % tuple(hashlib.sha256(key).hexdigest() for key in (b"writer-key", b"reader-key",
+                                                        b"admin-key"))
+WRITER = {"Authorization": "Bearer writer-key"}
+READER = {"Authorization": "Bearer reader-key"}
+OPERATOR = {"Authorization": "Bearer admin-key"}
+
+
+class GuardedTest(GatewayCase):
+    """Credentials: a route policy, locks.policy and admin principals (401 and 403)."""
+
+    CONFIG_TEMPLATE = GUARDED_CONFIG
+
+    def test_traffic_credentials(self):
+        put = lambda headers: self.traffic("PUT", "/files/g/a", headers, b"x")  # noqa: E731
+        self.check("fencedPut", put({"Fencing-Token": "1"}), 401, "unauthenticated")
+        self.check("fencedPut", put(dict(READER, **{"Fencing-Token": "1"})), 403, "forbidden")
+        self.check("fencedPut", put(dict(WRITER, **{"Fencing-Token": "1"})), 201)
+        self.check("read", self.traffic("GET", "/files/g/a"), 401, "unauthenticated")
+        self.check("read", self.traffic("GET", "/files/g/a", READER), 200)
+
+    def test_lock_credentials(self):
+        self.check("getLock", self.traffic("GET", "/locks/job-g"), 401, "unauthenticated")
+        self.check("getLock", self.traffic("GET", "/locks/job-g", READER), 200)
+        self.check("acquireLock", self.traffic("POST", "/locks/job-g", READER, b"{}"), 403,
+                   "forbidden")
+        grant = self.check("acquireLock", self.traffic("POST", "/locks/job-g", WRITER, b"{}"),
+                           200).json()
+        body = json.dumps({"owner_token": grant["owner_token"]}).encode()
+        self.check("renewLock", self.traffic("POST", "/locks/job-g/renew", {}, body), 401,
+                   "unauthenticated")
+        self.check("releaseLock", self.traffic("POST", "/locks/job-g/release", READER, body), 403,
+                   "forbidden")
+        self.check("releaseLock", self.traffic("POST", "/locks/job-g/release", WRITER, body), 200)
+
+    def test_admin_credentials(self):
+        self.check("healthz", self.admin_call("GET", "/healthz"), 200)
+        self.check("readyz", self.admin_call("GET", "/readyz"), 200)
+        self.check("listFences", self.admin_call("GET", "/admin/fences"), 401, "unauthenticated")
+        self.check("metrics", self.admin_call("GET", "/metrics"), 401, "unauthenticated")
+        self.check("listFences", self.admin_call("GET", "/admin/fences", headers=OPERATOR), 200)
+        self.check("forceReleaseLock", self.admin_call(
+            "POST", "/admin/locks/job-none/force-release", {"reason": "no operator needed"},
+            headers=OPERATOR), 404, "lock-not-held")
+
+
 class CoverageTest(unittest.TestCase):
     """After LiveTest (load_tests orders the classes): no documented operation went undriven."""
 
     def test_every_operation_was_driven(self):
-        missing = sorted(set(OPERATIONS) - set(LiveTest.covered))
+        missing = sorted(set(OPERATIONS) - set(COVERED))
         self.assertEqual(missing, [], "operations the live test never drove")
 
 
 def load_tests(loader, standard_tests, pattern):
     suite = unittest.TestSuite()
-    for case in (DocumentTest, LiveTest, CoverageTest):
+    for case in (DocumentTest, LiveTest, GuardedTest, CoverageTest):
         suite.addTests(loader.loadTestsFromTestCase(case))
     return suite
 
