@@ -6,13 +6,13 @@
 #
 # FENCEGATE_TEST_STAGES picks stages to run (default: all), e.g.
 #   FENCEGATE_TEST_STAGES="asan fuzz" bash scripts/test.sh
-# Stages: build unit integration browser package faults load webdav lock_services s3 torture asan
-# tsan fuzz
+# Stages: build unit integration browser package faults load webdav lock_services clients s3
+# torture asan tsan fuzz
 # (all but the last three need "build"), and replicas (the etcd store and several replicas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages=" ${FENCEGATE_TEST_STAGES:-build unit integration browser package faults load webdav lock_services replicas s3 torture asan tsan fuzz} "
+stages=" ${FENCEGATE_TEST_STAGES:-build unit integration browser package faults load webdav lock_services clients replicas s3 torture asan tsan fuzz} "
 want() { [[ "$stages" == *" $1 "* ]]; }
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -160,6 +160,9 @@ ctest_stage load "load" load 300
 # The webdav adapter before a real Apache mod_dav_fs: flows, two-gateway races (about 1 min).
 ctest_stage webdav "webdav" webdav 300
 ctest_stage lock_services "lock services" lock_services 300
+# What clients program against: api/openapi.yaml checked against the real binary's answers, the
+# Python client library (clients/python/) and the lock command, with real lock servers.
+ctest_stage clients "clients" clients 300
 # The etcd store and several replicas on a real etcd cluster (tests/etcd, tests/replicas).
 ctest_stage replicas "replicas" '^(etcd|replicas)$' 300
 # The s3 adapter against a real Ceph radosgw (tests/support/radosgw.sh, started once) and awscli,
