@@ -114,7 +114,7 @@ class Link:
                     if dropping:
                         # The client sees the connection break; the gateway still gets its
                         # answer read in full, so it is not "client gone" there.
-                        sink.close()
+                        sink.shutdown(socket.SHUT_RDWR)
                         while source.recv(65536):
                             pass
                         break

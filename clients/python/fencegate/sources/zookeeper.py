@@ -16,11 +16,14 @@ from ..lease import Lease, Renewal
 
 
 class ZooKeeperLocks:
-    """`hosts`: kazoo's "HOST:PORT[,HOST:PORT...]"; locks live under `root`."""
+    """`hosts`: kazoo's "HOST:PORT[,HOST:PORT...]"; locks live under `root`; a session must be
+    established within `connect_timeout` seconds."""
 
-    def __init__(self, hosts: str = "127.0.0.1:2181", root: str = "/locks"):
+    def __init__(self, hosts: str = "127.0.0.1:2181", root: str = "/locks",
+                 connect_timeout: float = 10.0):
         self.hosts = hosts
         self.root = root.rstrip("/")
+        self.connect_timeout = connect_timeout
 
     def acquire(self, name: str, ttl: float = 10.0, wait: float = 30.0,
                 on_lost: Optional[Callable[[Lease], None]] = None,
@@ -31,7 +34,7 @@ class ZooKeeperLocks:
         sent = time.monotonic()
         lock = zk.Lock(f"{self.root}/{name}")
         try:
-            zk.start(timeout=wait)
+            zk.start(timeout=self.connect_timeout)
             try:
                 lock.acquire(timeout=wait)
             except LockTimeout as error:
