@@ -16,7 +16,7 @@ if not os.environ.get("FENCEGATE_CLIENT_INSTALLED"):
 sys.path.insert(0, os.path.join(REPO, "tests", "lock_services"))
 
 import harness  # noqa: E402
-from harness import DEADLINE_SECONDS, Process, WorkDir, free_port, http  # noqa: E402,F401
+from harness import DEADLINE_SECONDS, WorkDir, http  # noqa: E402,F401
 from wait_until import wait_until  # noqa: E402,F401  (tests/support, on the path harness set)
 
 SECRET = "a-test-signing-secret-of-at-least-32-bytes"

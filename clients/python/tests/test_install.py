@@ -6,7 +6,6 @@ and the zombie scenario passes against the installed copy."""
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 

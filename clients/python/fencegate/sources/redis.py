@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 import redis
 
@@ -26,7 +26,7 @@ class RedisLocks:
     """`server`: a redis:// URL or a redis.Redis client. Keep the fence:NAME counter durable
     (appendonly, one primary): a counter that resets stalls every holder."""
 
-    def __init__(self, server: Union[str, "redis.Redis"] = "redis://127.0.0.1:6379",
+    def __init__(self, server: Union[str, "redis.Redis[Any]"] = "redis://127.0.0.1:6379",
                  poll: float = 0.1):
         self.client = redis.Redis.from_url(server) if isinstance(server, str) else server
         self.poll = poll
