@@ -60,9 +60,9 @@ class BuiltinLockTest(unittest.TestCase):
         self.assertEqual(gw.read(path), "B1\n")
 
     def test_the_lease_is_renewed_in_the_background(self):
-        with self.locks.acquire("renewed", ttl=0.3) as lease:
+        with self.locks.acquire("renewed", ttl=0.75) as lease:
             started = time.monotonic()
-            wait_until(lambda: time.monotonic() > started + 1.0, "three TTLs to pass", 5, 0.05)
+            wait_until(lambda: time.monotonic() > started + 2.5, "three TTLs to pass", 5, 0.05)
             self.assertFalse(lease.lost.is_set(), lease.lost_reason)
             status = self.locks.status("renewed")
             self.assertTrue(status["held"])
@@ -72,7 +72,7 @@ class BuiltinLockTest(unittest.TestCase):
 
     def test_a_lost_lease_sets_lost_calls_back_and_stops_writes(self):
         called = threading.Event()
-        with self.locks.acquire("lost", ttl=0.6, on_lost=lambda lease: called.set()) as lease:
+        with self.locks.acquire("lost", ttl=2.0, on_lost=lambda lease: called.set()) as lease:
             session = fencegate.FencedSession(self.gateway.url, lease)
             session.put("/files/lost", b"mine\n")
             self.force_release("lost")
@@ -91,7 +91,7 @@ class BuiltinLockTest(unittest.TestCase):
 
     def test_a_lost_lease_raises_in_the_worker(self):
         with self.assertRaises(fencegate.LeaseLost):
-            with self.locks.acquire("interrupted", ttl=0.6, raise_in_worker=True):
+            with self.locks.acquire("interrupted", ttl=2.0, raise_in_worker=True):
                 self.force_release("interrupted")
                 end = time.monotonic() + support.DEADLINE_SECONDS
                 while time.monotonic() < end:   # busy work, interrupted when the lease is lost
@@ -102,7 +102,7 @@ class BuiltinLockTest(unittest.TestCase):
         self.addCleanup(gateway.stop)
         status, _, _ = http("PUT", gateway.url + "/signed/signed", b"x", {"Fencing-Token": "1"})
         self.assertEqual(status, 403)
-        with fencegate.LockClient(gateway.url).acquire("signed", ttl=0.6) as lease:
+        with fencegate.LockClient(gateway.url).acquire("signed", ttl=1.5) as lease:
             first = lease.signature
             self.assertTrue(first.startswith("kid=k1;"))
             session = fencegate.FencedSession(gateway.url, lease)
