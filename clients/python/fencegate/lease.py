@@ -107,7 +107,13 @@ class Lease:
 
     def __exit__(self, kind: Optional[Type[BaseException]], value: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
-        self.release()
+        try:
+            self.release()
+        except Exception:
+            # A lease that cannot be released ends with its TTL anyway; the block's own
+            # exception (a FencedOut, say) is the one worth seeing.
+            if kind is None:
+                raise
         # An asynchronous LeaseLost scheduled just as the block ended but not yet delivered
         # would surface after the block; cancel it.
         if self._raise_in_worker:

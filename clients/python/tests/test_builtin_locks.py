@@ -2,6 +2,7 @@
 background, lost leases stopping the work, fenced writes with typed refusals, signatures,
 and Idempotency-Key retries."""
 
+import inspect
 import json
 import socket
 import threading
@@ -58,6 +59,12 @@ class BuiltinLockTest(unittest.TestCase):
             with self.assertRaises(fencegate.LeaseLost):
                 a_files.put(path, b"A3\n")   # and A stops without sending
         self.assertEqual(gw.read(path), "B1\n")
+
+    def test_the_readme_shows_the_zombie_test_as_it_is(self):
+        source = inspect.getsource(BuiltinLockTest.test_zombie_write_is_fenced_out)
+        with open(f"{support.HERE}/../README.md") as f:
+            self.assertIn(source, f.read())
+        self.assertLess(len(source.splitlines()), 30)
 
     def test_the_lease_is_renewed_in_the_background(self):
         with self.locks.acquire("renewed", ttl=0.75) as lease:
