@@ -21,7 +21,7 @@ packages=(
   python3 python3-redis python3-psycopg2 python3-kazoo
   # The "clients" stage: the OpenAPI description's check (tests/api/), the Python client library
   # (clients/python/: installed into a venv from the checkout with Debian's build backend).
-  python3-yaml python3-jsonschema
+  python3-yaml python3-jsonschema python3-venv python3-pip python3-setuptools mypy
   # Fault tests (tests/faults/): wall-clock jumps, an ext4 image to turn read-only, mount(8).
   faketime e2fsprogs mount
   # Sanitizer and fuzz stages of scripts/test.sh: clang, its runtimes (ASan, UBSan, TSan,
