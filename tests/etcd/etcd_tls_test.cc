@@ -73,7 +73,12 @@ class EtcdTlsTest : public ::testing::Test {
   // error.
   void ExpectStartRefused(const std::string& name, const YAML::Node& tls,
                           const std::string& cause) {
-    const std::string config = dir_.WriteFile(name + ".yaml", EtcdStoreConfig(name, tls).Yaml());
+    auto refused = EtcdStoreConfig(name, tls);
+    // The refusal must come from a handshake that finished (the cause names the certificate), not
+    // from one cut by a timeout on a busy machine: generous bounds here.
+    refused["store"]["request_timeout"] = "5s";
+    refused["store"]["operation_timeout"] = "8s";
+    const std::string config = dir_.WriteFile(name + ".yaml", refused.Yaml());
     std::string error;
     auto start = integration::Process::Start(
         {integration::FencegateBinary(), "--config", config, "--listen", "127.0.0.1:0",
