@@ -81,6 +81,8 @@ class Link:
         self.open.set()
         self.drop_answers = 0
         self.guard = threading.Lock()
+        self.held_requests = []  # the first line of each request that arrived while held
+        self.arrived = threading.Condition(self.guard)
         threading.Thread(target=self._accept, daemon=True).start()
 
     def hold(self):
@@ -88,6 +90,13 @@ class Link:
 
     def release(self):
         self.open.set()
+
+    def wait_held(self, start, timeout):
+        """Waits until a request whose first line starts with `start` (bytes) reached the held
+        link: the client sent it (its own checks are behind it) and it waits here."""
+        with self.arrived:
+            return self.arrived.wait_for(
+                lambda: any(line.startswith(start) for line in self.held_requests), timeout)
 
     def drop_next_answer(self):
         with self.guard:
@@ -106,6 +115,10 @@ class Link:
     def _pump(self, source, sink, answers):
         try:
             while data := source.recv(65536):
+                if not answers and not self.open.is_set():
+                    with self.arrived:
+                        self.held_requests.append(data.split(b"\r\n", 1)[0])
+                        self.arrived.notify_all()
                 if not self.open.wait(DEADLINE_SECONDS):
                     break
                 if answers:

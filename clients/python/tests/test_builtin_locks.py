@@ -45,7 +45,8 @@ class BuiltinLockTest(unittest.TestCase):
         a_files = fencegate.FencedSession(self.link.url, a)
         a_files.put(path, b"A1\n")
         self.link.hold()                 # A pauses: its renewals and its next write hang
-        late = ThreadPoolExecutor(1).submit(a_files.put, path, b"A2\n")  # passed its lease check
+        late = ThreadPoolExecutor(1).submit(a_files.put, path, b"A2\n")
+        self.assertTrue(self.link.wait_held(b"PUT /files/zombie", support.DEADLINE_SECONDS))
         with self.locks.acquire("zombie", ttl=5.0, wait=10.0) as b:  # granted once A's lapsed
             fencegate.FencedSession(gw.url, b).put(path, b"B1\n")
             self.link.release()          # A resumes: the write it had started arrives
