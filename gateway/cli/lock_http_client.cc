@@ -153,6 +153,15 @@ std::optional<HttpAnswer> Send(const LockApiConnection& connection, Method metho
   ioc.run();
   if (failure) {
     *error = failure_text.empty() ? failure.message() : failure_text;
+    // A listener with client_auth: required rejects a client without a certificate with an
+    // alert after the handshake (TLS 1.3), so the hint goes with any later TLS error too.
+    const bool tls_failure = failure.category() == net::error::get_ssl_category() ||
+                             failure.category() == net::ssl::error::get_stream_category();
+    if (stream.is_tls() && tls_failure && connection.tls_options.client_cert_file.empty()) {
+      *error +=
+          " (if the gateway requires a client certificate: --client-cert-file and "
+          "--client-key-file)";
+    }
     return std::nullopt;
   }
   HttpAnswer answer;
