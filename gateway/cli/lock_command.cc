@@ -426,9 +426,9 @@ std::string LockUsageText() {
          "Under locks.policy: --api-key-file PATH (the key, one line) or $FENCEGATE_API_KEY is\n"
          "sent as Authorization: Bearer with every call (there is no argv option: ps shows it).\n"
          "run acquires, runs CMD with FENCING_TOKEN, FENCING_TOKEN_SIGNATURE (when the gateway\n"
-         "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every "
-         "TTL/3, stops CMD (SIGTERM, then SIGKILL after the\n"
-         "grace) if the lease is lost, releases when CMD exits, and exits with CMD's status.\n"
+         "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every\n"
+         "TTL/3, stops CMD (SIGTERM, then SIGKILL after the grace) if the lease is lost,\n"
+         "releases when CMD exits, and exits with CMD's status.\n"
          "\n"
          "Exit codes: 0 ok, 1 lock held or lost, 2 usage error (also an unusable TLS file),\n"
          "3 failure (unreachable, TLS refused, server error); run: CMD's status.\n";

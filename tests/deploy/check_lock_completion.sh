@@ -43,7 +43,7 @@ common=$(sed -n '/^OPTIONS:/,/^$/p' <<<"$usage" | grep -oE -- '--[a-z-]+' | sort
 [ -n "$common" ] || fail "no OPTIONS in fencegate lock --help"
 for verb in $verbs; do
   offers "$verb" fencegate lock "${verb:0:2}"
-  own=$(grep -E "fencegate lock $verb " <<<"$usage" | grep -oE -- '--[a-z-]+' | sort -u)
+  own=$(grep -E "fencegate lock $verb " <<<"$usage" | { grep -oE -- '--[a-z-]+' || true; } | sort -u)
   for option in $own $common; do
     offers "$option" fencegate lock "$verb" NAME "${option:0:3}"
   done
