@@ -18,6 +18,7 @@
 
 #include <boost/json.hpp>
 
+#include "base/tls_client/client_tls_options.h"
 #include "gateway/cli/lock_http_client.h"
 
 namespace fencegate::gateway::lock_client {
@@ -47,8 +48,39 @@ struct Options {
   // locks.policy's credential: from --api-key-file or $FENCEGATE_API_KEY, never argv (which
   // every local user can read in ps).
   std::string api_key;
+  tls_client::ClientTlsOptions tls;
+  bool json = false;  // results and errors as one JSON object on stdout
   std::vector<std::string> command;
 };
+
+// --json is looked for before parsing, so that even a usage error is reported as JSON.
+bool WantsJson(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") return false;
+    if (arg == "--json") return true;
+  }
+  return false;
+}
+
+// Reports a failure: one line on stderr, and with --json one object on stdout for scripts:
+// {"ok": false, "exit_code": N, "error": "...", "http_status": S, "problem": {...}} (the last
+// two when the gateway answered; "problem" is its problem+json body, or the text if not JSON).
+int Fail(bool json_output, int exit_code, const std::string& message,
+         const HttpAnswer* answer = nullptr) {
+  std::cerr << "fencegate lock: " << message;
+  if (answer != nullptr) std::cerr << ": HTTP " << answer->status << " " << answer->body;
+  std::cerr << std::endl;
+  if (!json_output) return exit_code;
+  json::object out{{"ok", false}, {"exit_code", exit_code}, {"error", message}};
+  if (answer != nullptr) {
+    out["http_status"] = answer->status;
+    boost::system::error_code ec;
+    json::value problem = json::parse(answer->body, ec);
+    out["problem"] = ec ? json::value(answer->body) : std::move(problem);
+  }
+  std::cout << json::serialize(out) << std::endl;
+  return exit_code;
+}
 
 // The key file's content without its trailing newline; false with `error` set if unusable.
 bool ReadApiKeyFile(const std::string& path, std::string* out, std::string* error) {
@@ -94,7 +126,7 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
   out->verb = args[0];
   out->name = args[1];
   if (out->verb != "acquire" && out->verb != "renew" && out->verb != "release" &&
-      out->verb != "run") {
+      out->verb != "run" && out->verb != "status") {
     *error = "unknown lock verb '" + out->verb + "'";
     return false;
   }
@@ -106,6 +138,14 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
     if (arg == "--") {
       out->command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
       break;
+    }
+    if (arg == "--json") {
+      out->json = true;
+      continue;
+    }
+    if (arg == "--no-verify-hostname") {
+      out->tls.verify_hostname = false;
+      continue;
     }
     std::string name = arg;
     std::string value;
@@ -134,6 +174,14 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
       out->owner = value;
     } else if (name == "--api-key-file") {
       if (!ReadApiKeyFile(value, &out->api_key, error)) return false;
+    } else if (name == "--ca-file") {
+      out->tls.ca_file = value;
+    } else if (name == "--client-cert-file") {
+      out->tls.client_cert_file = value;
+    } else if (name == "--client-key-file") {
+      out->tls.client_key_file = value;
+    } else if (name == "--server-name") {
+      out->tls.server_name = value;
     } else {
       *error = "unknown option " + name;
       return false;
@@ -145,6 +193,10 @@ bool ParseArgs(const std::vector<std::string>& args, Options* out, std::string* 
   }
   if ((out->verb == "renew" || out->verb == "release") && out->owner.empty()) {
     *error = out->verb + " needs --owner TOKEN (or FENCEGATE_LOCK_OWNER_TOKEN)";
+    return false;
+  }
+  if (out->tls.client_cert_file.empty() != out->tls.client_key_file.empty()) {
+    *error = "--client-cert-file and --client-key-file go together";
     return false;
   }
   return true;
@@ -159,20 +211,67 @@ std::string OwnerBody(const std::string& owner) {
   return json::serialize(json::object{{"owner_token", owner}});
 }
 
-// Reports a non-2xx answer on stderr and maps it to an exit status.
-int Refused(const std::string& what, const HttpAnswer& answer) {
-  std::cerr << "fencegate lock: " << what << ": HTTP " << answer.status << " " << answer.body
-            << std::endl;
-  return answer.status == 409 || answer.status == 410 ? kExitNotHeld : kExitFailed;
+// Reports a non-2xx answer and maps it to an exit status.
+int Refused(const Options& options, const std::string& what, const HttpAnswer& answer) {
+  return Fail(options.json,
+              answer.status == 409 || answer.status == 410 ? kExitNotHeld : kExitFailed,
+              what + " refused", &answer);
 }
 
-std::optional<HttpAnswer> Call(const LockApiUrl& url, const Options& options,
-                               const std::string& target, const std::string& body,
-                               milliseconds timeout) {
-  std::string error;
-  auto answer = Post(url, options.api_key, target, body, timeout, &error);
-  if (!answer) std::cerr << "fencegate lock: " << target << ": " << error << std::endl;
+// A call whose transport failure is reported (on stderr only: the caller decides the exit).
+std::optional<HttpAnswer> Call(const LockApiConnection& connection, const std::string& target,
+                               const std::string& body, milliseconds timeout,
+                               std::string* error = nullptr) {
+  std::string reason;
+  auto answer = Send(connection, Method::kPost, target, body, timeout, &reason);
+  if (!answer) {
+    if (error != nullptr)
+      *error = target + ": " + reason;
+    else
+      std::cerr << "fencegate lock: " << target << ": " << reason << std::endl;
+  }
   return answer;
+}
+
+// ---- status ----
+
+// The lock's state as the lock API's GET reports it, which never includes an owner token.
+int Status(const Options& options, const LockApiConnection& connection) {
+  std::string error;
+  auto answer = Send(connection, Method::kGet, connection.url.prefix + options.name, "",
+                     milliseconds(10000), &error);
+  if (!answer) return Fail(options.json, kExitFailed, "status " + options.name + ": " + error);
+  if (answer->status != 200) return Refused(options, "status " + options.name, *answer);
+  boost::system::error_code ec;
+  const json::value state = json::parse(answer->body, ec);
+  if (ec || !state.is_object()) {
+    return Fail(options.json, kExitFailed, "unexpected status answer", &*answer);
+  }
+  if (options.json) {
+    std::cout << json::serialize(state) << std::endl;
+    return kExitOk;
+  }
+  const json::object& lock = state.as_object();
+  auto number = [&](const char* key) -> std::string {
+    const json::value* value = lock.if_contains(key);
+    return value != nullptr && value->is_number() ? std::to_string(value->to_number<std::int64_t>())
+                                                  : "-";
+  };
+  const json::value* held = lock.if_contains("held");
+  const bool is_held = held != nullptr && held->is_bool() && held->as_bool();
+  std::cout << "lock:       " << options.name << "\n"
+            << "held:       " << (is_held ? "yes" : "no") << "\n";
+  if (is_held) {
+    const json::value* holder = lock.if_contains("holder_id");
+    std::cout << "holder:     "
+              << (holder != nullptr && holder->is_string() ? std::string(holder->as_string()) : "-")
+              << "\n"
+              << "token:      " << number("holder_token") << "\n"
+              << "ttl left:   " << number("expires_in_ms") << " ms\n";
+  }
+  std::cout << "waiters:    " << number("waiters") << "\n"
+            << "last token: " << number("last_token") << std::endl;
+  return kExitOk;
 }
 
 // ---- run ----
@@ -228,18 +327,18 @@ int Stop(pid_t child, milliseconds grace) {
   return status;
 }
 
-int Run(const Options& options, const LockApiUrl& url) {
-  const std::string lock_target = url.prefix + options.name;
+int Run(const Options& options, const LockApiConnection& connection) {
+  const std::string lock_target = connection.url.prefix + options.name;
   const auto sent = Clock::now();
-  auto acquired =
-      Call(url, options, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
-  if (!acquired) return kExitFailed;
-  if (acquired->status != 200) return Refused("acquire " + options.name, *acquired);
+  std::string error;
+  auto acquired = Call(connection, lock_target, AcquireBody(options),
+                       options.wait + milliseconds(10000), &error);
+  if (!acquired) return Fail(options.json, kExitFailed, error);
+  if (acquired->status != 200) return Refused(options, "acquire " + options.name, *acquired);
   boost::system::error_code ec;
   const json::value grant = json::parse(acquired->body, ec);
   if (ec || !grant.is_object() || !grant.as_object().contains("owner_token")) {
-    std::cerr << "fencegate lock: unexpected acquire answer: " << acquired->body << std::endl;
-    return kExitFailed;
+    return Fail(options.json, kExitFailed, "unexpected acquire answer", &*acquired);
   }
   const std::string owner(grant.at("owner_token").as_string());
   // fencegate's lease starts at its answer, which is at least waited_ms after the acquire was
@@ -257,7 +356,7 @@ int Run(const Options& options, const LockApiUrl& url) {
   const pid_t child = Spawn(options, grant.as_object());
   if (child < 0) {
     std::cerr << "fencegate lock: fork failed: " << std::strerror(errno) << std::endl;
-    Call(url, options, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
+    Call(connection, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
     return kExitFailed;
   }
   g_child = child;
@@ -273,7 +372,7 @@ int Run(const Options& options, const LockApiUrl& url) {
     } else if (now >= next_renewal) {
       const auto sent = Clock::now();
       std::string error;
-      auto renewed = Post(url, options.api_key, lock_target + "/renew", OwnerBody(owner),
+      auto renewed = Send(connection, Method::kPost, lock_target + "/renew", OwnerBody(owner),
                           std::max(renew_every, milliseconds(1)), &error);
       if (renewed && renewed->status == 200) {
         lease_end = sent + options.ttl;
@@ -296,32 +395,43 @@ int Run(const Options& options, const LockApiUrl& url) {
     std::this_thread::sleep_for(kPollInterval);
   }
   g_child = 0;
-  if (!lost) Call(url, options, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
+  if (!lost) Call(connection, lock_target + "/release", OwnerBody(owner), milliseconds(5000));
   return StatusOf(wait_status);
 }
 
 }  // namespace
 
 std::string LockUsageText() {
-  return "Usage: fencegate lock acquire NAME [--ttl D] [--wait D] [--url URL]\n"
-         "       fencegate lock renew NAME --owner TOKEN [--url URL]\n"
-         "       fencegate lock release NAME --owner TOKEN [--url URL]\n"
-         "       fencegate lock run NAME [--ttl D] [--wait D] [--kill-grace D] [--url URL] -- CMD "
+  return "Usage: fencegate lock acquire NAME [--ttl D] [--wait D] [OPTIONS]\n"
+         "       fencegate lock renew NAME --owner TOKEN [OPTIONS]\n"
+         "       fencegate lock release NAME --owner TOKEN [OPTIONS]\n"
+         "       fencegate lock status NAME [OPTIONS]\n"
+         "       fencegate lock run NAME [--ttl D] [--wait D] [--kill-grace D] [OPTIONS] -- CMD "
          "[ARG...]\n"
+         "OPTIONS: [--url URL] [--api-key-file PATH] [--json] [--ca-file PATH]\n"
+         "         [--client-cert-file PATH --client-key-file PATH] [--server-name NAME]\n"
+         "         [--no-verify-hostname]\n"
          "\n"
-         "A client of fencegate's built-in lock API. URL is the API's base, default\n"
-         "http://127.0.0.1:8080/locks/ (or $FENCEGATE_LOCK_URL); durations like 500ms, 30s, 2m\n"
-         "(--ttl default 30s, --wait default 0 = fail at once, --kill-grace default 5s);\n"
+         "A client of fencegate's built-in lock API. URL is the API's base, http:// or https://,\n"
+         "default http://127.0.0.1:8080/locks/ (or $FENCEGATE_LOCK_URL); durations like 500ms,\n"
+         "30s, 2m (--ttl default 30s, --wait default 0 = fail at once, --kill-grace default 5s);\n"
          "TOKEN defaults to $FENCEGATE_LOCK_OWNER_TOKEN. acquire/renew/release print the JSON "
          "answer.\n"
+         "status prints the holder's id, its fencing token, the TTL left and the waiters (never\n"
+         "an owner token); with --json, the lock API's JSON answer.\n"
+         "--json: errors also as one JSON object on stdout ({\"ok\":false,\"exit_code\":N,...}).\n"
+         "https://: the gateway's certificate must chain to --ca-file (default: the system store)\n"
+         "and carry the URL's host (or --server-name); --no-verify-hostname skips the name check\n"
+         "only. --client-cert-file/--client-key-file present a client certificate (mutual TLS).\n"
          "Under locks.policy: --api-key-file PATH (the key, one line) or $FENCEGATE_API_KEY is\n"
          "sent as Authorization: Bearer with every call (there is no argv option: ps shows it).\n"
          "run acquires, runs CMD with FENCING_TOKEN, FENCING_TOKEN_SIGNATURE (when the gateway\n"
-         "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every "
-         "TTL/3, stops CMD (SIGTERM, then SIGKILL after the\n"
-         "grace) if the lease is lost, releases when CMD exits, and exits with CMD's status.\n"
+         "signs tokens), FENCEGATE_LOCK_OWNER_TOKEN and FENCEGATE_LOCK_NAME set, renews every\n"
+         "TTL/3, stops CMD (SIGTERM, then SIGKILL after the grace) if the lease is lost,\n"
+         "releases when CMD exits, and exits with CMD's status.\n"
          "\n"
-         "Exit codes: 0 ok, 1 lock held or lost, 2 usage error, 3 failure; run: CMD's status.\n";
+         "Exit codes: 0 ok, 1 lock held or lost, 2 usage error (also an unusable TLS file),\n"
+         "3 failure (unreachable, TLS refused, server error); run: CMD's status.\n";
 }
 
 int RunLockCommand(const std::vector<std::string>& args) {
@@ -331,24 +441,35 @@ int RunLockCommand(const std::vector<std::string>& args) {
   }
   Options options;
   std::string error;
-  LockApiUrl url;
-  if (!ParseArgs(args, &options, &error) || !ParseLockApiUrl(options.url, &url, &error)) {
-    std::cerr << "fencegate lock: " << error << "\n\n" << LockUsageText();
-    return kExitUsage;
+  LockApiConnection connection;
+  if (!ParseArgs(args, &options, &error) ||
+      !ParseLockApiUrl(options.url, &connection.url, &error)) {
+    const int status = Fail(WantsJson(args), kExitUsage, error);
+    std::cerr << "\n" << LockUsageText();
+    return status;
   }
-  if (options.verb == "run") return Run(options, url);
+  connection.api_key = options.api_key;
+  connection.tls_options = options.tls;
+  if (!PrepareConnection(&connection, &error)) return Fail(options.json, kExitUsage, error);
+  if (!options.tls.verify_hostname) {
+    std::cerr << "fencegate lock: WARNING: --no-verify-hostname: the gateway's certificate is "
+                 "checked against the CA only, not against its name"
+              << std::endl;
+  }
+  if (options.verb == "run") return Run(options, connection);
+  if (options.verb == "status") return Status(options, connection);
 
-  const std::string lock_target = url.prefix + options.name;
+  const std::string lock_target = connection.url.prefix + options.name;
   std::optional<HttpAnswer> answer;
   if (options.verb == "acquire") {
-    answer =
-        Call(url, options, lock_target, AcquireBody(options), options.wait + milliseconds(10000));
+    answer = Call(connection, lock_target, AcquireBody(options), options.wait + milliseconds(10000),
+                  &error);
   } else {
-    answer = Call(url, options, lock_target + "/" + options.verb, OwnerBody(options.owner),
-                  milliseconds(10000));
+    answer = Call(connection, lock_target + "/" + options.verb, OwnerBody(options.owner),
+                  milliseconds(10000), &error);
   }
-  if (!answer) return kExitFailed;
-  if (answer->status != 200) return Refused(options.verb + " " + options.name, *answer);
+  if (!answer) return Fail(options.json, kExitFailed, error);
+  if (answer->status != 200) return Refused(options, options.verb + " " + options.name, *answer);
   std::cout << answer->body << std::endl;
   return kExitOk;
 }

@@ -190,7 +190,7 @@ const char* DefaultConfigPath() { return FENCEGATE_DEFAULT_CONFIG; }
 
 std::string UsageText() {
   return "Usage: fencegate [OPTIONS]\n"
-         "       fencegate lock acquire|renew|release|run NAME ... (fencegate lock --help)\n"
+         "       fencegate lock acquire|renew|release|status|run NAME ... (fencegate lock --help)\n"
          "       fencegate store init|floor ... (fencegate store --help)\n"
          "\n"
          "A fencing-aware HTTP reverse proxy: writes carry a Fencing-Token, stale ones are "

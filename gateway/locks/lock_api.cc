@@ -292,6 +292,9 @@ void LockApi::State(const std::string& name, Done done) {
     out["held"] = view && view->held;
     out["last_token"] = view ? view->last_token : 0;
     if (view && view->held) {
+      // The holder's public id (as in GET /admin/locks): a prefix of its owner token's hash,
+      // useless for renewing or releasing.
+      out["holder_id"] = view->owner_id;
       out["holder_token"] = view->holder_token;
       out["expires_in_ms"] = view->expires_in.count();
     }

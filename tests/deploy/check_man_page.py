@@ -3,8 +3,8 @@
 
 Usage: check_man_page.py FENCEGATE_BINARY MAN_PAGE
 
-Every option in `fencegate --help` (UsageText of gateway/config/command_line.cc) and in
-`fencegate store --help` must appear in the page (roff writes '-' as '\\-'); the page must lint
+Every option in `fencegate --help` (UsageText of gateway/config/command_line.cc), in
+`fencegate store --help` and in `fencegate lock --help` must appear in the page (roff writes '-' as '\\-'); the page must lint
 clean with mandoc -Tlint, or, without mandoc, format with groff -ww without a warning.
 """
 import re
@@ -29,9 +29,10 @@ page = re.sub(r'\\f[BIRP]|\\&', '', source.replace('\\-', '-'))
 
 gateway_options = options_of(['--help'])
 store_options = options_of(['store', '--help'])
+lock_options = options_of(['lock', '--help'])
 if len(gateway_options) < 7:
     failures.append(f'only {sorted(gateway_options)} found in --help: the extraction is broken')
-for option in sorted(gateway_options | store_options):
+for option in sorted(gateway_options | store_options | lock_options):
     if not re.search(r'(?<![\w-])' + re.escape(option) + r'(?![\w-])', page):
         failures.append(f'{page_path}: option {option} of the binary is not documented')
 
