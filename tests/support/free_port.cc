@@ -12,4 +12,13 @@ std::uint16_t FreeLoopbackPort() {
   return acceptor.local_endpoint().port();
 }
 
+bool LoopbackPortAccepts(std::uint16_t port) {
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::socket socket(ioc);
+  boost::system::error_code ec;
+  socket.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port),
+                 ec);
+  return !ec;
+}
+
 }  // namespace fencegate::integration

@@ -8,4 +8,7 @@ namespace fencegate::integration {
 // starts there, or for connections it expects refused.
 std::uint16_t FreeLoopbackPort();
 
+// Whether something accepts TCP connections on the loopback `port` now.
+bool LoopbackPortAccepts(std::uint16_t port);
+
 }  // namespace fencegate::integration

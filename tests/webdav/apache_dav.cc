@@ -1,9 +1,6 @@
 #include "tests/webdav/apache_dav.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,40 +8,14 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/free_port.h"
+
 namespace fencegate::webdav_test {
 
 namespace {
 
 constexpr const char* kApache = "/usr/sbin/apache2";
 constexpr const char* kModules = "/usr/lib/apache2/modules";
-
-// A port the kernel just handed out; Apache binds it right after (a start that loses the race
-// to another process fails and is retried with a new port).
-std::uint16_t PickFreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  std::uint16_t port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-bool Accepts(std::uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  close(fd);
-  return ok;
-}
 
 // Apache's children run as www-data when started as root; they must own what they write.
 bool GiveToWwwData(const std::string& path) {
@@ -101,14 +72,14 @@ std::unique_ptr<ApacheDav> ApacheDav::Start(std::string* error, const std::strin
   apache->access_log_ = root + "/access.log";
   apache->error_log_ = root + "/error.log";
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const std::uint16_t port = PickFreePort();
+    const std::uint16_t port = integration::FreeLoopbackPort();
     { std::ofstream(root + "/httpd.conf") << Config(root, port, extra_config); }
     apache->process_ =
         integration::Process::Start({kApache, "-f", root + "/httpd.conf", "-DFOREGROUND"}, error);
     if (!apache->process_) return nullptr;
     // Ready in about 0.05 s; bounded at 10 s.
     for (int i = 0; i < 1000; ++i) {
-      if (Accepts(port)) {
+      if (integration::LoopbackPortAccepts(port)) {
         apache->port_ = port;
         return apache;
       }

@@ -1,13 +1,10 @@
 #include "tests/webdav/nginx_dav.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+
+#include "tests/support/free_port.h"
 
 namespace fencegate::webdav_test {
 
@@ -15,32 +12,6 @@ namespace {
 
 constexpr const char* kNginx = "/usr/sbin/nginx";
 constexpr const char* kDavExtModule = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so";
-
-std::uint16_t NginxDavFreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  std::uint16_t port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-bool NginxDavAccepts(std::uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  close(fd);
-  return ok;
-}
 
 std::string NginxDavConfig(const std::string& root, std::uint16_t port, bool with_locks) {
   std::string config = "load_module " + std::string(kDavExtModule) + ";\n";
@@ -78,7 +49,7 @@ std::unique_ptr<NginxDav> NginxDav::Start(std::string* error, bool with_locks) {
   for (const char* sub : {"data", "tmp"}) std::filesystem::create_directory(root + "/" + sub);
   nginx->data_dir_ = root + "/data";
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const std::uint16_t port = NginxDavFreePort();
+    const std::uint16_t port = integration::FreeLoopbackPort();
     const std::string conf = root + "/nginx.conf";
     { std::ofstream(conf) << NginxDavConfig(root, port, with_locks); }
     nginx->process_ = integration::Process::Start(
@@ -86,7 +57,7 @@ std::unique_ptr<NginxDav> NginxDav::Start(std::string* error, bool with_locks) {
     if (!nginx->process_) return nullptr;
     // Ready in milliseconds; bounded at 10 s.
     for (int i = 0; i < 1000; ++i) {
-      if (NginxDavAccepts(port)) {
+      if (integration::LoopbackPortAccepts(port)) {
         nginx->port_ = port;
         return nginx;
       }
