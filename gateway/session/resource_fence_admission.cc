@@ -34,6 +34,7 @@ void ResourceFenceAdmission::Begin(Context context) {
   keys_.clear();
   paths_.clear();
   next_ = 0;
+  advance_forbidden_ = false;
   stale_key_.clear();
   stale_highest_.reset();
 }
@@ -77,6 +78,7 @@ void ResourceFenceAdmission::AdmitNext() {
       Refuse(*policy.refused);
       return;
     }
+    advance_forbidden_ = policy.advance_forbidden;
     auto decision = context_.admission->Admit(
         keys_[next_], context_.token, context_.request_id,
         [this, post = context_.post](const lockstore::AdmissionDecision& late) {
@@ -118,7 +120,7 @@ void ResourceFenceAdmission::OnDecision(const lockstore::AdmissionDecision& deci
     }
     case Kind::kTooFarAhead:
       Refuse({403, "token-advance-too-large", "Fencing token too far ahead",
-              context_.policy(keys_[next_]).advance_forbidden
+              advance_forbidden_
                   ? "the token would raise the fence of '" + path +
                         "', and the route's policy grants this principal no advance on it"
                   : "the token is more than the route's max_token_advance above the highest "

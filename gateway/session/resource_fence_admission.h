@@ -66,6 +66,7 @@ class ResourceFenceAdmission : public adapters::ResourceFence {
   std::vector<std::string> keys_;   // sorted, each once
   std::vector<std::string> paths_;  // the path each key came from, same order
   std::size_t next_ = 0;            // keys_[0, next_) are admitted
+  bool advance_forbidden_ = false;  // the policy of keys_[next_]
   std::string stale_key_;
   std::optional<lockstore::Token> stale_highest_;
 };

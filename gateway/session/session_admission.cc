@@ -60,8 +60,14 @@ void Session::ForwardWithResourceFence() {
        .request_id = exchange_.request_id,
        .disclose_highest_token = DisclosesHighestToken(),
        .policy = [this](std::string_view key) { return ResourceKeyPolicy(key); },
-       .post = [self = shared_from_this()](
-                   std::function<void()> run) { self->thread_.inbox().Post(std::move(run)); }});
+       // Weak: the session holds this fence. While a verdict is owed the forward's self_hold_
+       // keeps the session alive, and a posted run keeps it too.
+       .post =
+           [weak = weak_from_this()](std::function<void()> run) {
+             if (auto self = weak.lock()) {
+               self->thread_.inbox().Post([self, run = std::move(run)] { run(); });
+             }
+           }});
   exchange_.outcome = "admitted";
   Proceed();
 }
