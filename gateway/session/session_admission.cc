@@ -300,8 +300,11 @@ void Session::RelayProblem(const adapters::Problem& problem, bool backend_fence,
     details.fence_key = fenced_.fence_key();
     details.presented_token = fenced_.token();
     if (DisclosesHighestToken()) details.highest_token = fenced_.highest();
+    ExplainStaleToken(&details);
   } else if (backend_fence && resource_fence_.engaged()) {
     // Keys the body named: the adapter's detail lists them, with tokens only where disclosed.
+    // The request's own path names no resource it writes: the record has no fence key.
+    fenced_.fence_key().clear();
     RecordRejection({.rejection = RejectionReason::kBackendFence});
     details.reason = RejectionReasonName(RejectionReason::kBackendFence);
     details.presented_token = fenced_.token();
