@@ -7,33 +7,9 @@ set -euo pipefail
 # shellcheck source=/dev/null
 source "$1"
 binary=$2
-failures=0
+# shellcheck source=tests/deploy/completion_helpers.sh
+source "$(dirname "$0")/completion_helpers.sh"
 usage=$("$binary" lock --help)
-
-# complete WORDS...: the completions of the last word, as bash would ask for them.
-complete_words() {
-  COMP_WORDS=("$@")
-  COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-  COMPREPLY=()
-  _fencegate
-  echo "${COMPREPLY[*]}"
-}
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-offers() {  # offers WANT WORDS...
-  local want=$1; shift
-  local got
-  got=$(complete_words "$@")
-  [[ " $got " == *" $want "* ]] || fail "completing '$*' offers '$got', not $want"
-}
-lacks() {  # lacks UNWANTED WORDS...
-  local unwanted=$1; shift
-  local got
-  got=$(complete_words "$@")
-  [[ " $got " != *" $unwanted "* ]] || fail "completing '$*' offers $unwanted"
-}
 
 # The verbs, as the usage lines name them.
 verbs=$(grep -oE '^(Usage:)? +fencegate lock [a-z]+' <<<"$usage" | awk '{print $NF}' | sort -u)
