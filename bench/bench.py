@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """fencegate side by side with nginx, HAProxy and the direct path (see bench/README.md).
 
-Starts a backend and every proxy on 127.0.0.1, runs each workload against each proxy in
-interleaved repetitions with wrk, measures the raw fsync rate of the same disk in between,
-counts instructions per request under callgrind, and writes bench/results/latest.{md,json}."""
+Starts a backend and every proxy on 127.0.0.1, checks that the fencing peers apply the same
+token rules, runs each workload against each proxy in interleaved repetitions with wrk (the
+order rotating from one repetition to the next), measures the raw fdatasync rate and latency of
+the same disk around each fencegate advance run, counts instructions per request under
+callgrind, and writes bench/results/latest.{md,json}."""
 
 import argparse
 import datetime
@@ -17,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import (callgrind, fixed_client, fsync_probe, idle, many_keys, procs, report,
-                     servers, store_counters, stream, wrk)
+from harness import (callgrind, checks, fsync_probe, idle, many_keys, procs, report, servers,
+                     store_counters, stream, wrk)
 from harness.workloads import all_workloads
 
 # Workloads that are not timed wrk runs: each has its own measurement (see bench/README.md).
@@ -38,8 +40,9 @@ def parse_args():
     parser.add_argument("--proxies", default=",".join(servers.PROXIES),
                         help="comma-separated subset of " + ",".join(servers.PROXIES))
     parser.add_argument("--workloads", default="",
-                        help="comma-separated subset of get,put_current,put_advance_1,"
-                             "put_advance_64," + ",".join(EXTRA_WORKLOADS) + " (all)")
+                        help="comma-separated subset of "
+                             + ",".join([w.name for w in all_workloads(16)] + list(EXTRA_WORKLOADS))
+                             + " (all)")
     parser.add_argument("--stream-bytes", type=int, default=1 << 30,
                         help="body size of the streamed PUT (1 GiB)")
     parser.add_argument("--idle-connections", type=int, default=10000,
@@ -53,7 +56,7 @@ def parse_args():
     parser.add_argument("--callgrind-requests", type=int, default=5000,
                         help="requests counted per proxy and workload under callgrind; 0 = skip")
     parser.add_argument("--fsync-seconds", type=float, default=3.0,
-                        help="length of each raw fsync measurement (3)")
+                        help="length of each raw fdatasync measurement (3)")
     parser.add_argument("--proxy-cpu", type=int, default=0)
     parser.add_argument("--load-cpu", type=int, default=1, help="CPU of backend, wrk, probe")
     parser.add_argument("--fencegate", default=str(REPO_DIR / "build/gateway/fencegate"))
@@ -64,29 +67,32 @@ def parse_args():
     return parser.parse_args()
 
 
-def check_endpoint(endpoint, workloads):
-    """Fails fast when a proxy does not answer a workload's request with a 2xx."""
-    client = fixed_client.Client(endpoint.port, 1)
-    try:
-        for workload in workloads:
-            if workload.fixed_request:
-                statuses = client.send(fixed_client.request_bytes(workload, endpoint.port), 1)
-                if any(status >= 300 for status in statuses):
-                    raise RuntimeError(f"{endpoint.name} answers {workload.name} with {statuses}")
-    finally:
-        client.close()
-
-
 def measure(endpoint, workload, args, nonce):
     """One wrk run with the proxy's CPU time and RSS around it."""
     process = endpoint.process
     cpu_before = process.cpu_seconds() if process else None
     figures = wrk.run(endpoint.url, workload, args.duration, args.load_cpu, script_args=[nonce])
+    if workload.body_bytes:
+        figures["mb_per_s"] = figures["req_per_s"] * workload.body_bytes / 1e6
+    # A 2xx of an advancing workload is one advance; a 409 is a write that arrived stale.
+    admitted = figures["requests"] - figures["non_2xx"]
+    if workload.advances:
+        figures["advances_per_s"] = (figures["req_per_s"] * admitted / figures["requests"]
+                                     if figures["requests"] else 0.0)
     if process:
         cpu = process.cpu_seconds() - cpu_before
         figures["cpu_us_per_req"] = cpu * 1e6 / figures["requests"] if figures["requests"] else None
+        if workload.advances and endpoint.name in servers.FENCING:
+            figures["cpu_us_per_advance"] = cpu * 1e6 / admitted if admitted else None
         figures["rss_mib"] = process.rss_kib() / 1024
     return figures
+
+
+def rotated(endpoints, rep):
+    """The endpoints in the order of repetition `rep` (from 1): each repetition starts one
+    further along, so no proxy always runs first (on a cold cache) or right after another."""
+    shift = (rep - 1) % len(endpoints)
+    return endpoints[shift:] + endpoints[:shift]
 
 
 def git_commit():
@@ -106,7 +112,7 @@ def run_stream(endpoints, args, log):
     """The streamed PUT, interleaved over the endpoints like the wrk workloads."""
     runs = {endpoint.name: [] for endpoint in endpoints}
     for rep in range(1, args.reps + 1):
-        for endpoint in endpoints:
+        for endpoint in rotated(endpoints, rep):
             figures = stream.measure(endpoint, args.stream_bytes)
             runs[endpoint.name].append(figures)
             log(f"rep {rep}/{args.reps} stream          {endpoint.name:10} "
@@ -175,7 +181,14 @@ def main():
                      servers.start_proxy(name, workdir, args.proxy_cpu, backend.port, args.fencegate)
                      for name in proxies]
         for endpoint in endpoints:
-            check_endpoint(endpoint, workloads)
+            checks.check_endpoint(endpoint, workloads)
+            checks.check_fencing(endpoint)
+        log("checked: every proxy answers every workload with a 2xx; "
+            + ", ".join(e.name for e in endpoints if e.name in servers.FENCING)
+            + " refuse a missing (428), malformed (400) and stale (409) token and admit an "
+            "equal one")
+        probe = (fsync_probe.SyncProbe(workdir)
+                 if "fencegate" in proxies and any(w.advances for w in workloads) else None)
 
         run_id = 0
         if args.warmup > 0:
@@ -189,35 +202,51 @@ def main():
         fsync_samples = []
         for rep in range(1, args.reps + 1 if workloads else 1):
             for workload in workloads:
-                for endpoint in endpoints:
+                for endpoint in rotated(endpoints, rep):
                     run_id += 1
-                    # The shared disk's fsync rate swings by 10x within a minute (other
+                    # The shared disk's sync rate swings by 10x within a minute (other
                     # tenants' I/O), so the probe brackets the very run it is compared with.
-                    probe = (workload.advances and endpoint.name == "fencegate")
-                    if probe:
-                        before = fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds)
+                    probed = (workload.advances and endpoint.name == "fencegate")
+                    if probed:
+                        before = probe.measure(args.fsync_seconds)
                         counters_before = store_counters.read(endpoint.admin_port)
                     figures = measure(endpoint, workload, args, f"r{run_id}")
-                    if probe:
+                    if probed:
+                        counters_after = store_counters.read(endpoint.admin_port)
                         figures["advances_per_sync_write"] = store_counters.advances_per_sync_write(
-                            counters_before, store_counters.read(endpoint.admin_port))
-                        after = fsync_probe.fsyncs_per_second(workdir, args.fsync_seconds)
-                        figures["fsync_before_per_s"] = before
-                        figures["fsync_after_per_s"] = after
-                        figures["fsync_per_s"] = (before + after) / 2
-                        figures["advances_per_fsync"] = figures["req_per_s"] / figures["fsync_per_s"]
+                            counters_before, counters_after)
+                        figures["store_sync_us"] = store_counters.mean_sync_us(counters_before,
+                                                                               counters_after)
+                        after = probe.measure(args.fsync_seconds)
+                        figures["fsync_before_per_s"] = before["per_s"]
+                        figures["fsync_after_per_s"] = after["per_s"]
+                        figures["fsync_per_s"] = (before["per_s"] + after["per_s"]) / 2
+                        figures["fsync_p50_us"] = (before["p50_us"] + after["p50_us"]) / 2
+                        figures["advances_per_fsync"] = (figures["advances_per_s"]
+                                                         / figures["fsync_per_s"])
                         fsync_samples.append(figures["fsync_per_s"])
                     samples[workload.name][endpoint.name].append(figures)
-                    print(f"rep {rep}/{args.reps} {workload.name:15} {endpoint.name:10} "
-                          f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
+                    stale = figures.get("stale_409", 0)
+                    print(f"rep {rep}/{args.reps} {workload.name:17} {endpoint.name:10} "
+                          f"{figures['req_per_s']:10.0f} req/s  p50 {figures['p50_ms']:.3f} ms"
+                          f"  p99 {figures['p99_ms']:.3f} ms"
                           + (f"  {figures['cpu_us_per_req']:.1f} µs/req"
                              if figures.get("cpu_us_per_req") else "")
-                          + (f"  fsync/s {before:.0f}/{after:.0f} -> "
-                             f"{figures['advances_per_fsync']:.2f} advances/fsync, "
-                             f"{figures['advances_per_sync_write'] or 0:.1f} per synced write"
-                             if probe else "")
-                          + (f"  non-2xx {figures['non_2xx']}" if figures["non_2xx"] else ""),
+                          + (f"  {figures['mb_per_s']:.0f} MB/s" if "mb_per_s" in figures else "")
+                          + (f"  fdatasync/s {before['per_s']:.0f}/{after['per_s']:.0f} "
+                             f"({figures['fsync_p50_us']:.0f} µs) -> "
+                             f"{figures['advances_per_fsync']:.2f} advances/fdatasync, "
+                             f"{figures['advances_per_sync_write'] or 0:.1f} per synced write, "
+                             f"own syncs {figures['store_sync_us'] or 0:.0f} µs"
+                             if probed else "")
+                          + (f"  {figures['cpu_us_per_advance']:.1f} CPU µs/advance"
+                             if figures.get("cpu_us_per_advance") else "")
+                          + (f"  stale 409 {stale}" if stale else "")
+                          + (f"  non-2xx {figures['non_2xx'] - stale}"
+                             if figures["non_2xx"] - stale else ""),
                           flush=True)
+        if probe:
+            probe.close()
 
         stream_runs = run_stream(endpoints, args, log) if "stream" in extras else {}
         idle_results = run_idle(endpoints, args, log) if "idle" in extras else {}
@@ -230,7 +259,7 @@ def main():
             key_results = many_keys.run(key_counts, workdir, args, backend.port, log)
 
         instructions = {w.name: {} for w in workloads}
-        counted = [w for w in workloads if w.fixed_request]
+        counted = [w for w in workloads if w.fixed_request and w.counted]
         if args.callgrind_requests > 0 and counted:
             for name in proxies:
                 if name == "direct":
@@ -242,7 +271,7 @@ def main():
                     connections=4)
                 for workload_name, value in per_workload.items():
                     instructions[workload_name][name] = value
-                    print(f"callgrind {name:10} {workload_name:15} {value:,.0f} instructions/req",
+                    print(f"callgrind {name:10} {workload_name:17} {value:,.0f} instructions/req",
                           flush=True)
         backend_process.stop()
 
@@ -250,7 +279,7 @@ def main():
             "command": "bash bench/run.sh " + shlex.join(sys.argv[1:]),
             "commit": git_commit(),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "reps": args.reps, "duration_s": args.duration, "warmup_s": args.warmup,
+            "proxies": proxies, "reps": args.reps, "duration_s": args.duration, "warmup_s": args.warmup,
             "proxy_cpu": args.proxy_cpu, "load_cpu": args.load_cpu,
             "callgrind": (f"{args.callgrind_requests} requests on 4 keep-alive connections after "
                           "warm-up" if args.callgrind_requests > 0 else "skipped"),

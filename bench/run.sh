@@ -8,10 +8,16 @@ cd "$(dirname "$0")/.."
 declare -A package_of=(
   [wrk]=wrk [nginx]=nginx-light [haproxy]=haproxy [valgrind]=valgrind
   [callgrind_control]=valgrind [taskset]=util-linux [python3]=python3
+  # The nginx_lua peer: the Lua module (with lua-resty-core) for the same nginx binary.
+  [/usr/lib/nginx/modules/ngx_http_lua_module.so]=libnginx-mod-http-lua
 )
 missing=()
 for tool in "${!package_of[@]}"; do
-  command -v "$tool" >/dev/null 2>&1 || missing+=("${package_of[$tool]}")
+  if [[ "$tool" == /* ]]; then
+    [ -e "$tool" ] || missing+=("${package_of[$tool]}")
+  else
+    command -v "$tool" >/dev/null 2>&1 || missing+=("${package_of[$tool]}")
+  fi
 done
 if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=()

@@ -35,13 +35,15 @@ def instructions_per_request(name, workloads, workdir, cpu, backend_port, fenceg
     results = {}
     try:
         for workload in workloads:
-            request = fixed_client.request_bytes(workload, endpoint.port)
+            rotation = fixed_client.request_bytes(workload, endpoint.port)
             client = fixed_client.Client(endpoint.port, connections)
             try:
-                client.send(request, warmup)
+                # The warm-up covers the whole rotation: each key's first write (an advance
+                # from no fence) is not counted.
+                client.send(rotation, max(warmup, len(rotation)))
                 before = set(prefix.parent.glob(f"{prefix.name}.{pid}.*"))
                 _control("-z", pid)
-                statuses = client.send(request, requests)
+                statuses = client.send(rotation, requests)
                 _control("-d", pid)
             finally:
                 client.close()

@@ -2,6 +2,7 @@
 time), for the callgrind pass and the start-up checks. Connections are opened once, so the
 measured requests include no connection set-up."""
 
+import itertools
 import socket
 import threading
 
@@ -73,8 +74,11 @@ class Client:
         for connection in self._connections:
             connection.close()
 
-    def send(self, request, count):
-        """Sends `count` requests in all; returns {status: how many}."""
+    def send(self, requests, count):
+        """Sends `count` requests in all, taking `requests` (a list of request byte strings) in
+        turn across all connections, so any `len(requests)` consecutive ones cover each once;
+        returns {status: how many}."""
+        turn = itertools.count()  # next() is atomic under the GIL
         per_connection = [count // len(self._connections)] * len(self._connections)
         per_connection[0] += count - sum(per_connection)
         statuses = [dict() for _ in self._connections]
@@ -83,6 +87,7 @@ class Client:
         def drive(index):
             try:
                 for _ in range(per_connection[index]):
+                    request = requests[next(turn) % len(requests)]
                     status = self._connections[index].exchange(request)
                     statuses[index][status] = statuses[index].get(status, 0) + 1
             except Exception as error:  # reported to the caller below
@@ -103,4 +108,8 @@ class Client:
 
 
 def request_bytes(workload, port):
-    return workload.fixed_request.format(host=f"127.0.0.1:{port}").encode() + workload.fixed_body
+    """The workload's fixed request for a proxy on `port`: one byte string per key of its
+    rotation."""
+    head = workload.fixed_request.replace("{host}", f"127.0.0.1:{port}")
+    return [head.replace("{i}", str(i)).encode() + workload.fixed_body
+            for i in range(workload.rotation)]

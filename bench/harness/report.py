@@ -6,13 +6,29 @@ import statistics
 # (key, label, decimals) of every figure, in table order.
 FIGURES = [
     ("req_per_s", "req/s", 0),
+    ("mb_per_s", "MB/s of bodies (10^6 bytes)", 0),
     ("p50_ms", "p50 latency ms", 3),
     ("p99_ms", "p99 latency ms", 3),
     ("cpu_us_per_req", "proxy CPU µs/req", 1),
     ("instructions_per_req", "instructions/req (callgrind)", 0),
     ("rss_mib", "proxy RSS MiB", 1),
 ]
-BASELINES = ("nginx", "haproxy", "direct")
+BASELINES = ("nginx", "nginx_lua", "haproxy", "direct")
+# What each peer is, printed under the tables: fencegate's ratios to nginx_lua compare it with
+# the fence check a user would build instead, which skips part of fencegate's work.
+PEER_NOTES = {
+    "nginx": "plain reverse proxy, no fencing",
+    "nginx_lua": ("nginx with the same token check in Lua (conf/fence_check.lua: 428/400/409, "
+                  "`>=` admits, tokens compared exactly as strings) and the highest token per "
+                  "key in a `lua_shared_dict`: **in memory only** (lost on restart, no "
+                  "durability), **no barrier** (a stale write already in flight is not held), "
+                  "**no audit trail**, a repeated Fencing-Token field not refused"),
+    "haproxy": "plain reverse proxy, no fencing",
+    "direct": "no proxy: wrk straight to the backend",
+}
+# Per-run figures of the advancing workloads, medians over the repetitions.
+ADVANCE_FIGURES = ("fsync_per_s", "fsync_p50_us", "store_sync_us", "advances_per_s",
+                   "advances_per_fsync", "advances_per_sync_write", "cpu_us_per_advance")
 # Figures also compared repetition by repetition: fencegate against the peer run in the same
 # repetition, seconds apart. The host's speed drifts between repetitions (other tenants), and a ratio within one
 # repetition cancels most of that drift; its spread shows how far a single ratio can be trusted.
@@ -52,11 +68,12 @@ def summarize(samples, callgrind, fsync_samples, workloads, proxies):
             figures = {key: _median([run[key] for run in runs if run.get(key) is not None])
                        for key, _, _ in FIGURES if key != "instructions_per_req"}
             figures["instructions_per_req"] = callgrind.get(workload.name, {}).get(proxy)
-            for key in ("fsync_per_s", "advances_per_fsync", "advances_per_sync_write"):
+            for key in ADVANCE_FIGURES:
                 values = [run[key] for run in runs if run.get(key) is not None]
                 if values:
                     figures[key] = _median(values)
             figures["non_2xx"] = sum(run["non_2xx"] for run in runs)
+            figures["stale_409"] = sum(run.get("stale_409", 0) for run in runs)
             figures["socket_errors"] = sum(run["socket_errors"] for run in runs)
             per_proxy[proxy] = figures
         ratios = {}
@@ -69,10 +86,41 @@ def summarize(samples, callgrind, fsync_samples, workloads, proxies):
                 paired[key] = {base: _paired_ratios(samples[workload.name]["fencegate"],
                                                     samples[workload.name][base], key)
                                for base in BASELINES if base in per_proxy}
+        floor = (_floor(samples[workload.name]["fencegate"], samples[workload.name]["direct"])
+                 if workload.floor and "fencegate" in per_proxy and "direct" in per_proxy
+                 else None)
         summary["workloads"][workload.name] = {
             "title": workload.title, "advances": workload.advances,
-            "proxies": per_proxy, "fencegate_over": ratios, "paired": paired}
+            "proxies": per_proxy, "fencegate_over": ratios, "paired": paired,
+            "floor": _with_nginx_p50(floor, per_proxy)}
     return summary
+
+
+def _floor(fencegate_runs, direct_runs):
+    """One connection advancing one key: each advance is one sync, then one backend round
+    trip, so its floor is the raw fdatasync latency (the probe around fencegate's run) plus
+    direct's p50 latency in the same repetition. Medians over the repetitions, in µs, of the
+    floor, of fencegate's p50 and of their difference taken within each repetition."""
+    reps = [(f["fsync_p50_us"], d["p50_ms"] * 1000, f["p50_ms"] * 1000, f.get("store_sync_us"))
+            for f, d in zip(fencegate_runs, direct_runs) if f.get("fsync_p50_us") is not None]
+    if not reps:
+        return None
+    over = [r[2] - r[0] - r[1] for r in reps]
+    return {"sync_us": _median([r[0] for r in reps]), "direct_us": _median([r[1] for r in reps]),
+            "store_sync_us": _median([r[3] for r in reps if r[3] is not None]),
+            "floor_us": _median([r[0] + r[1] for r in reps]),
+            "fencegate_us": _median([r[2] for r in reps]),
+            "over_floor_us": _median(over), "over_floor_min_us": min(over),
+            "over_floor_max_us": max(over)}
+
+
+def _with_nginx_p50(floor, per_proxy):
+    """Adds plain nginx's p50 of the same request: a round trip through a proxy on the other
+    CPU, which direct (wrk and backend on one CPU) does not pay."""
+    if floor is not None and "nginx" in per_proxy:
+        p50 = per_proxy["nginx"]["p50_ms"]
+        floor["nginx_us"] = p50 * 1000 if p50 is not None else None
+    return floor
 
 
 def summarize_stream(runs):
@@ -111,10 +159,11 @@ def write(summary, raw, meta, md_path, json_path):
 def markdown(summary, meta):
     lines = [
         f"Command: `{meta['command']}`  ",
-        f"Commit {meta['commit']}, {meta['date']}; {meta['reps']} interleaved repetitions of "
-        f"{meta['duration_s']} s, medians; proxy on CPU {meta['proxy_cpu']}, backend and wrk on "
+        f"Commit {meta['commit']}, {meta['date']}; {meta['reps']} interleaved repetitions "
+        f"(run order rotating) of {meta['duration_s']} s, medians; proxy on CPU {meta['proxy_cpu']}, backend and wrk on "
         f"CPU {meta['load_cpu']}; callgrind: {meta['callgrind']}.",
     ]
+    lines += _peer_notes(meta.get("proxies", []))
     if summary["workloads"]:
         lines += _request_tables(summary)
     if summary.get("stream"):
@@ -203,31 +252,105 @@ def _request_tables(summary):
     ]
     for name, workload in summary["workloads"].items():
         for key, label, decimals in FIGURES:
+            if key == "instructions_per_req":
+                continue  # its own table below
             values = [_fmt(workload["proxies"][p][key], decimals) for p in proxies]
             ratios = [_fmt(workload["fencegate_over"][key].get(b), 2) for b in bases]
             if all(v == "—" for v in values):
                 continue
             lines.append(f"| {name} | {label} | " + " | ".join(values + ratios) + " |")
+    lines += _instructions_table(summary, proxies, bases)
     lines += _paired_table(summary)
     lines += ["", "Workloads: " + "; ".join(
         f"`{name}` = {w['title']}" for name, w in summary["workloads"].items()) + "."]
+    lines += _advances_table(summary)
+    lines += _floor_table(summary)
+    failures = [f"{n}/{p}: {f['non_2xx'] - f['stale_409']} non-2xx, "
+                f"{f['socket_errors']} socket errors"
+                for n, w in summary["workloads"].items() for p, f in w["proxies"].items()
+                if f["non_2xx"] - f["stale_409"] or f["socket_errors"]]
+    lines += ["", "Failed requests (stale 409s apart): "
+              + ("; ".join(failures) if failures else "none") + "."]
+    stale = [f"{n}/{p}: {f['stale_409']:,}" for n, w in summary["workloads"].items()
+             for p, f in w["proxies"].items() if f["stale_409"]]
+    if stale:
+        lines += ["", "Stale 409s (a later token of the same key reached the fence first, so "
+                  "the earlier write is stale by the rules; counted by lua/put_hot.lua, not "
+                  "errors): " + "; ".join(stale) + "."]
+    return lines
+
+
+def _peer_notes(proxies):
+    return ["", "Peers: " + "; ".join(f"`{p}` = {PEER_NOTES[p]}" for p in proxies
+                                      if p in PEER_NOTES) + "."]
+
+
+def _instructions_table(summary, proxies, bases):
+    """Instructions per request under callgrind, a row per counted workload."""
+    counted = {n: w for n, w in summary["workloads"].items()
+               if any(f["instructions_per_req"] for f in w["proxies"].values())}
+    if not counted:
+        return []
+    shown = [p for p in proxies if p != "direct"]
+    ratio_bases = [b for b in bases if b != "direct"]
+    lines = ["", "Instructions per request (callgrind; the most repeatable figure):", "",
+             "| workload | " + " | ".join(shown) + "".join(f" | fencegate/{b}" for b in ratio_bases)
+             + " |", "|---|" + "---:|" * (len(shown) + len(ratio_bases))]
+    for name, workload in counted.items():
+        values = [_fmt(workload["proxies"][p]["instructions_per_req"], 0) for p in shown]
+        ratios = [_fmt(workload["fencegate_over"]["instructions_per_req"].get(b), 2)
+                  for b in ratio_bases]
+        lines.append(f"| {name} | " + " | ".join(values + ratios) + " |")
+    return lines
+
+
+def _advances_table(summary):
+    """Durable advances of fencegate next to the disk's raw sync rate, and the CPU per advance
+    of fencegate and of the in-memory nginx_lua fence."""
     advancing = {n: w for n, w in summary["workloads"].items()
                  if w["advances"] and "fencegate" in w["proxies"]}
-    if advancing:
-        lines += ["", "| durable advances | fencegate advances/s | raw fsync/s (4 KiB append + "
-                  "fsync, same disk, around each run) | advances / fsync (median of runs) | "
-                  "advances per synced write (group commit, from /metrics) |",
-                  "|---|---:|---:|---:|---:|"]
-        for name, workload in advancing.items():
-            figures = workload["proxies"]["fencegate"]
-            lines.append(f"| {name} | {_fmt(figures['req_per_s'], 0)} | "
-                         f"{_fmt(figures.get('fsync_per_s'), 0)} | "
-                         f"{_fmt(figures.get('advances_per_fsync'), 2)} | "
-                         f"{_fmt(figures.get('advances_per_sync_write'), 1)} |")
-    failures = [f"{n}/{p}: {f['non_2xx']} non-2xx, {f['socket_errors']} socket errors"
-                for n, w in summary["workloads"].items() for p, f in w["proxies"].items()
-                if f["non_2xx"] or f["socket_errors"]]
-    lines += ["", "Failed requests: " + ("; ".join(failures) if failures else "none") + "."]
+    if not advancing:
+        return []
+    lua = "nginx_lua" in next(iter(advancing.values()))["proxies"]
+    lines = ["", "| durable advances | fencegate advances/s | raw fdatasync/s (4 KiB overwrite "
+             "of a preallocated file, same disk, around each run) | raw fdatasync µs (p50) | "
+             "advances / fdatasync | advances per synced write (group commit, from /metrics) | "
+             "fencegate's own synced writes µs (mean, from /metrics) | fencegate CPU µs/advance" + (" | nginx_lua CPU µs/advance (in memory)" if lua else "")
+             + " |", "|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if lua else "")]
+    for name, workload in advancing.items():
+        figures = workload["proxies"]["fencegate"]
+        cells = [_fmt(figures.get("advances_per_s"), 0), _fmt(figures.get("fsync_per_s"), 0),
+                 _fmt(figures.get("fsync_p50_us"), 0), _fmt(figures.get("advances_per_fsync"), 2),
+                 _fmt(figures.get("advances_per_sync_write"), 1),
+                 _fmt(figures.get("store_sync_us"), 0), _fmt(figures.get("cpu_us_per_advance"), 1)]
+        if lua:
+            cells.append(_fmt(workload["proxies"]["nginx_lua"].get("cpu_us_per_advance"), 1))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Advances per synced write and CPU per advance do not move with the disk; "
+              "advances / fdatasync does (a slow disk moment inflates it). Advances count 2xx "
+              "answers only (a stale 409 advances nothing)."]
+    return lines
+
+
+def _floor_table(summary):
+    rows = {n: w["floor"] for n, w in summary["workloads"].items() if w.get("floor")}
+    if not rows:
+        return []
+    lines = ["", "**One connection advancing one key**: floor = raw fdatasync p50 + direct p50 of "
+             "the same request, both in the same repetition (target: fencegate p50 ≤ floor + "
+             "60 µs); medians over the repetitions, the difference taken within each:", "",
+             "| workload | raw fdatasync µs | direct p50 µs | floor µs | fencegate p50 µs | "
+             "fencegate − floor µs (lowest–highest) | ≤ 60 µs | for reference: fencegate's own "
+             "synced writes µs (mean) | nginx p50 µs (plain proxying) |",
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for name, floor in rows.items():
+        lines.append(f"| {name} | {_fmt(floor['sync_us'], 0)} | {_fmt(floor['direct_us'], 0)} | "
+                     f"{_fmt(floor['floor_us'], 0)} | {_fmt(floor['fencegate_us'], 0)} | "
+                     f"{_fmt(floor['over_floor_us'], 0)} ({_fmt(floor['over_floor_min_us'], 0)}"
+                     f"–{_fmt(floor['over_floor_max_us'], 0)}) | "
+                     + ("yes" if floor["over_floor_us"] <= 60 else "no")
+                     + f" | {_fmt(floor.get('store_sync_us'), 0)}"
+                     + f" | {_fmt(floor.get('nginx_us'), 0)} |")
     return lines
 
 

@@ -6,7 +6,9 @@ from pathlib import Path
 from . import procs
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-PROXIES = ("fencegate", "nginx", "haproxy", "direct")
+PROXIES = ("fencegate", "nginx", "nginx_lua", "haproxy", "direct")
+# The peers that check fencing tokens as fencegate does (the others only forward).
+FENCING = ("fencegate", "nginx_lua")
 
 
 @dataclass
@@ -76,11 +78,12 @@ def start_proxy(name, workdir, cpu, backend_port, fencegate_bin, wrapper=(), tag
     """Starts proxy `name`; wrapper prefixes the command (valgrind) and stretches the timeouts."""
     timeout_s = 120 if wrapper else 15
     directory = Path(workdir) / f"{name}{tag}"
-    if name == "nginx":
+    if name in ("nginx", "nginx_lua"):
         directory = _nginx_dir(workdir, f"{name}{tag}")
         port = procs.free_port()
-        conf = _render("proxy-nginx.conf", directory / "nginx.conf", DIR=directory, PORT=port,
-                       BACKEND_PORT=backend_port)
+        template = "proxy-nginx.conf" if name == "nginx" else "proxy-nginx-lua.conf"
+        conf = _render(template, directory / "nginx.conf", DIR=directory, PORT=port,
+                       BACKEND_PORT=backend_port, CONF_DIR=CONF_DIR)
         argv = ["nginx", "-p", directory, "-c", conf]
     elif name == "haproxy":
         directory.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,8 @@ def parse(output):
     non_2xx = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", output)
     socket_errors = re.search(
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    # Printed by scripts that tell stale writes apart (lua/put_hot.lua).
+    stale = re.search(r"^stale_409: (\d+)$", output, re.M)
     return {
         "requests": int(requests.group(1)),
         "req_per_s": float(rate.group(1)),
@@ -32,6 +34,7 @@ def parse(output):
         "p99_ms": _ms(percentiles["99"]),
         "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
         "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0,
+        **({"stale_409": int(stale.group(1))} if stale else {}),
     }
 
 
@@ -54,15 +57,19 @@ def interleaved(urls, workloads, reps, duration_s, cpu, script_arg):
 
 
 def run(url, workload, duration_s, cpu, script_args=()):
-    """One timed run of workload against url; returns parse()'s figures."""
+    """One timed run of workload against url; returns parse()'s figures. The script gets
+    script_args (the run tag) and then the workload's own arguments."""
     argv = ["taskset", "-c", str(cpu), "wrk", "--latency",
             "-t", str(workload.threads), "-c", str(workload.connections),
             "-d", f"{duration_s}s", "--timeout", "10s"]
     if workload.script:
         argv += ["-s", str(LUA_DIR / workload.script)]
     argv.append(url + workload.path)
-    if script_args:
-        argv += ["--"] + [str(a) for a in script_args]
+    args = list(script_args) + list(workload.script_args)
+    if workload.script_args and not script_args:
+        args.insert(0, "run")
+    if args:
+        argv += ["--"] + [str(a) for a in args]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=duration_s + 60)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr}{done.stdout}")
