@@ -127,6 +127,7 @@ std::size_t TornRecordStart(const std::string& log) {
       continue;
     }
     if (at > last) return std::string::npos;  // only zeros from here on: nothing torn
+    if (at + kLogHeaderBytes > log.size()) return std::string::npos;  // cut at the end: RocksDB's
     const unsigned char* header = bytes + at;
     const std::size_t length = header[4] | (std::size_t{header[5]} << 8);
     const std::size_t end = at + kLogHeaderBytes + length;
