@@ -16,6 +16,7 @@
 
 #include "lockstore/codec/fence_repair_codec.h"
 #include "lockstore/codec/record_codec.h"
+#include "lockstore/rocksdb/preextended_wal.h"
 #include "lockstore/rocksdb/rocksdb_fence_recovery.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "lockstore/rocksdb/rocksdb_logger.h"
@@ -47,6 +48,8 @@ class ManualNoSpaceRecovery final : public rocksdb::EventListener {
 
 rocksdb::DBOptions MakeDbOptions(const RocksDbFenceStoreOptions& store_options) {
   rocksdb::DBOptions options;
+  // Appends to the write-ahead log commit no file system metadata (preextended_wal.h).
+  options.env = PreextendedWalEnv();
   options.info_log = MakeForwardingLogger(store_options.log);
   options.listeners.push_back(std::make_shared<ManualNoSpaceRecovery>());
   options.create_missing_column_families = true;
@@ -202,6 +205,14 @@ Status RocksDbFenceStore::Open(const RocksDbFenceStoreOptions& options,
   db_options.create_if_missing = presence.create;
   db_options.wal_recovery_mode = RecoveryMode(options);
   rocksdb::Status s = rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
+  // Only after RocksDB refused the log, and so holds no lock on the store: nothing else writes it.
+  bool cut = false;
+  if (s.IsCorruption()) {
+    if (Status cutting = CutTornWalRecords(options.path, options.log, &cut); !cutting.ok()) {
+      return cutting;
+    }
+  }
+  if (cut) s = rocksdb::DB::Open(db_options, options.path, families, &handles, &db);
   if (!s.ok()) return OpenError(check, s);
 
   auto close_db = [&] {

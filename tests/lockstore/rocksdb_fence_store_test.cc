@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <string>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "lockstore/fence/fence_repair.h"
+#include "lockstore/rocksdb/preextended_wal.h"
 #include "lockstore/rocksdb/rocksdb_fence_store_impl.h"
 #include "tests/lockstore/fence_listing_checks.h"
 #include "tests/support/temp_dir.h"
@@ -478,6 +481,14 @@ TEST_F(RocksDbFenceStoreTest, AcknowledgedAdvancesSurviveKill) {
   }
   close(fds[0]);
   ASSERT_GE(acks, 300u) << "the writer was too slow to test anything";
+  // The killed writer's log still reaches past its last record with zeros (preextended_wal.h):
+  // the reopen below replays through them.
+  bool extended_log = false;
+  for (const auto& entry : std::filesystem::directory_iterator(db_path)) {
+    if (entry.path().extension() != ".log") continue;
+    extended_log |= entry.file_size() > 0 && entry.file_size() % kWalExtensionBytes == 0;
+  }
+  EXPECT_TRUE(extended_log);
 
   auto store = Open();
   for (const auto& [key, token] : acknowledged) {
@@ -485,6 +496,77 @@ TEST_F(RocksDbFenceStoreTest, AcknowledgedAdvancesSurviveKill) {
     ASSERT_TRUE(record.has_value()) << "key" << key << " lost";
     EXPECT_GE(record->highest, token) << "key" << key << " lost an acknowledged advance";
   }
+}
+
+// The write-ahead log of a store closed cleanly, left as kill -9 leaves an extended one
+// (preextended_wal.h): zeros after the records up to a multiple of the extension. With `torn`,
+// a last record whose write stopped at a sector boundary precedes the zeros: its header and
+// first bytes made it to the disk, the rest did not.
+std::string LeaveLogExtended(const std::string& store_path, bool torn) {
+  std::string path;
+  for (const auto& entry : std::filesystem::directory_iterator(store_path)) {
+    if (entry.path().extension() == ".log") path = entry.path().string();
+  }
+  std::string log = integration::ReadWholeFile(path);
+  if (torn) {
+    constexpr std::size_t kSector = 512;
+    const std::size_t boundary = (log.size() + 7) / kSector * kSector + kSector;
+    const std::size_t length = boundary - log.size() - 7 + 100;  // 100 bytes never written
+    EXPECT_LE(log.size() % 32768 + 7 + length, 32768u) << "the record would cross a block";
+    log += std::string("\x12\x34\x56\x78", 4);                                     // checksum
+    log += {static_cast<char>(length & 0xFF), static_cast<char>(length >> 8), 1};  // full record
+    log += std::string(boundary - log.size(), 'p');
+  }
+  log.resize((log.size() / kWalExtensionBytes + 1) * kWalExtensionBytes, '\0');
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(log.data(), log.size());
+  return path;
+}
+
+TEST_F(RocksDbFenceStoreTest, AWriteCutShortBeforeTheLogsZerosIsDroppedAtOpen) {
+  {
+    auto store = Open();
+    for (Token token = 1; token <= 5; ++token)
+      ASSERT_TRUE(AdvanceSync(*store, "k", token).first.ok());
+  }
+  LeaveLogExtended(Options().path, /*torn=*/true);
+  std::vector<std::string> said;
+  RocksDbFenceStoreOptions options = Options();
+  options.log = [&](LogSeverity, std::string_view line) { said.emplace_back(line); };
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(GetSync(*store, "k")->highest, 5u);
+  ASSERT_FALSE(said.empty());
+  EXPECT_NE(said[0].find("dropped a write cut short"), std::string::npos) << said[0];
+}
+
+TEST_F(RocksDbFenceStoreTest, ALogLeftExtendedReplaysToItsLastRecord) {
+  {
+    auto store = Open();
+    for (Token token = 1; token <= 5; ++token)
+      ASSERT_TRUE(AdvanceSync(*store, "k", token).first.ok());
+  }
+  const std::string log = LeaveLogExtended(Options().path, /*torn=*/false);
+  ASSERT_EQ(std::filesystem::file_size(log) % kWalExtensionBytes, 0u);
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(GetSync(*store, "k")->highest, 5u);
+}
+
+TEST_F(RocksDbFenceStoreTest, DamageBeforeALogsZerosStillRefusesTheOpen) {
+  {
+    auto store = Open();
+    for (Token token = 1; token <= 5; ++token)
+      ASSERT_TRUE(AdvanceSync(*store, "k", token).first.ok());
+  }
+  const std::string path = LeaveLogExtended(Options().path, /*torn=*/true);
+  // A flipped byte in the first record: damage, not a torn end, even with one after it.
+  std::fstream log(path, std::ios::binary | std::ios::in | std::ios::out);
+  log.seekp(10);
+  log.put('\xAA');
+  log.close();
+  std::unique_ptr<RocksDbFenceStore> store;
+  const Status status = RocksDbFenceStore::Open(Options(), &store);
+  EXPECT_EQ(status.code(), Status::Code::kCorruption) << status.ToString();
 }
 
 TEST_F(RocksDbFenceStoreTest, RouteBindingsAndFencePrefixesSurviveReopen) {
