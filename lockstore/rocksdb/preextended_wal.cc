@@ -5,6 +5,8 @@
 #include <rocksdb/file_system.h>
 #include <unistd.h>
 
+#include <boost/crc.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -94,19 +96,13 @@ constexpr std::size_t kLogHeaderBytes = 7;
 // (power loss) boundary; a cut anywhere else is damage, which RocksDB reports.
 constexpr std::size_t kSectorBytes = 512;
 
-std::uint32_t Crc32c(std::uint32_t crc, const unsigned char* data, std::size_t size) {
-  static const std::array<std::uint32_t, 256> table = [] {
-    std::array<std::uint32_t, 256> t{};
-    for (std::uint32_t i = 0; i < 256; ++i) {
-      std::uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-      t[i] = c;
-    }
-    return t;
-  }();
-  crc = ~crc;
-  for (std::size_t i = 0; i < size; ++i) crc = table[(crc ^ data[i]) & 0xFFu] ^ (crc >> 8);
-  return ~crc;
+// CRC-32C (Castagnoli), as RocksDB checksums a record: of its type byte, then its payload.
+std::uint32_t RecordCrc(const unsigned char* type, const unsigned char* payload,
+                        std::size_t length) {
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> crc;
+  crc.process_byte(*type);
+  crc.process_bytes(payload, length);
+  return crc.checksum();
 }
 
 std::uint32_t UnmaskCrc(std::uint32_t masked) {
@@ -138,7 +134,7 @@ std::size_t TornRecordStart(const std::string& log) {
     const std::uint32_t stored = header[0] | (std::uint32_t{header[1]} << 8) |
                                  (std::uint32_t{header[2]} << 16) |
                                  (std::uint32_t{header[3]} << 24);
-    const bool intact = UnmaskCrc(stored) == Crc32c(Crc32c(0, header + 6, 1), header + 7, length);
+    const bool intact = UnmaskCrc(stored) == RecordCrc(header + 6, header + 7, length);
     if (end <= last) {
       if (!intact) return std::string::npos;  // damage before the end: RocksDB refuses it
       at = end;
