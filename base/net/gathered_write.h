@@ -70,7 +70,19 @@ class MessageWriter {
       out = Put(out, header.reason());
     }
     out = Put(out, kCrlf);
-    for (const auto& field : header) out = Put(out, field.line());
+    // Lines that lie end to end in the fields' text go as one copy: the parser stores a
+    // client's fields that way, so a forwarded header is a few runs rather than a copy per field.
+    std::string_view run;
+    for (const auto& field : header) {
+      const std::string_view line = field.line();
+      if (!run.empty() && run.data() + run.size() == line.data()) {
+        run = std::string_view(run.data(), run.size() + line.size());
+        continue;
+      }
+      if (!run.empty()) out = Put(out, run);
+      run = line;
+    }
+    if (!run.empty()) out = Put(out, run);
     Put(out, kCrlf);
     with_body_ = with_body;
     chunked_ = with_body && header.chunked();

@@ -205,7 +205,7 @@ void Session::OnHeaderBlock(std::size_t length) {
 
   const std::string_view block(static_cast<const char*>(buffer_.data().data()), length);
   error_code ec;
-  const std::size_t used = parser_->put(net::buffer(block.data(), block.size()), ec);
+  const std::size_t used = parser_->put_header_block(block, ec);
   buffer_.consume(used);
 
   if (ec == http::error::body_limit) {
