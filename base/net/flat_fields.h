@@ -186,6 +186,17 @@ class FlatFields {
     return {reinterpret_cast<std::uintptr_t>(block.data()), block.size(), copy};
   }
 
+  // The request target as the parser saw it: a view of the block's copy when it stands in
+  // `block`, else a copy.
+  void SetParsedTarget(string_view target, const BlockCopy& block) {
+    const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(target.data()) - block.source;
+    if (offset < block.size && block.size - offset >= target.size()) {
+      target_or_reason_ = {block.copy + offset, target.size()};
+    } else {
+      set_target_impl(target);
+    }
+  }
+
   // Append for a field as the parser saw it, trimmed. When the name and value are views of one
   // "name: value" line of the parsed input (the common case), the line is not assembled: if it
   // stands in `block` exactly as it goes on the wire (one space, no trailing whitespace, as

@@ -51,7 +51,7 @@ class MessageParser : public boost::beast::http::basic_parser<isRequest> {
         return;
       }
       used_ = true;
-      message_.target(target);
+      message_.SetParsedTarget(target, block_);
       if (method != boost::beast::http::verb::unknown) {
         message_.method(method);
       } else {
