@@ -19,7 +19,7 @@ using string_view = FlatFields::string_view;
 
 // Entries in the first array; then it doubles. A proxied request's headers have about ten.
 constexpr std::uint32_t kFirstCapacity = 16;
-// The first text block (a pooled size: FieldBlockPool's largest); later ones double.
+// The first text block (a pooled size); later ones double (pooled up to 4 KiB).
 constexpr std::size_t kFirstBlock = 512;
 
 bool SameName(string_view a, string_view b) {

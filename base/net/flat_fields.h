@@ -170,9 +170,40 @@ class FlatFields {
     entries_[size_++] = entry;
   }
 
+  // A complete header block as the parser reads it, and where its bytes were copied (CopyBlock);
+  // empty when the parser is not given whole blocks.
+  struct BlockCopy {
+    std::uintptr_t source = 0;
+    std::size_t size = 0;
+    char* copy = nullptr;
+  };
+
+  // Copies a header block into the text blocks at once, for AppendParsed.
+  BlockCopy CopyBlock(string_view block) {
+    if (block.empty() || block.size() > kMaxPart) return {};
+    char* copy = Reserve(block.size());
+    std::memcpy(copy, block.data(), block.size());
+    return {reinterpret_cast<std::uintptr_t>(block.data()), block.size(), copy};
+  }
+
+  // The request target as the parser saw it: a view of the block's copy when it stands in
+  // `block`, else a copy.
+  void SetParsedTarget(string_view target, const BlockCopy& block) {
+    const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(target.data()) - block.source;
+    if (offset < block.size && block.size - offset >= target.size()) {
+      target_or_reason_ = {block.copy + offset, target.size()};
+    } else {
+      set_target_impl(target);
+    }
+  }
+
   // Append for a field as the parser saw it, trimmed. When the name and value are views of one
-  // "name: value" line of the parsed input (the common case), the line is copied at once.
-  void AppendParsed(field name, string_view name_string, string_view value) {
+  // "name: value" line of the parsed input (the common case), the line is not assembled: if it
+  // stands in `block` exactly as it goes on the wire (one space, no trailing whitespace, as
+  // clients send it), the entry refers to it in the block's copy; otherwise it is copied at
+  // once. Inline: the parser calls it for every field.
+  void AppendParsed(field name, string_view name_string, string_view value,
+                    const BlockCopy& block) {
     const char* name_end = name_string.data() + name_string.size();
     if (value.data() != name_end + 2 || name_end[0] != ':' || name_end[1] != ' ' ||
         value.size() > kMaxPart || name_string.size() > kMaxPart) {
@@ -180,10 +211,18 @@ class FlatFields {
       return;
     }
     const std::size_t line = name_string.size() + 2 + value.size();
-    char* text = Reserve(line + 2);
-    std::memcpy(text, name_string.data(), line);
-    text[line] = '\r';
-    text[line + 1] = '\n';
+    const std::uintptr_t offset =
+        reinterpret_cast<std::uintptr_t>(name_string.data()) - block.source;
+    char* text;
+    if (offset < block.size && block.size - offset >= line + 2 &&
+        name_string.data()[line] == '\r' && name_string.data()[line + 1] == '\n') {
+      text = block.copy + offset;
+    } else {
+      text = Reserve(line + 2);
+      std::memcpy(text, name_string.data(), line);
+      text[line] = '\r';
+      text[line + 1] = '\n';
+    }
     if (size_ == capacity_) Grow();
     value_type& entry = entries_[size_++];
     entry.text_ = text;

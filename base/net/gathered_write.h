@@ -11,6 +11,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/system/error_code.hpp>
 
+#include "base/net/field_block_pool.h"
 #include "base/net/http_header.h"
 
 namespace fencegate::adapters {
@@ -45,7 +46,11 @@ class MessageWriter {
       size += kStatusSize + header.reason().size();
     }
     for (const auto& field : header) size += field.line().size();
-    if (head_.capacity() < kHeadReserve) head_.reserve(kHeadReserve);
+    // Reserved up to the end of the pooled block it gets, at least kHeadReserve: a small body
+    // piece may then follow the header in it (Next), and a larger header costs one allocation,
+    // not one and a regrowth.
+    const std::size_t reserve = FieldBlockPool::BlockBytes(std::max(size, kHeadReserve) + 1) - 1;
+    if (head_.capacity() < reserve) head_.reserve(reserve);
     head_.resize(size);
     char* out = head_.data();
     if constexpr (isRequest) {
@@ -65,7 +70,19 @@ class MessageWriter {
       out = Put(out, header.reason());
     }
     out = Put(out, kCrlf);
-    for (const auto& field : header) out = Put(out, field.line());
+    // Lines that lie end to end in the fields' text go as one copy: the parser stores a
+    // client's fields that way, so a forwarded header is a few runs rather than a copy per field.
+    std::string_view run;
+    for (const auto& field : header) {
+      const std::string_view line = field.line();
+      if (!run.empty() && run.data() + run.size() == line.data()) {
+        run = std::string_view(run.data(), run.size() + line.size());
+        continue;
+      }
+      if (!run.empty()) out = Put(out, run);
+      run = line;
+    }
+    if (!run.empty()) out = Put(out, run);
     Put(out, kCrlf);
     with_body_ = with_body;
     chunked_ = with_body && header.chunked();
@@ -107,8 +124,8 @@ class MessageWriter {
   static constexpr std::string_view kChunkEndAndLastChunk = "\r\n0\r\n\r\n";
   static constexpr std::string_view kChunkEnd = kChunkEndAndLastChunk.substr(0, 2);
   static constexpr std::string_view kLastChunk = kChunkEndAndLastChunk.substr(2);
-  // Room for a typical header in one pooled block (FieldBlockPool's largest class holds 511
-  // characters and the terminator).
+  // Room for a typical header and a short body behind it: a 512-byte pooled block holds 511
+  // characters and the terminator.
   static constexpr std::size_t kHeadReserve = 511;
 
   static constexpr std::size_t kVersionSize = 8;  // HTTP/1.1

@@ -24,6 +24,17 @@ class MessageParser : public boost::beast::http::basic_parser<isRequest> {
   MessageParser(const MessageParser&) = delete;
   MessageParser& operator=(const MessageParser&) = delete;
 
+  // Parses `block`, a complete header block (request or status line to the empty line), as
+  // put() would. Its bytes are copied into the message's fields once, and the fields that stand
+  // in it as they go on the wire refer to their lines there: no copy per field, and a header
+  // forwarded unchanged is written out in a few runs of the client's own bytes.
+  std::size_t put_header_block(boost::beast::string_view block, boost::beast::error_code& ec) {
+    block_ = message_.CopyBlock(block);
+    const std::size_t used = this->put(boost::asio::const_buffer(block.data(), block.size()), ec);
+    block_ = {};
+    return used;
+  }
+
   value_type& get() { return message_; }
   const value_type& get() const { return message_; }
   value_type release() { return std::move(message_); }
@@ -40,7 +51,7 @@ class MessageParser : public boost::beast::http::basic_parser<isRequest> {
         return;
       }
       used_ = true;
-      message_.target(target);
+      message_.SetParsedTarget(target, block_);
       if (method != boost::beast::http::verb::unknown) {
         message_.method(method);
       } else {
@@ -65,7 +76,7 @@ class MessageParser : public boost::beast::http::basic_parser<isRequest> {
 
   void on_field_impl(boost::beast::http::field name, string_view name_string, string_view value,
                      error_code&) override {
-    message_.AppendParsed(name, name_string, value);
+    message_.AppendParsed(name, name_string, value, block_);
   }
 
   void on_header_impl(error_code& ec) override { ec = {}; }
@@ -88,6 +99,7 @@ class MessageParser : public boost::beast::http::basic_parser<isRequest> {
   void on_finish_impl(error_code& ec) override { reader_.finish(ec); }
 
   value_type message_;
+  FlatFields::BlockCopy block_;  // while put_header_block parses
   typename Body::reader reader_;
   bool used_ = false;
 };

@@ -1,6 +1,6 @@
 #include "gateway/http/header_sanitizer.h"
 
-#include <array>
+#include <string_view>
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
@@ -34,43 +34,45 @@ bool IsProtectedFromConnection(http::field f, bool is_request) {
   }
 }
 
-// The fields RemoveConnectionOptions drops whatever Connection says.
-constexpr http::field kHopByHop[] = {http::field::connection,       http::field::keep_alive,
-                                     http::field::proxy_connection, http::field::te,
-                                     http::field::trailer,          http::field::upgrade};
-
+// The fields cut whatever Connection says (RFC 9110 7.6.1). A switch: the sanitizers ask it for
+// every field of every request and response.
 bool IsHopByHop(http::field f) {
-  for (const http::field hop_by_hop : kHopByHop) {
-    if (f == hop_by_hop) return true;
+  switch (f) {
+    case http::field::connection:
+    case http::field::keep_alive:
+    case http::field::proxy_connection:
+    case http::field::te:
+    case http::field::trailer:
+    case http::field::upgrade:
+      return true;
+    default:
+      return false;
   }
-  return false;
 }
 
-template <bool isRequest>
-void RemoveConnectionOptions(http::header<isRequest, adapters::Fields>& header) {
-  // The option names are views of the Connection values (a field's text stays where it is
-  // while fields are erased), so one pass erases the hop-by-hop fields and those named.
-  boost::container::small_vector<std::string_view, 8> options;
-  bool hop_by_hop = false;
-  for (const auto& field : header) {
-    hop_by_hop = hop_by_hop || IsHopByHop(field.name());
-    if (field.name() != http::field::connection) continue;
-    adapters::ForEachListItem(field.value(),
-                              [&options](std::string_view name) { options.push_back(name); });
-  }
-  if (!hop_by_hop) return;
-  header.erase_if([&options](const adapters::Fields::value_type& field) {
-    if (IsHopByHop(field.name())) return true;
-    if (field.name() != http::field::unknown &&
-        IsProtectedFromConnection(field.name(), isRequest)) {
-      return false;
-    }
-    const std::string_view name = field.name_string();
-    for (const std::string_view option : options) {
-      if (option.size() == name.size() && boost::beast::iequals(name, option)) return true;
-    }
-    return false;
+// The Connection options of a header that name a field not cut anyway: "keep-alive", the usual
+// option, names a hop-by-hop field, so a typical request has none and no field is compared with
+// them. The names are views of the Connection values (a field's text stays where it is while
+// fields are erased).
+using ConnectionOptions = boost::container::small_vector<std::string_view, 8>;
+
+void AddConnectionOptions(std::string_view value, ConnectionOptions* options) {
+  adapters::ForEachListItem(value, [options](std::string_view name) {
+    if (!IsHopByHop(http::string_to_field(name))) options->push_back(name);
   });
+}
+
+// True for a field that a Connection option names and that may go.
+bool NamedByConnection(const adapters::Fields::value_type& field, const ConnectionOptions& options,
+                       bool is_request) {
+  if (field.name() != http::field::unknown && IsProtectedFromConnection(field.name(), is_request)) {
+    return false;
+  }
+  const std::string_view name = field.name_string();
+  for (const std::string_view option : options) {
+    if (option.size() == name.size() && boost::beast::iequals(name, option)) return true;
+  }
+  return false;
 }
 
 // Starts a new value of the comma-separated list field `name` in `scratch`: the values of all
@@ -131,53 +133,84 @@ struct ForwardedElementCache {
   std::string element;
 };
 
-}  // namespace
-
-void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFacts& facts,
-                           std::string* scratch) {
-  RemoveConnectionOptions(header);
-  // One walk records which of the fields below the client sent, so that absent ones cost
-  // neither an erase nor a set (each a scan of the fields) but a plain insert.
-  bool proxy_authorization = false;
-  bool expect = false;
+// What one walk over a request header finds for the rules of SanitizeRequestHeader.
+struct RequestFieldsFound {
+  ConnectionOptions options;
+  bool cut = false;  // a field that goes whatever Connection says is present
   bool x_forwarded_for = false;
   bool forwarded = false;
-  bool x_request_id = false;
+  std::size_t x_request_ids = 0;
+  std::string_view x_request_id;  // the first
   bool traceparent = false;
-  std::string_view host;
+  std::string_view host;  // the first, as header[field::host] would give
   bool host_seen = false;
+};
+
+RequestFieldsFound WalkRequestFields(const adapters::RequestHeader& header) {
+  RequestFieldsFound found;
   for (const auto& field : header) {
     switch (field.name()) {
-      case http::field::proxy_authorization:
-        proxy_authorization = true;
+      case http::field::connection:
+        found.cut = true;
+        AddConnectionOptions(field.value(), &found.options);
         break;
-      case http::field::expect:
-        expect = true;
+      case http::field::keep_alive:
+      case http::field::proxy_connection:
+      case http::field::te:
+      case http::field::trailer:
+      case http::field::upgrade:
+      case http::field::proxy_authorization:
+      case http::field::expect:  // the gateway answers 100-continue itself
+        found.cut = true;
         break;
       case http::field::forwarded:
-        forwarded = true;
+        found.forwarded = true;
         break;
       case http::field::host:
-        if (!host_seen) host = field.value();  // the first, as header[field::host] would give
-        host_seen = true;
+        if (!found.host_seen) found.host = field.value();
+        found.host_seen = true;
         break;
       case http::field::unknown:
-        x_forwarded_for =
-            x_forwarded_for || boost::beast::iequals(field.name_string(), kXForwardedFor);
-        x_request_id = x_request_id || boost::beast::iequals(field.name_string(), kXRequestId);
-        traceparent = traceparent || boost::beast::iequals(field.name_string(), kTraceparentField);
+        if (boost::beast::iequals(field.name_string(), kXForwardedFor)) {
+          found.x_forwarded_for = true;
+        } else if (boost::beast::iequals(field.name_string(), kXRequestId)) {
+          if (found.x_request_ids++ == 0) found.x_request_id = field.value();
+        } else if (boost::beast::iequals(field.name_string(), kTraceparentField)) {
+          found.traceparent = true;
+        }
         break;
       default:
         break;
     }
   }
-  if (proxy_authorization) header.erase(http::field::proxy_authorization);
-  if (expect) header.erase(http::field::expect);
+  return found;
+}
+
+bool IsCutFromRequest(http::field f) {
+  return IsHopByHop(f) || f == http::field::proxy_authorization || f == http::field::expect;
+}
+
+}  // namespace
+
+void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFacts& facts,
+                           std::string* scratch) {
+  // One walk finds the fields to cut and those the rules below replace or extend, so that absent
+  // ones cost neither an erase nor a set (each a scan of the fields) but a plain insert.
+  RequestFieldsFound found = WalkRequestFields(header);
+  if (found.cut) {
+    const bool named = !found.options.empty();
+    header.erase_if([&found](const adapters::Fields::value_type& field) {
+      return IsCutFromRequest(field.name()) ||
+             (!found.options.empty() && NamedByConnection(field, found.options, true));
+    });
+    // A field Connection named may be one of those below: what is left is walked again (the
+    // options are views of erased text, which stays valid but is no longer wanted).
+    if (named) found = WalkRequestFields(header);
+  }
 
   header.insert(http::field::via, kViaValue);
 
-  if (x_forwarded_for) {
-    scratch->clear();
+  if (found.x_forwarded_for) {
     BeginListAppend(header, kXForwardedFor, scratch);
     scratch->append(facts.client_ip);
     header.set(kXForwardedFor, *scratch);
@@ -185,35 +218,37 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
     header.insert(http::field::unknown, kXForwardedFor, facts.client_ip);
   }
 
-  if (forwarded) {
-    scratch->clear();
+  if (found.forwarded) {
     BeginListAppend(header, "Forwarded", scratch);
-    AppendForwardedElement(facts.client_ip, facts.tls, host, scratch);
+    AppendForwardedElement(facts.client_ip, facts.tls, found.host, scratch);
     header.set(http::field::forwarded, *scratch);
   } else {
     // A keep-alive connection sends the same Host from the same address request after
     // request: the element composed for the previous request of this thread is reused.
     thread_local ForwardedElementCache cache;
     if (!cache.valid || cache.tls != facts.tls || cache.client_ip != facts.client_ip ||
-        cache.host != host) {
+        cache.host != found.host) {
       cache.tls = facts.tls;
       cache.client_ip.assign(facts.client_ip);
-      cache.host.assign(host);
+      cache.host.assign(found.host);
       cache.element.clear();
-      AppendForwardedElement(facts.client_ip, facts.tls, host, &cache.element);
+      AppendForwardedElement(facts.client_ip, facts.tls, found.host, &cache.element);
       cache.valid = true;
     }
     header.insert(http::field::forwarded, cache.element);
   }
 
-  if (x_request_id) {
-    header.set(kXRequestId, facts.request_id);
-  } else {
+  // The gateway adopts a client's single acceptable X-Request-Id as the request's id: that field
+  // then already says what it must, and stays as it is.
+  const bool adopted = found.x_request_ids == 1 && found.x_request_id == facts.request_id;
+  if (found.x_request_ids == 0) {
     header.insert(http::field::unknown, kXRequestId, facts.request_id);
+  } else if (!adopted) {
+    header.set(kXRequestId, facts.request_id);
   }
 
   if (facts.traceparent.empty()) return;
-  if (traceparent) {
+  if (found.traceparent) {
     header.set(kTraceparentField, facts.traceparent);
   } else {
     header.insert(http::field::unknown, kTraceparentField, facts.traceparent);
@@ -221,8 +256,18 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
 }
 
 void SanitizeResponseHeader(adapters::ResponseHeader& header) {
-  RemoveConnectionOptions(header);
-  header.erase(http::field::transfer_encoding);
+  // Transfer-Encoding goes too: the gateway frames its response to the client itself.
+  ConnectionOptions options;
+  bool cut = false;
+  for (const auto& field : header) {
+    if (field.name() == http::field::connection) AddConnectionOptions(field.value(), &options);
+    cut = cut || IsHopByHop(field.name()) || field.name() == http::field::transfer_encoding;
+  }
+  if (!cut) return;
+  header.erase_if([&options](const adapters::Fields::value_type& field) {
+    return IsHopByHop(field.name()) || field.name() == http::field::transfer_encoding ||
+           (!options.empty() && NamedByConnection(field, options, false));
+  });
 }
 
 }  // namespace fencegate::gateway

@@ -23,9 +23,10 @@ struct ForwardingFacts {
 // Connection names, Keep-Alive, Proxy-Connection, Proxy-Authorization, TE, Trailer, Upgrade and
 // Expect (the gateway answers 100-continue itself), keeping framing (Content-Length,
 // Transfer-Encoding), Host and the client's conditional fields even if Connection names them.
-// Adds Via, appends to X-Forwarded-For and Forwarded, and sets X-Request-Id (and traceparent when
-// facts.traceparent is set). `scratch` is a
-// reusable buffer for composed values.
+// Adds Via, appends to X-Forwarded-For and Forwarded, and sets X-Request-Id (a client's single
+// X-Request-Id that already holds facts.request_id, the one the gateway adopted, stays as sent)
+// and traceparent when facts.traceparent is set. The other fields keep their order and their
+// bytes. `scratch` is a reusable buffer for composed values.
 void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFacts& facts,
                            std::string* scratch);
 

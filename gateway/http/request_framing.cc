@@ -7,30 +7,28 @@
 namespace fencegate::gateway {
 namespace http = boost::beast::http;
 
-std::optional<std::size_t> FindHeaderBlockEnd(std::string_view data, std::size_t scanned) {
-  // Resume three bytes back so a terminator split across reads is still found.
-  std::size_t i = scanned > 3 ? scanned - 3 : 0;
-  while (i + 4 <= data.size()) {
-    const void* lf = std::memchr(data.data() + i + 3, '\n', data.size() - i - 3);
-    if (lf == nullptr) return std::nullopt;
-    const std::size_t at = static_cast<const char*>(lf) - data.data();  // candidate final LF
-    if (data[at - 1] == '\r' && data[at - 2] == '\n' && data[at - 3] == '\r') return at + 1;
-    i = at - 2;
-  }
-  return std::nullopt;
-}
+namespace {
 
-bool ContainsObsFold(std::string_view header_block) {
-  // Every LF but the last two (end of the last field line, end of the empty line) starts a line.
-  const char* p = header_block.data();
-  const char* const end = p + header_block.size();
+bool IsOws(char c) { return c == ' ' || c == '\t'; }
+
+}  // namespace
+
+std::optional<std::size_t> FindHeaderBlockEnd(std::string_view data, HeaderBlockScan* scan) {
+  const char* const begin = data.data();
+  const char* const end = begin + data.size();
+  const char* p = begin + scan->scanned;
+  // The previous read ended with an LF: the byte that starts the next line has come now.
+  if (scan->scanned > 0 && p < end && p[-1] == '\n' && IsOws(*p)) scan->obs_fold = true;
   while (p < end) {
-    const void* lf = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-    if (lf == nullptr) return false;
-    p = static_cast<const char*>(lf) + 1;
-    if (p < end && (*p == ' ' || *p == '\t')) return true;
+    const char* const lf = static_cast<const char*>(std::memchr(p, '\n', end - p));
+    if (lf == nullptr) break;
+    const std::size_t at = lf - begin;
+    if (at >= 3 && lf[-1] == '\r' && lf[-2] == '\n' && lf[-3] == '\r') return at + 1;
+    p = lf + 1;
+    if (p < end && IsOws(*p)) scan->obs_fold = true;
   }
-  return false;
+  scan->scanned = data.size();
+  return std::nullopt;
 }
 
 FramingViolation CheckRequestFraming(const adapters::RequestHeader& header) {

@@ -14,15 +14,20 @@ namespace fencegate::gateway {
 // refuses Content-Length together with "Transfer-Encoding: chunked", and differing
 // Content-Length values).
 
-// The length of the header block (up to and including the empty line's CRLF) at the start of
-// `data`, or nullopt if it is not complete yet. `scanned` is how much of `data` an earlier call
-// already searched; the search resumes there, so repeated calls on a growing buffer stay linear.
-std::optional<std::size_t> FindHeaderBlockEnd(std::string_view data, std::size_t scanned);
+// The search for the end of a request's header block, resumed as its bytes arrive.
+struct HeaderBlockScan {
+  std::size_t scanned = 0;  // how much of the data earlier calls searched
+  // A line of the block so far starts with SP or HTAB: obs-fold (RFC 9112 5.2), a field folded
+  // over several lines. Beast would unfold it silently, while a backend or another proxy may
+  // not, which is a smuggling vector; RFC 9112 lets a server reject it with 400. Found by the
+  // same walk from line end to line end that finds the block's end, not by a second one.
+  bool obs_fold = false;
+};
 
-// True when a complete header block folds a field over several lines (obs-fold, RFC 9112 5.2):
-// a line starting with SP or HTAB. Beast would unfold it silently, while a backend or another
-// proxy may not, which is a smuggling vector; RFC 9112 lets a server reject it with 400.
-bool ContainsObsFold(std::string_view header_block);
+// The length of the header block (up to and including the empty line's CRLF) at the start of
+// `data`, or nullopt if it is not complete yet. `scan` carries what earlier calls on the same,
+// growing data searched: the search resumes there, so repeated calls stay linear.
+std::optional<std::size_t> FindHeaderBlockEnd(std::string_view data, HeaderBlockScan* scan);
 
 // A framing problem of a parsed request header, for a 400 refusal.
 enum class FramingViolation {

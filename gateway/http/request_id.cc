@@ -10,7 +10,8 @@ namespace fencegate::gateway {
 bool IsAcceptableRequestId(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
   for (const char c : id) {
-    if (c < 0x21 || c > 0x7E) return false;
+    // Visible ASCII, 0x21-0x7E, in one unsigned comparison.
+    if (static_cast<unsigned char>(c - 0x21) > 0x7E - 0x21) return false;
   }
   return true;
 }

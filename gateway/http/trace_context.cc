@@ -1,6 +1,7 @@
 #include "gateway/http/trace_context.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "base/encoding/hex.h"
@@ -14,9 +15,17 @@ constexpr std::size_t kParentIdAt = 36;
 constexpr std::size_t kParentIdSize = 16;
 constexpr std::size_t kFlagsAt = 53;
 
+// A table: every client traceparent is 52 hex digits.
+constexpr std::array<bool, 256> kLowerHexDigit = [] {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[c] = true;
+  for (int c = 'a'; c <= 'f'; ++c) table[c] = true;
+  return table;
+}();
+
 bool IsLowerHex(std::string_view text) {
   return std::all_of(text.begin(), text.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+                     [](char c) { return kLowerHexDigit[static_cast<unsigned char>(c)]; });
 }
 
 bool IsAllZero(std::string_view text) {

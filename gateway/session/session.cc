@@ -120,7 +120,7 @@ void Session::StartRequest() {
   idempotency_.Reset();
   exchange_.request_id = std::move(request_id);
   user_agent_.clear();
-  header_scanned_ = 0;
+  header_scan_ = {};
   phase_ = Phase::kReadingHeader;
   ContinueHeaderRead();
 }
@@ -128,20 +128,20 @@ void Session::StartRequest() {
 void Session::ContinueHeaderRead() {
   // A client may send empty lines between requests (RFC 9112 2.2): skip them.
   while (buffer_.size() >= 2 && static_cast<const char*>(buffer_.data().data())[0] == '\r' &&
-         static_cast<const char*>(buffer_.data().data())[1] == '\n' && header_scanned_ == 0) {
+         static_cast<const char*>(buffer_.data().data())[1] == '\n' && header_scan_.scanned == 0) {
     buffer_.consume(2);
   }
   const std::string_view data(static_cast<const char*>(buffer_.data().data()), buffer_.size());
   const std::size_t max_header = generation_.config.limits.max_header_bytes;
   // No request line starts with this byte; a ClientHello does, and would otherwise wait out
   // the header timeout for a header end that never comes.
-  if (header_scanned_ == 0 && !data.empty() && !stream_.is_tls() &&
+  if (header_scan_.scanned == 0 && !data.empty() && !stream_.is_tls() &&
       static_cast<unsigned char>(data[0]) == tls::kTlsHandshakeRecord) {
     if (context_.traffic_tls != nullptr) context_.traffic_tls->CountTlsOnPlainPort();
     RefuseUnreadable(Refusal::kTlsOnPlainPort);
     return;
   }
-  if (const auto end = FindHeaderBlockEnd(data, header_scanned_)) {
+  if (const auto end = FindHeaderBlockEnd(data, &header_scan_)) {
     if (*end > max_header) {
       RefuseUnreadable(Refusal::kHeaderTooLarge);
       return;
@@ -149,7 +149,6 @@ void Session::ContinueHeaderRead() {
     OnHeaderBlock(*end);
     return;
   }
-  header_scanned_ = data.size();
   if (data.size() >= max_header) {
     RefuseUnreadable(Refusal::kHeaderTooLarge);
     return;
@@ -206,7 +205,7 @@ void Session::OnHeaderBlock(std::size_t length) {
 
   const std::string_view block(static_cast<const char*>(buffer_.data().data()), length);
   error_code ec;
-  const std::size_t used = parser_->put(net::buffer(block.data(), block.size()), ec);
+  const std::size_t used = parser_->put_header_block(block, ec);
   buffer_.consume(used);
 
   if (ec == http::error::body_limit) {
@@ -223,7 +222,7 @@ void Session::OnHeaderBlock(std::size_t length) {
     RefuseUnreadable(Refusal::kBadRequest, scratch_);
     return;
   }
-  if (ContainsObsFold(block)) {
+  if (header_scan_.obs_fold) {
     RefuseUnreadable(Refusal::kBadRequest, "obsolete line folding (obs-fold) is not accepted");
     return;
   }

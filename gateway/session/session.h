@@ -19,6 +19,7 @@
 #include "gateway/http/problem.h"
 #include "gateway/http/refusal.h"
 #include "gateway/http/request_fields.h"
+#include "gateway/http/request_framing.h"
 #include "gateway/http/trace_context.h"
 #include "gateway/locks/lock_api.h"
 #include "gateway/server/config_generation.h"
@@ -310,7 +311,7 @@ class Session : public std::enable_shared_from_this<Session>,
   ClientDeadline<Session> body_read_deadline_;
   boost::asio::mutable_buffer body_read_target_;  // the adapter's buffer of the read in progress
   std::chrono::steady_clock::time_point header_deadline_;
-  std::size_t header_scanned_ = 0;
+  HeaderBlockScan header_scan_;
   Phase phase_ = Phase::kReadingHeader;
   bool socket_closed_ = false;
   std::string client_ip_;

@@ -1,5 +1,6 @@
 #include "gateway/http/header_sanitizer.h"
 
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -140,6 +141,76 @@ TEST_F(HeaderSanitizerTest, ForwardedNamesTheSchemeTheClientUsed) {
   EXPECT_EQ(forwarded(true, true), "for=198.51.100.1, for=192.0.2.7;proto=https;host=a.example");
 }
 
+// "Connection: keep-alive" names a field cut anyway: the Keep-Alive field still goes, and
+// the other fields stay in the order the client sent them, repeated ones included.
+TEST_F(HeaderSanitizerTest, CutsHopByHopFieldsAndKeepsTheOrderOfTheRest) {
+  auto header = MakeHeader();
+  header.insert(http::field::accept, "text/plain");
+  header.insert(http::field::connection, "keep-alive");
+  header.insert("X-Tag", "one");
+  header.insert(http::field::keep_alive, "timeout=5");
+  header.insert(http::field::accept, "*/*");
+  header.insert(http::field::te, "trailers");
+  header.insert("x-tag", "two");
+
+  SanitizeRequestHeader(header, {"192.0.2.7", "req-1"}, &scratch_);
+
+  std::string order;
+  for (const auto& field : header) {
+    order.append(field.name_string()).append("=").append(field.value()).append(";");
+  }
+  EXPECT_EQ(order,
+            "Host=files.example:8080;Accept=text/plain;X-Tag=one;Accept=*/*;x-tag=two;"
+            "Via=1.1 fencegate;X-Forwarded-For=192.0.2.7;"
+            "Forwarded=for=192.0.2.7;proto=http;host=\"files.example:8080\";X-Request-Id=req-1;");
+}
+
+// A field that Connection names is gone before the gateway adds its own: a client cannot make
+// its X-Forwarded-For, Forwarded or X-Request-Id survive (or vanish) by naming them.
+TEST_F(HeaderSanitizerTest, FieldsNamedByConnectionAreCutBeforeTheGatewaysOwnAreAdded) {
+  auto header = MakeHeader();
+  header.insert(http::field::connection, "keep-alive, X-Forwarded-For, forwarded");
+  header.insert("X-Forwarded-For", "203.0.113.1");
+  header.insert(http::field::forwarded, "for=203.0.113.1");
+  header.insert("X-Request-Id", "req-1");
+  header.insert(http::field::connection, "x-request-id");
+
+  SanitizeRequestHeader(header, {"192.0.2.7", "req-1"}, &scratch_);
+
+  EXPECT_EQ(header.count("X-Forwarded-For"), 1u);
+  EXPECT_EQ(header["X-Forwarded-For"], "192.0.2.7");
+  EXPECT_EQ(header.count(http::field::forwarded), 1u);
+  EXPECT_EQ(header[http::field::forwarded], "for=192.0.2.7;proto=http;host=\"files.example:8080\"");
+  EXPECT_EQ(header.count("X-Request-Id"), 1u);
+  EXPECT_EQ(header["X-Request-Id"], "req-1");
+  EXPECT_EQ(header.count(http::field::connection), 0u);
+}
+
+// The client's single X-Request-Id that the gateway adopted stays where it was; any other goes
+// for the request's own id.
+TEST_F(HeaderSanitizerTest, AnAdoptedRequestIdStaysAndOthersAreReplaced) {
+  auto adopted = MakeHeader();
+  adopted.insert("x-request-id", "client-id");
+  adopted.insert(http::field::accept, "*/*");
+  SanitizeRequestHeader(adopted, {"192.0.2.7", "client-id"}, &scratch_);
+  EXPECT_EQ(adopted.count("X-Request-Id"), 1u);
+  EXPECT_EQ(adopted["X-Request-Id"], "client-id");
+  EXPECT_EQ(std::next(adopted.begin())->name_string(), "x-request-id");
+
+  auto repeated = MakeHeader();
+  repeated.insert("X-Request-Id", "client-id");
+  repeated.insert("X-Request-Id", "client-id");
+  SanitizeRequestHeader(repeated, {"192.0.2.7", "generated-id"}, &scratch_);
+  EXPECT_EQ(repeated.count("X-Request-Id"), 1u);
+  EXPECT_EQ(repeated["X-Request-Id"], "generated-id");
+
+  auto other = MakeHeader();
+  other.insert("X-Request-Id", "not acceptable");
+  SanitizeRequestHeader(other, {"192.0.2.7", "generated-id"}, &scratch_);
+  EXPECT_EQ(other.count("X-Request-Id"), 1u);
+  EXPECT_EQ(other["X-Request-Id"], "generated-id");
+}
+
 TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
   adapters::ResponseHeader header;
   header.set(http::field::connection, "close, X-Backend-Hop");
@@ -151,6 +222,19 @@ TEST(ResponseSanitizerTest, RemovesHopByHopAndTransferEncoding) {
   EXPECT_EQ(header.count(http::field::connection), 0u);
   EXPECT_EQ(header.count("X-Backend-Hop"), 0u);
   EXPECT_EQ(header.count(http::field::transfer_encoding), 0u);
+  EXPECT_EQ(header[http::field::etag], "\"v2\"");
+  EXPECT_EQ(header[http::field::content_length], "12");
+}
+
+TEST(ResponseSanitizerTest, KeepsFieldsConnectionDoesNotName) {
+  adapters::ResponseHeader header;
+  header.set(http::field::connection, "keep-alive");
+  header.set(http::field::keep_alive, "timeout=5");
+  header.set(http::field::etag, "\"v2\"");
+  header.set(http::field::content_length, "12");
+  SanitizeResponseHeader(header);
+  EXPECT_EQ(header.count(http::field::connection), 0u);
+  EXPECT_EQ(header.count(http::field::keep_alive), 0u);
   EXPECT_EQ(header[http::field::etag], "\"v2\"");
   EXPECT_EQ(header[http::field::content_length], "12");
 }

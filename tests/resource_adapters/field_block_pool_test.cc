@@ -55,20 +55,40 @@ std::vector<std::size_t> FreeBlocksPerClass() {
 
 TEST(FieldBlockPoolTest, LargeBlocksBypassThePool) {
   const std::vector<std::size_t> before = FreeBlocksPerClass();
-  void* block = FieldBlockPool::Allocate(4096);
-  static_cast<char*>(block)[4095] = 'x';  // all of it is usable
-  FieldBlockPool::Deallocate(block, 4096);
-  EXPECT_EQ(FreeBlocksPerClass(), before) << "a block above 512 bytes was kept in a free list";
+  void* block = FieldBlockPool::Allocate(4097);
+  static_cast<char*>(block)[4096] = 'x';  // all of it is usable
+  FieldBlockPool::Deallocate(block, 4097);
+  EXPECT_EQ(FreeBlocksPerClass(), before) << "a block above 4096 bytes was kept in a free list";
   // The largest pooled size, for contrast: its block is kept, first in line for reuse.
-  void* largest = FieldBlockPool::Allocate(512);
-  FieldBlockPool::Deallocate(largest, 512);
+  void* largest = FieldBlockPool::Allocate(4096);
+  static_cast<char*>(largest)[4095] = 'x';
+  FieldBlockPool::Deallocate(largest, 4096);
   const auto& largest_class =
-      field_pool_detail::local_lists.by_class[field_pool_detail::ClassOf(512)];
+      field_pool_detail::local_lists.by_class[field_pool_detail::ClassOf(4096)];
   EXPECT_EQ(static_cast<void*>(largest_class.head), largest);
   // A zero-byte request still gets a block of the smallest class.
   void* small = FieldBlockPool::Allocate(0);
   EXPECT_NE(small, nullptr);
   FieldBlockPool::Deallocate(small, 0);
+}
+
+// Above 512 bytes the classes double: a serialized header of 600 or 1,000 bytes takes the same
+// recycled 1 KiB block, and fewer of the larger blocks are kept.
+TEST(FieldBlockPoolTest, LargerClassesDoubleAndKeepFewerBlocks) {
+  void* first = FieldBlockPool::Allocate(600);
+  static_cast<char*>(first)[1023] = 'x';
+  FieldBlockPool::Deallocate(first, 600);
+  void* second = FieldBlockPool::Allocate(1000);
+  EXPECT_EQ(second, first);
+  FieldBlockPool::Deallocate(second, 1000);
+  EXPECT_NE(field_pool_detail::ClassOf(1025), field_pool_detail::ClassOf(1024));
+  EXPECT_EQ(field_pool_detail::ClassOf(1025), field_pool_detail::ClassOf(2048));
+
+  std::vector<void*> blocks;
+  for (int i = 0; i < 20; ++i) blocks.push_back(FieldBlockPool::Allocate(4000));
+  for (void* block : blocks) FieldBlockPool::Deallocate(block, 4000);
+  // 32 KiB of 4 KiB blocks.
+  EXPECT_EQ(field_pool_detail::local_lists.by_class[field_pool_detail::ClassOf(4000)].count, 8u);
 }
 
 TEST(FieldBlockPoolTest, AHeaderMayBeDestroyedOnAnotherThread) {

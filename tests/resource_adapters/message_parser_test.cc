@@ -76,6 +76,49 @@ TEST(MessageParserTest, KeepsAnUnknownMethodAndAResponsesReason) {
   EXPECT_EQ(message.body(), "abcde");
 }
 
+// A whole header block parsed at once: the fields refer to a copy of the client's lines (the
+// input may be reused at once), those not laid out as they go on the wire are stored trimmed,
+// and each field's line reads as it is forwarded.
+TEST(MessageParserTest, AHeaderBlockIsCopiedOnceAndItsLinesKept) {
+  std::string block =
+      "PUT /kv/a HTTP/1.1\r\nHost: backend\r\nX-Padded:   17  \r\nX-Tight:a\r\n"
+      "X-Empty: \r\nx-two: b\r\nContent-Length: 5\r\n\r\n";
+  MessageParser<true, http::string_body> parser;
+  boost::beast::error_code ec;
+  EXPECT_EQ(parser.put_header_block(block, ec), block.size());
+  EXPECT_FALSE(ec);
+  ASSERT_TRUE(parser.is_header_done());
+  block.assign(block.size(), '#');  // the read buffer is reused
+
+  const auto& message = parser.get();
+  EXPECT_EQ(message.target(), "/kv/a");
+  std::string lines;
+  for (const auto& field : message) lines.append(field.line());
+  EXPECT_EQ(lines,
+            "Host: backend\r\nX-Padded: 17\r\nX-Tight: a\r\nX-Empty: \r\nx-two: b\r\n"
+            "Content-Length: 5\r\n");
+  EXPECT_EQ(message["X-Padded"], "17");
+  EXPECT_EQ(message["X-Empty"], "");
+
+  // The body still follows through put().
+  const std::string body = "hello";
+  EXPECT_EQ(parser.put(boost::asio::buffer(body), ec), body.size());
+  EXPECT_FALSE(ec);
+  EXPECT_TRUE(parser.is_done());
+  EXPECT_EQ(parser.get().body(), "hello");
+}
+
+// An obs-fold's value is Beast's unfolded copy, not a line of the block: stored as a copy too.
+TEST(MessageParserTest, AFoldedFieldOfAHeaderBlockIsStoredUnfolded) {
+  const std::string block = "GET / HTTP/1.1\r\nX-A: one\r\n two\r\nHost: h\r\n\r\n";
+  MessageParser<true, http::empty_body> parser;
+  boost::beast::error_code ec;
+  parser.put_header_block(block, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(parser.get()["X-A"], "one two");
+  EXPECT_EQ(parser.get()[http::field::host], "h");
+}
+
 TEST(MessageParserTest, RefusesWhatBeastRefuses) {
   MessageParser<true, http::empty_body> bad_field;
   EXPECT_EQ(Feed(bad_field, "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", 64), http::error::bad_field);
