@@ -356,13 +356,15 @@ class EtcdFenceStore::Impl {
         work_cv_.wait(lock, [this] {
           return !queue_.empty() || BatchStartable() || (closing_ && pending_advances_.empty());
         });
-        if (!queue_.empty()) {
-          task = std::move(queue_.front());
-          queue_.pop_front();
-        } else if (BatchStartable()) {
+        // A batch goes before queued reads only while none is in flight: advances always
+        // progress, and a backlog of them cannot starve the reads.
+        if (BatchStartable() && (batches_in_flight_ == 0 || queue_.empty())) {
           batch = TakeBatch();
           if (batch.empty()) continue;
           ++batches_in_flight_;
+        } else if (!queue_.empty()) {
+          task = std::move(queue_.front());
+          queue_.pop_front();
         } else {
           return;
         }
