@@ -33,13 +33,49 @@ std::optional<EtcdFenceSeen> EtcdFenceSeenCache::Find(const std::string& etcd_ke
 
 void EtcdFenceSeenCache::Remember(const std::string& etcd_key, const EtcdFenceSeen& seen) {
   std::lock_guard lock(mu_);
-  if (seen_.size() >= kLimit && !seen_.contains(etcd_key)) seen_.clear();
-  seen_[etcd_key] = seen;
+  const auto found = seen_.find(etcd_key);
+  if (found != seen_.end()) {
+    if (found->second.mod_revision < seen.mod_revision) found->second = seen;
+    return;
+  }
+  if (seen_.size() >= kLimit) seen_.clear();
+  seen_.emplace(etcd_key, seen);
 }
 
 void EtcdFenceSeenCache::Forget(const std::string& etcd_key) {
   std::lock_guard lock(mu_);
   seen_.erase(etcd_key);
+}
+
+Status ReadEtcdFences(EtcdClient& client, std::string_view fences_prefix, EtcdFenceSeenCache& cache,
+                      std::vector<EtcdFenceRead>& batch) {
+  std::vector<EtcdOp> reads;
+  for (const EtcdFenceRead& read : batch) {
+    reads.push_back({EtcdOp::Kind::kRange, std::string(fences_prefix) + read.key, {}, 0});
+  }
+  EtcdTxnResult result;
+  Status status = client.Txn({}, reads, {}, /*idempotent=*/true, &result);
+  if (status.ok() && result.ranges.size() != batch.size()) {
+    status = Status::Corruption("etcd answered " + std::to_string(result.ranges.size()) +
+                                " reads for " + std::to_string(batch.size()) + " fences");
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (!status.ok() || !result.ranges[i]) {
+      batch[i].callback(status, std::nullopt);
+      continue;
+    }
+    const EtcdKeyValue& kv = *result.ranges[i];
+    FenceRecord record;
+    if (!DecodeEtcdFence(kv.value, &record)) {
+      batch[i].callback(
+          Status::Corruption("etcd fence record of '" + batch[i].key + "' did not decode"),
+          std::nullopt);
+      continue;
+    }
+    cache.Remember(reads[i].key, {kv.mod_revision, record});
+    batch[i].callback(Status::Ok(), record);
+  }
+  return status;
 }
 
 Status CommitEtcdAdvances(EtcdClient& client, std::string_view fences_prefix,

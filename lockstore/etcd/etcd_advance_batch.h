@@ -15,6 +15,12 @@
 
 namespace fencegate::lockstore::etcd {
 
+// One read of a fence waiting for its etcd transaction.
+struct EtcdFenceRead {
+  std::string key;  // the fence key (without the store's prefix)
+  FenceStore::GetCallback callback;
+};
+
 // One advance waiting for its etcd transaction.
 struct EtcdAdvance {
   std::string key;  // the fence key (without the store's prefix)
@@ -36,6 +42,8 @@ struct EtcdFenceSeen {
 class EtcdFenceSeenCache {
  public:
   std::optional<EtcdFenceSeen> Find(const std::string& etcd_key) const;
+  // Keeps whichever of `seen` and the entry already there has the higher mod_revision: a read
+  // answered after a later write must not make the cache older.
   void Remember(const std::string& etcd_key, const EtcdFenceSeen& seen);
   void Forget(const std::string& etcd_key);
 
@@ -53,6 +61,13 @@ struct EtcdAdvanceCounters {
   std::atomic<std::uint64_t> conflicts{0};  // keys whose compare failed (the cache was stale)
   std::atomic<std::uint64_t> written{0};    // keys written with a higher token
 };
+
+// Reads a batch of fences (at most etcd's --max-txn-ops) in one transaction of range operations,
+// a single linearizable read, calls every read back, and remembers what it read in `cache` (the
+// next advance of a key read first then compares against the right revision at once). Returns
+// the transaction's status (for the store's readiness).
+Status ReadEtcdFences(EtcdClient& client, std::string_view fences_prefix, EtcdFenceSeenCache& cache,
+                      std::vector<EtcdFenceRead>& batch);
 
 // Commits one batch of advances (keys at most etcd's --max-txn-ops, none of them in another
 // batch) and calls every advance back. Advances of one key fold to the highest token and all

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -73,20 +74,19 @@ class EtcdFenceStore::Impl {
     ready_ = false;
   }
 
+  // Queued like an advance: the reads that arrive while one read transaction is in flight share
+  // the next one.
   void Get(std::string key, GetCallback callback) {
-    Submit([this, key = std::move(key), callback](EtcdClient* client) {
-      if (client == nullptr) return callback(Closed(), std::nullopt);
-      std::optional<EtcdKeyValue> kv;
-      Status status = client->Get(FenceKey(key), &kv);
-      Track(status);
-      if (!status.ok() || !kv) return callback(status, std::nullopt);
-      FenceRecord record;
-      if (!DecodeEtcdFence(kv->value, &record)) {
-        return callback(Status::Corruption("etcd fence record of '" + key + "' did not decode"),
-                        std::nullopt);
+    {
+      std::lock_guard lock(mu_);
+      if (!closing_) {
+        ++submitted_;
+        pending_reads_.push_back({std::move(key), std::move(callback)});
+        work_cv_.notify_one();
+        return;
       }
-      callback(Status::Ok(), record);
-    });
+    }
+    callback(Closed(), std::nullopt);
   }
 
   // Queued for the next batch (WorkerLoop): the advances that arrive while a transaction is in
@@ -306,6 +306,11 @@ class EtcdFenceStore::Impl {
            (batches_in_flight_ == 0 || pending_advances_.size() >= MaxTxnKeys());
   }
 
+  bool ReadsStartable() const {
+    return !pending_reads_.empty() &&
+           (reads_in_flight_ == 0 || pending_reads_.size() >= MaxTxnKeys());
+  }
+
   std::size_t MaxTxnKeys() const { return std::max<std::size_t>(options_.max_txn_ops, 1); }
 
   // The waiting advances of at most MaxTxnKeys() keys that no batch in flight holds (two
@@ -344,24 +349,44 @@ class EtcdFenceStore::Impl {
     drained_cv_.notify_all();
   }
 
+  void RunReads(EtcdClient& client, std::vector<EtcdFenceRead> reads) {
+    Track(ReadEtcdFences(client, options_.prefix + "fences/", seen_, reads));
+    {
+      std::lock_guard lock(mu_);
+      --reads_in_flight_;
+      completed_ += reads.size();
+    }
+    work_cv_.notify_all();
+    drained_cv_.notify_all();
+  }
+
   void WorkerLoop() {
     EtcdClient client(options_.client, counters_);
     for (;;) {
       Task task;
       std::vector<EtcdAdvance> batch;
+      std::vector<EtcdFenceRead> reads;
       {
         std::unique_lock lock(mu_);
         // Work queued before Close() still runs: its callers are owed an answer, and the
         // gateway flushes before it closes.
         work_cv_.wait(lock, [this] {
-          return !queue_.empty() || BatchStartable() || (closing_ && pending_advances_.empty());
+          return !queue_.empty() || BatchStartable() || ReadsStartable() ||
+                 (closing_ && pending_advances_.empty() && pending_reads_.empty());
         });
-        // A batch goes before queued reads only while none is in flight: advances always
-        // progress, and a backlog of them cannot starve the reads.
-        if (BatchStartable() && (batches_in_flight_ == 0 || queue_.empty())) {
+        // An advance batch goes before other work only while none is in flight: advances
+        // always progress, and a backlog of them cannot starve the reads.
+        if (BatchStartable() &&
+            (batches_in_flight_ == 0 || (queue_.empty() && !ReadsStartable()))) {
           batch = TakeBatch();
           if (batch.empty()) continue;
           ++batches_in_flight_;
+        } else if (ReadsStartable()) {
+          const std::size_t count = std::min(pending_reads_.size(), MaxTxnKeys());
+          reads.assign(std::make_move_iterator(pending_reads_.begin()),
+                       std::make_move_iterator(pending_reads_.begin() + count));
+          pending_reads_.erase(pending_reads_.begin(), pending_reads_.begin() + count);
+          ++reads_in_flight_;
         } else if (!queue_.empty()) {
           task = std::move(queue_.front());
           queue_.pop_front();
@@ -371,6 +396,10 @@ class EtcdFenceStore::Impl {
       }
       if (!batch.empty()) {
         RunBatch(client, std::move(batch));
+        continue;
+      }
+      if (!reads.empty()) {
+        RunReads(client, std::move(reads));
         continue;
       }
       task(&client);
@@ -407,6 +436,8 @@ class EtcdFenceStore::Impl {
   std::condition_variable drained_cv_;
   std::condition_variable probe_cv_;
   std::deque<Task> queue_;
+  std::deque<EtcdFenceRead> pending_reads_;
+  std::size_t reads_in_flight_ = 0;
   std::deque<EtcdAdvance> pending_advances_;
   // Fence keys of the batches in flight, which the next batch leaves waiting.
   std::unordered_set<std::string> keys_in_flight_;

@@ -44,8 +44,9 @@ struct EtcdFenceStoreOptions {
 // included; a key whose compare fails (another replica wrote it) is read in the same
 // transaction and retried. Two replicas can never lower a fence or both advance past each
 // other, and a transaction is retried on another member after a timeout. Every read is
-// linearizable. Without a quorum every operation fails Unavailable after the client's operation
-// timeout: the gateway refuses with 503.
+// linearizable; the reads of fences that arrive while a read transaction is in flight share the
+// next one (ReadEtcdFences). Without a quorum every operation fails Unavailable after the
+// client's operation timeout: the gateway refuses with 503.
 class EtcdFenceStore final : public FenceStore {
  public:
   struct Stats {

@@ -252,6 +252,40 @@ TEST_F(EtcdSingle, ConcurrentAdvancesFoldIntoFewTransactions) {
   }
 }
 
+// Reads from many threads share transactions too, and what they read makes the next advance of
+// an existing key one transaction (its compare uses the revision read).
+TEST_F(EtcdSingle, ConcurrentReadsShareTransactions) {
+  auto writer = OpenStore(cluster_->endpoints(), "/t/reads/");
+  for (int k = 0; k < 10; ++k)
+    ASSERT_TRUE(AdvanceSync(*writer, "k" + std::to_string(k), 5).first.ok());
+  auto store = OpenStore(cluster_->endpoints(), "/t/reads/");
+  constexpr int kReads = 400;
+  std::atomic<int> wrong{0};
+  const std::uint64_t round_trips_before = store->stats().round_trips;
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      for (int i = 0; i < kReads / 4; ++i) {
+        const int k = (i + t) % 12;  // k10 and k11 do not exist
+        store->Get("k" + std::to_string(k), [&, k](Status status, std::optional<FenceRecord> got) {
+          const bool right = status.ok() && (k < 10 ? got && got->highest == 5 : !got);
+          if (!right) ++wrong;
+        });
+      }
+    });
+  }
+  for (std::thread& reader : readers) reader.join();
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_EQ(wrong.load(), 0);
+  // The readiness probe's reads count too; far fewer than one round trip per read remain.
+  EXPECT_LT(store->stats().round_trips - round_trips_before, static_cast<std::uint64_t>(kReads));
+  const auto [status, record] = AdvanceSync(*store, "k3", 6);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(record.highest, 6u);
+  EXPECT_EQ(store->stats().advance_txns, 1u);
+  EXPECT_EQ(store->stats().txn_conflicts, 0u);
+}
+
 // Another writer raises a key behind the store's back: the store's compare on the revision it
 // last wrote fails, the same transaction reads the key, and the store never writes below it.
 TEST_F(EtcdSingle, AKeyWrittenBehindTheStoresBackIsReadAndNeverLowered) {
