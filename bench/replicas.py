@@ -9,12 +9,16 @@ Setups, same machine, same nginx backend, interleaved repetitions with wrk:
               writes in three reach a replica that forwards them to their shard's owner.
 Workloads: put_current (the fence is already at the token: no store write), put_advance_1 and
 put_advance_64 (every request advances its key's fence: one durable store write each). Prints
-req/s and p99 medians and the ratios etcd-1/rocksdb-1 and etcd-3/rocksdb-1. fencegate and
-HAProxy run on --proxy-cpu; etcd, the backend and wrk on --load-cpu (2 cores here)."""
+req/s and p99 medians and the ratios etcd-1/rocksdb-1 and etcd-3/rocksdb-1, and for the
+advancing workloads the advances per store write: per synced write on RocksDB, per etcd
+transaction on etcd (the group-commit factor, from the replicas' /metrics around each run).
+fencegate and HAProxy run on --proxy-cpu; etcd, the backend and wrk on --load-cpu (2 cores
+here)."""
 
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import tempfile
@@ -86,6 +90,45 @@ def wait_settled(admin_ports, timeout=120):
         time.sleep(0.2)
 
 
+# Advances handed to the store, and the writes that carried them (one store kind each).
+ADVANCES = "fencegate_store_advances_total"
+WRITES = ("fencegate_store_sync_writes_total", "fencegate_store_etcd_txns_total")
+
+
+def read_store_counters(admin_ports):
+    """(advances, store writes) summed over the fencegates' /metrics."""
+    totals = {name: 0.0 for name in (ADVANCES, *WRITES)}
+    for port in admin_ports:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        for name in totals:
+            match = re.search(rf"^{name}(?:\{{\}})? ([0-9.e+]+)$", text, re.MULTILINE)
+            totals[name] += float(match.group(1)) if match else 0.0
+    return totals[ADVANCES], sum(totals[name] for name in WRITES)
+
+
+def run_interleaved(setups, admin_ports, workloads, reps, duration, cpu):
+    """wrk.interleaved, with each run's advances per store write read around it."""
+    samples = {(w.name, name): [] for w in workloads for name in setups}
+    for rep in range(1, reps + 1):
+        for workload in workloads:
+            for name, port in setups.items():
+                before = read_store_counters(admin_ports[name])
+                figures = wrk.run(f"http://127.0.0.1:{port}", workload, duration, cpu,
+                                  script_args=[f"{workload.name}-{name}-r{rep}"])
+                after = read_store_counters(admin_ports[name])
+                writes = after[1] - before[1]
+                figures["advances_per_write"] = (after[0] - before[0]) / writes if writes else None
+                samples[(workload.name, name)].append(figures)
+                bad = figures["non_2xx"] + figures["socket_errors"]
+                per_write = figures["advances_per_write"]
+                print(f"rep {rep}/{reps} {workload.name:15} {name:16} "
+                      f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
+                      + (f"  {per_write:.1f} adv/write" if per_write else "")
+                      + (f"  errors {bad}" if bad else ""), flush=True)
+    return samples
+
+
 def start_haproxy(workdir, cpu, ports):
     directory = workdir / "haproxy"
     directory.mkdir()
@@ -116,10 +159,12 @@ def main():
         endpoints = start_etcd(workdir, args.load_cpu)
         store = ("store:\n  kind: etcd\n  prefix: /bench/\n  endpoints:\n"
                  + "".join(f"    - {e}\n" for e in endpoints) + "locks:\n  enabled: false\n")
-        setups = {"rocksdb-1": start_fencegate("rocksdb-1", workdir, args.proxy_cpu,
-                                               backend.port, args.fencegate)[0],
+        single = {"rocksdb-1": start_fencegate("rocksdb-1", workdir, args.proxy_cpu,
+                                               backend.port, args.fencegate),
                   "etcd-1": start_fencegate("etcd-1", workdir, args.proxy_cpu, backend.port,
-                                            args.fencegate, store)[0]}
+                                            args.fencegate, store)}
+        setups = {name: ports[0] for name, ports in single.items()}
+        admin_ports = {name: [ports[1]] for name, ports in single.items()}
         # Three replicas with shard ownership (their own etcd prefix): a write reaching a
         # replica that does not own its key's shard is forwarded to the owner.
         ports = [procs.free_port() for _ in range(3)]
@@ -132,11 +177,11 @@ def main():
                    for i, port in enumerate(ports, 1)]
         wait_settled([admin for _, admin in started])
         setups["etcd-3"] = start_haproxy(workdir, args.proxy_cpu, ports)
+        admin_ports["etcd-3"] = [admin for _, admin in started]
 
         # Distinct advance keys per workload, setup and run: tokens start at 1.
-        urls = {name: f"http://127.0.0.1:{port}" for name, port in setups.items()}
-        samples = wrk.interleaved(urls, workloads, args.reps, args.duration, args.load_cpu,
-                                  lambda rep, workload, name: f"{workload.name}-{name}-r{rep}")
+        samples = run_interleaved(setups, admin_ports, workloads, args.reps, args.duration,
+                                  args.load_cpu)
         print()
         print("| workload | figure | " + " | ".join(setups)
               + " | etcd-1/rocksdb-1 | etcd-3/rocksdb-1 |")
@@ -150,6 +195,13 @@ def main():
                 print(f"| {workload.name} | {label} | "
                       + " | ".join(fmt.format(medians[s]) for s in setups)
                       + f" | {medians['etcd-1'] / base:.2f} | {medians['etcd-3'] / base:.2f} |")
+            per_write = {s: [f["advances_per_write"] for f in samples[(workload.name, s)]
+                             if f["advances_per_write"] is not None] for s in setups}
+            if workload.name.startswith("put_advance") and any(per_write.values()):
+                print(f"| {workload.name} | advances per store write | "
+                      + " | ".join(f"{statistics.median(per_write[s]):.1f}" if per_write[s]
+                                   else "-" for s in setups)
+                      + " | | |")
         failed = sum(f["non_2xx"] + f["socket_errors"] for v in samples.values() for f in v)
         print(f"\nFailed requests: {failed or 'none'}.")
     finally:

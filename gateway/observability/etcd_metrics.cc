@@ -17,7 +17,13 @@ EtcdStoreMetrics::EtcdStoreMetrics(prometheus::Registry& registry,
                                      "TLS handshakes with etcd members that failed (certificate, "
                                      "name, CA).")),
       txn_conflicts_(MakeStoreCounter(registry, "fencegate_store_txn_conflicts_total",
-                                      "Fence advances whose etcd compare failed.")) {}
+                                      "Fence keys whose etcd compare failed (written by "
+                                      "another replica or a repair).")),
+      advances_(MakeStoreCounter(registry, "fencegate_store_advances_total",
+                                 "Fence advances handed to the etcd store.")),
+      txns_(MakeStoreCounter(registry, "fencegate_store_etcd_txns_total",
+                             "etcd transactions that carried fence advances (group commit), "
+                             "retries included.")) {}
 
 void EtcdStoreMetrics::Refresh() {
   std::lock_guard lock(mu_);
@@ -27,6 +33,8 @@ void EtcdStoreMetrics::Refresh() {
   AddStoreDelta(errors_, now.errors, last_.errors);
   AddStoreDelta(tls_failures_, now.tls_failures, last_.tls_failures);
   AddStoreDelta(txn_conflicts_, now.txn_conflicts, last_.txn_conflicts);
+  AddStoreDelta(advances_, now.advance_requests, last_.advance_requests);
+  AddStoreDelta(txns_, now.advance_txns, last_.advance_txns);
   last_ = now;
 }
 

@@ -15,7 +15,10 @@ namespace fencegate::gateway {
 //   fencegate_store_failovers_total      switches to another member after a failed attempt
 //   fencegate_store_errors_total         failed attempts (refused, timed out, 5xx)
 //   fencegate_store_tls_failures_total   TLS handshakes with a member refused (CA, name, expiry)
-//   fencegate_store_txn_conflicts_total  advances whose compare failed (raised elsewhere first)
+//   fencegate_store_txn_conflicts_total  fence keys whose compare failed (written elsewhere)
+//   fencegate_store_advances_total       fence advances handed to the store
+//   fencegate_store_etcd_txns_total      etcd transactions that carried them (retries too);
+//                                        advances / txns is the group-commit factor
 class EtcdStoreMetrics {
  public:
   EtcdStoreMetrics(prometheus::Registry& registry, const lockstore::etcd::EtcdFenceStore& store);
@@ -32,6 +35,8 @@ class EtcdStoreMetrics {
   prometheus::Counter* errors_;
   prometheus::Counter* tls_failures_;
   prometheus::Counter* txn_conflicts_;
+  prometheus::Counter* advances_;
+  prometheus::Counter* txns_;
 };
 
 }  // namespace fencegate::gateway

@@ -491,8 +491,11 @@ Status EtcdClient::Txn(const std::vector<EtcdCompare>& compares, const std::vect
       if (!response.is_object()) continue;
       const json::value* range = response.as_object().if_contains("response_range");
       if (range == nullptr || !range->is_object()) continue;
-      status = DecodeKvs(range->as_object(), &out->ranges);
+      std::vector<EtcdKeyValue> kvs;
+      status = DecodeKvs(range->as_object(), &kvs);
       if (!status.ok()) return status;
+      out->ranges.emplace_back();
+      if (!kvs.empty()) out->ranges.back() = std::move(kvs.front());
     }
   }
   return Status::Ok();

@@ -70,8 +70,9 @@ struct EtcdOp {
 
 struct EtcdTxnResult {
   bool succeeded = false;
-  // The key-values read by the executed branch's range operations, in order.
-  std::vector<EtcdKeyValue> ranges;
+  // What each range operation of the executed branch read, in order: nullopt for a key that
+  // does not exist.
+  std::vector<std::optional<EtcdKeyValue>> ranges;
   std::int64_t revision = 0;  // the store's revision after the transaction
 };
 

@@ -6,20 +6,20 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <iterator>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "lockstore/codec/fence_repair_codec.h"
+#include "lockstore/etcd/etcd_advance_batch.h"
 
 namespace fencegate::lockstore::etcd {
 namespace {
 
 constexpr std::size_t kTokenDigits = 16;
-// Each round of an advance either writes or reads a record that is at least as high as the one
-// it compared against; a bound only guards against a store that keeps changing under us.
-constexpr int kMaxAdvanceRounds = 16;
 
 }  // namespace
 
@@ -74,36 +74,43 @@ class EtcdFenceStore::Impl {
     ready_ = false;
   }
 
+  // Queued like an advance: the reads that arrive while one read transaction is in flight share
+  // the next one.
   void Get(std::string key, GetCallback callback) {
-    Submit([this, key = std::move(key), callback](EtcdClient* client) {
-      if (client == nullptr) return callback(Closed(), std::nullopt);
-      std::optional<EtcdKeyValue> kv;
-      Status status = client->Get(FenceKey(key), &kv);
-      Track(status);
-      if (!status.ok() || !kv) return callback(status, std::nullopt);
-      FenceRecord record;
-      if (!DecodeEtcdFence(kv->value, &record)) {
-        return callback(Status::Corruption("etcd fence record of '" + key + "' did not decode"),
-                        std::nullopt);
+    {
+      std::lock_guard lock(mu_);
+      if (!closing_) {
+        ++submitted_;
+        pending_reads_.push_back({std::move(key), std::move(callback)});
+        work_cv_.notify_one();
+        return;
       }
-      callback(Status::Ok(), record);
-    });
+    }
+    callback(Closed(), std::nullopt);
   }
 
+  // Queued for the next batch (WorkerLoop): the advances that arrive while a transaction is in
+  // flight share the next one.
   void Advance(std::string key, Token token, std::int64_t now_ms, AdvanceCallback callback) {
-    Submit([this, key = std::move(key), token, now_ms, callback](EtcdClient* client) {
-      if (client == nullptr) return callback(Closed(), FenceRecord{});
-      FenceRecord record;
-      const Status status = AdvanceOnce(*client, key, token, now_ms, &record);
-      Track(status);
-      callback(status, record);
-    });
+    {
+      std::lock_guard lock(mu_);
+      if (!closing_) {
+        ++submitted_;
+        pending_advances_.push_back({std::move(key), token, now_ms, std::move(callback)});
+        pending_blocked_ = false;
+        work_cv_.notify_one();
+        return;
+      }
+    }
+    callback(Closed(), FenceRecord{});
   }
 
   void Repair(FenceRepairRecord record, RepairCallback callback) {
     Submit([this, record = std::move(record), callback](EtcdClient* client) mutable {
       if (client == nullptr) return callback(Closed(), record);
       const Status status = RepairOnce(*client, &record);
+      // Lowered, or unknown: the next advance reads the key in its transaction's failure branch.
+      seen_.Forget(FenceKey(record.fence_key));
       Track(status);
       callback(status, record);
     });
@@ -210,8 +217,10 @@ class EtcdFenceStore::Impl {
     stats.failovers = counters_->failovers.load();
     stats.errors = counters_->errors.load();
     stats.tls_failures = counters_->tls_failures.load();
-    stats.txn_conflicts = txn_conflicts_.load();
-    stats.advances = advances_.load();
+    stats.txn_conflicts = advance_counters_.conflicts.load();
+    stats.advances = advance_counters_.written.load();
+    stats.advance_requests = advance_counters_.requested.load();
+    stats.advance_txns = advance_counters_.txns.load();
     return stats;
   }
 
@@ -222,50 +231,6 @@ class EtcdFenceStore::Impl {
 
   std::string FenceKey(std::string_view key) const {
     return options_.prefix + "fences/" + std::string(key);
-  }
-
-  // Raises the record of `key` to `token` unless it is already at least that high; `out`
-  // receives the resulting record.
-  Status AdvanceOnce(EtcdClient& client, const std::string& key, Token token, std::int64_t now_ms,
-                     FenceRecord* out) {
-    const std::string etcd_key = FenceKey(key);
-    const EtcdOp put{EtcdOp::Kind::kPut, etcd_key, EncodeEtcdFence(token, now_ms), 0};
-    const EtcdOp read{EtcdOp::Kind::kRange, etcd_key, {}, 0};
-    // A missing key fails every value comparison (etcd), hence the second form.
-    bool absent_form = false;
-    for (int round = 0; round < kMaxAdvanceRounds; ++round) {
-      const EtcdCompare compare =
-          absent_form ? EtcdCompare{etcd_key,
-                                    EtcdCompare::Target::kCreateRevision,
-                                    EtcdCompare::Result::kEqual,
-                                    {},
-                                    0}
-                      : EtcdCompare{etcd_key, EtcdCompare::Target::kValue,
-                                    EtcdCompare::Result::kLess, EncodeEtcdTokenPrefix(token), 0};
-      EtcdTxnResult result;
-      const Status status = client.Txn({compare}, {put}, {read}, /*idempotent=*/true, &result);
-      if (!status.ok()) return status;
-      if (result.succeeded) {
-        advances_.fetch_add(1, std::memory_order_relaxed);
-        *out = FenceRecord{token, now_ms};
-        return Status::Ok();
-      }
-      txn_conflicts_.fetch_add(1, std::memory_order_relaxed);
-      if (result.ranges.empty()) {
-        absent_form = true;  // the key does not exist (or was deleted meanwhile)
-        continue;
-      }
-      FenceRecord current;
-      if (!DecodeEtcdFence(result.ranges.front().value, &current)) {
-        return Status::Corruption("etcd fence record of '" + key + "' did not decode");
-      }
-      if (current.highest >= token) {
-        *out = current;
-        return Status::Ok();
-      }
-      absent_form = false;  // it was created lower meanwhile: compare values again
-    }
-    return Status::Unavailable("etcd advance of '" + key + "' kept conflicting");
   }
 
   Status RepairOnce(EtcdClient& client, FenceRepairRecord* record) {
@@ -334,19 +299,109 @@ class EtcdFenceStore::Impl {
     task(nullptr);
   }
 
+  // A batch may start when no advance transaction is in flight, or when enough advances wait to
+  // fill a whole one: group commit without waiting for anything but the round in flight.
+  bool BatchStartable() const {
+    return !pending_advances_.empty() && !pending_blocked_ &&
+           (batches_in_flight_ == 0 || pending_advances_.size() >= MaxTxnKeys());
+  }
+
+  bool ReadsStartable() const {
+    return !pending_reads_.empty() &&
+           (reads_in_flight_ == 0 || pending_reads_.size() >= MaxTxnKeys());
+  }
+
+  std::size_t MaxTxnKeys() const { return std::max<std::size_t>(options_.max_txn_ops, 1); }
+
+  // The waiting advances of at most MaxTxnKeys() keys that no batch in flight holds (two
+  // transactions on one key would fail each other's compares). Under mu_.
+  std::vector<EtcdAdvance> TakeBatch() {
+    std::vector<EtcdAdvance> batch;
+    batch.reserve(pending_advances_.size());  // `keys` views the batch's keys
+    std::unordered_set<std::string_view> keys;
+    std::deque<EtcdAdvance> left;
+    for (EtcdAdvance& advance : pending_advances_) {
+      const bool joins = keys.contains(advance.key) ||
+                         (keys.size() < MaxTxnKeys() && !keys_in_flight_.contains(advance.key));
+      if (!joins) {
+        left.push_back(std::move(advance));
+        continue;
+      }
+      batch.push_back(std::move(advance));
+      keys.insert(batch.back().key);
+    }
+    pending_advances_.swap(left);
+    for (const EtcdAdvance& advance : batch) keys_in_flight_.insert(advance.key);
+    if (batch.empty()) pending_blocked_ = true;  // until a batch in flight ends
+    return batch;
+  }
+
+  void RunBatch(EtcdClient& client, std::vector<EtcdAdvance> batch) {
+    Track(CommitEtcdAdvances(client, options_.prefix + "fences/", seen_, batch, advance_counters_));
+    {
+      std::lock_guard lock(mu_);
+      for (const EtcdAdvance& advance : batch) keys_in_flight_.erase(advance.key);
+      --batches_in_flight_;
+      pending_blocked_ = false;
+      completed_ += batch.size();
+    }
+    work_cv_.notify_all();
+    drained_cv_.notify_all();
+  }
+
+  void RunReads(EtcdClient& client, std::vector<EtcdFenceRead> reads) {
+    Track(ReadEtcdFences(client, options_.prefix + "fences/", seen_, reads));
+    {
+      std::lock_guard lock(mu_);
+      --reads_in_flight_;
+      completed_ += reads.size();
+    }
+    work_cv_.notify_all();
+    drained_cv_.notify_all();
+  }
+
   void WorkerLoop() {
     EtcdClient client(options_.client, counters_);
     for (;;) {
       Task task;
+      std::vector<EtcdAdvance> batch;
+      std::vector<EtcdFenceRead> reads;
       {
         std::unique_lock lock(mu_);
-        work_cv_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
+        // Work queued before Close() still runs: its callers are owed an answer, and the
+        // gateway flushes before it closes.
+        work_cv_.wait(lock, [this] {
+          return !queue_.empty() || BatchStartable() || ReadsStartable() ||
+                 (closing_ && pending_advances_.empty() && pending_reads_.empty());
+        });
+        // An advance batch goes before other work only while none is in flight: advances
+        // always progress, and a backlog of them cannot starve the reads.
+        if (BatchStartable() &&
+            (batches_in_flight_ == 0 || (queue_.empty() && !ReadsStartable()))) {
+          batch = TakeBatch();
+          if (batch.empty()) continue;
+          ++batches_in_flight_;
+        } else if (ReadsStartable()) {
+          const std::size_t count = std::min(pending_reads_.size(), MaxTxnKeys());
+          reads.assign(std::make_move_iterator(pending_reads_.begin()),
+                       std::make_move_iterator(pending_reads_.begin() + count));
+          pending_reads_.erase(pending_reads_.begin(), pending_reads_.begin() + count);
+          ++reads_in_flight_;
+        } else if (!queue_.empty()) {
+          task = std::move(queue_.front());
+          queue_.pop_front();
+        } else {
+          return;
+        }
       }
-      // Work queued before Close() still runs: its callers are owed an answer, and the
-      // gateway flushes before it closes.
+      if (!batch.empty()) {
+        RunBatch(client, std::move(batch));
+        continue;
+      }
+      if (!reads.empty()) {
+        RunReads(client, std::move(reads));
+        continue;
+      }
       task(&client);
       {
         std::lock_guard lock(mu_);
@@ -373,14 +428,21 @@ class EtcdFenceStore::Impl {
   const EtcdFenceStoreOptions options_;
   const std::shared_ptr<EtcdClientCounters> counters_;
   std::atomic<bool> ready_{false};
-  std::atomic<std::uint64_t> txn_conflicts_{0};
-  std::atomic<std::uint64_t> advances_{0};
+  EtcdAdvanceCounters advance_counters_;
+  EtcdFenceSeenCache seen_;
 
   std::mutex mu_;
   std::condition_variable work_cv_;
   std::condition_variable drained_cv_;
   std::condition_variable probe_cv_;
   std::deque<Task> queue_;
+  std::deque<EtcdFenceRead> pending_reads_;
+  std::size_t reads_in_flight_ = 0;
+  std::deque<EtcdAdvance> pending_advances_;
+  // Fence keys of the batches in flight, which the next batch leaves waiting.
+  std::unordered_set<std::string> keys_in_flight_;
+  std::size_t batches_in_flight_ = 0;
+  bool pending_blocked_ = false;  // every waiting advance's key is in flight
   std::uint64_t submitted_ = 0;
   std::uint64_t completed_ = 0;
   bool closing_ = false;

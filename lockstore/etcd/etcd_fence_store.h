@@ -19,9 +19,14 @@ struct EtcdFenceStoreOptions {
   EtcdClientOptions client;
   // Every key the store writes starts with this: "<prefix>fences/<fence key>".
   std::string prefix = "/fencegate/";
-  // Threads that talk to etcd, each with its own connection; advances and reads of different
-  // keys run in parallel on them.
+  // Threads that talk to etcd, each with its own connection; reads, repairs and advance
+  // transactions run in parallel on them (one advance transaction at a time unless a whole
+  // max_txn_ops of advances waits).
   std::size_t threads = 4;
+  // Fence keys in one advance transaction at most: etcd's --max-txn-ops (default 128) bounds
+  // the compares, the puts and the reads of a transaction each. A larger batch is split into
+  // several transactions in flight at once.
+  std::size_t max_txn_ops = 128;
   // How often the readiness probe reads from etcd (a linearizable read needs a quorum).
   std::chrono::milliseconds probe_interval{1000};
   // Refused writes kept in memory for /admin/rejections (this replica's only).
@@ -32,21 +37,27 @@ struct EtcdFenceStoreOptions {
 
 // A FenceStore on etcd v3. Records live at "<prefix>fences/<key>" with the value
 // EncodeEtcdFence(): the token as 16 hex digits, so etcd's byte order is numeric order, then
-// ":" and the advance's wall-clock milliseconds (informational). An advance is one transaction,
-//   compare value(key) < hex(token)  then put  else range key
-// (plus, for a key never written, compare create_revision == 0), so two replicas can never
-// lower a fence or both advance past each other; it is idempotent, so it is retried on another
-// member after a timeout. Every read is linearizable. Without a quorum every operation fails
-// Unavailable after the client's operation timeout: the gateway refuses with 503.
+// ":" and the advance's wall-clock milliseconds (informational). Advances are group-committed:
+// those that arrive while an advance transaction is in flight go into the next one, one compare
+// on the key's last seen mod_revision and one put per key (CommitEtcdAdvances in
+// etcd_advance_batch.h), so in steady state a batch costs one round trip, first writes
+// included; a key whose compare fails (another replica wrote it) is read in the same
+// transaction and retried. Two replicas can never lower a fence or both advance past each
+// other, and a transaction is retried on another member after a timeout. Every read is
+// linearizable; the reads of fences that arrive while a read transaction is in flight share the
+// next one (ReadEtcdFences). Without a quorum every operation fails Unavailable after the
+// client's operation timeout: the gateway refuses with 503.
 class EtcdFenceStore final : public FenceStore {
  public:
   struct Stats {
-    std::uint64_t round_trips = 0;    // answered HTTP exchanges with etcd
-    std::uint64_t failovers = 0;      // switches to another member
-    std::uint64_t errors = 0;         // failed attempts
-    std::uint64_t tls_failures = 0;   // TLS handshakes with a member refused
-    std::uint64_t txn_conflicts = 0;  // advances whose compare failed (someone raised it first)
-    std::uint64_t advances = 0;       // advances that wrote a higher token
+    std::uint64_t round_trips = 0;       // answered HTTP exchanges with etcd
+    std::uint64_t failovers = 0;         // switches to another member
+    std::uint64_t errors = 0;            // failed attempts
+    std::uint64_t tls_failures = 0;      // TLS handshakes with a member refused
+    std::uint64_t txn_conflicts = 0;     // keys whose compare failed (written elsewhere meanwhile)
+    std::uint64_t advances = 0;          // keys written with a higher token
+    std::uint64_t advance_requests = 0;  // advances handed to the store
+    std::uint64_t advance_txns = 0;      // etcd transactions that carried them, retries included
   };
 
   static Status Open(const EtcdFenceStoreOptions& options, std::unique_ptr<EtcdFenceStore>* out);

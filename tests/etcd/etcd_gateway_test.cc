@@ -91,6 +91,10 @@ TEST_F(EtcdGatewayTest, FencesLiveInEtcdAcrossGatewayRestarts) {
   const std::string metrics = integration::FetchMetricsText(second->admin_port());
   EXPECT_GT(integration::MetricValue(metrics, "fencegate_store_round_trips_total", "").value_or(0),
             0);
+  // The advance to 6 went to etcd in a transaction of its own (nothing else was in flight).
+  EXPECT_GE(integration::MetricValue(metrics, "fencegate_store_advances_total", "").value_or(0), 1);
+  EXPECT_GE(integration::MetricValue(metrics, "fencegate_store_etcd_txns_total", "").value_or(0),
+            1);
   const auto ready = integration::FetchAdminJson(second->admin_port(), "/readyz");
   ASSERT_TRUE(ready.has_value());
   EXPECT_TRUE(ready->at("store_ready").as_bool());
