@@ -69,6 +69,9 @@ struct StoreConfig {
   std::string prefix = "/fencegate/";
   std::chrono::milliseconds request_timeout{1000};
   std::chrono::milliseconds operation_timeout{3000};
+  // kind "etcd": the most keys one group-commit transaction carries; at most the members'
+  // --max-txn-ops (EtcdFenceStoreOptions::max_txn_ops).
+  std::size_t max_txn_ops = 128;
   // store.tls: HTTPS to every member (README "Security"); unset: plain HTTP.
   std::optional<tls_client::ClientTlsOptions> tls;
 };

@@ -33,7 +33,7 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   if (!reader.ExpectMapping(node, path,
                             {"kind", "path", "block_cache", "cached_keys", "rejection_retention",
                              "rejection_queue", "group_commit_wait", "endpoints", "prefix",
-                             "request_timeout", "operation_timeout", "tls"}))
+                             "request_timeout", "operation_timeout", "max_txn_ops", "tls"}))
     return;
   if (node["kind"]) {
     std::string kind;
@@ -66,7 +66,8 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   if (node["group_commit_wait"]) {
     if (etcd) {
       reader.sink()->Add(node["group_commit_wait"], Child(path, "group_commit_wait"),
-                         "only for store kind 'rocksdb' (etcd commits each advance on its own)");
+                         "only for store kind 'rocksdb' (etcd batches what arrives while a "
+                         "transaction is in flight, without waiting)");
     } else {
       reader.Microseconds(node["group_commit_wait"], Child(path, "group_commit_wait"),
                           std::chrono::microseconds(100'000), &out->group_commit_wait);
@@ -81,7 +82,8 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
                    &out->rejection_queue);
     }
   }
-  for (const char* key : {"endpoints", "prefix", "request_timeout", "operation_timeout", "tls"}) {
+  for (const char* key :
+       {"endpoints", "prefix", "request_timeout", "operation_timeout", "max_txn_ops", "tls"}) {
     if (node[key] && !etcd) {
       reader.sink()->Add(node[key], Child(path, key), "only for store kind 'etcd'");
     }
@@ -106,6 +108,9 @@ void ReadStore(Reader& reader, const YAML::Node& node, StoreConfig* out) {
   if (node["operation_timeout"]) {
     reader.Duration(node["operation_timeout"], Child(path, "operation_timeout"), false,
                     &out->operation_timeout);
+  }
+  if (node["max_txn_ops"]) {
+    reader.Count(node["max_txn_ops"], Child(path, "max_txn_ops"), 1, 1'000'000, &out->max_txn_ops);
   }
   // HTTPS to every member; an empty mapping trusts the system store.
   if (node["tls"]) {

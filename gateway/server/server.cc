@@ -346,6 +346,7 @@ lockstore::Status Server::OpenEtcdStore() {
   options.client = client;
   options.prefix = config_.store.prefix;
   options.rejection_retention = config_.store.rejection_retention;
+  options.max_txn_ops = config_.store.max_txn_ops;
   options.log = StoreEventLogSink();
   std::unique_ptr<lockstore::etcd::EtcdFenceStore> store;
   const lockstore::Status status = lockstore::etcd::EtcdFenceStore::Open(options, &store);

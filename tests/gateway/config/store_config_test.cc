@@ -221,5 +221,23 @@ TEST(StoreConfigTest, EtcdTlsMistakesNameLineAndKey) {
   EXPECT_EQ(rocksdb[0].line, 2);
 }
 
+TEST(StoreConfigTest, MaxTxnOpsIsForEtcdOnlyAndAtLeastOne) {
+  Config config;
+  EXPECT_EQ(config.store.max_txn_ops, 128u);  // the default, etcd's own --max-txn-ops
+  auto errors =
+      Load("store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n  max_txn_ops: 64\n", &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  EXPECT_EQ(config.store.max_txn_ops, 64u);
+  errors =
+      Load("store:\n  kind: etcd\n  endpoints: [\"127.0.0.1:2379\"]\n  max_txn_ops: 0\n", &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].line, 4);
+  EXPECT_EQ(errors[0].key, "store.max_txn_ops");
+  errors = Load("store:\n  max_txn_ops: 64\n", &config);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].key, "store.max_txn_ops");
+  EXPECT_NE(errors[0].message.find("only for store kind 'etcd'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fencegate::gateway
