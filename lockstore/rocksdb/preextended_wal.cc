@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
 
@@ -37,6 +38,7 @@ class PreextendedWalFile final : public rocksdb::FSWritableFileOwnerWrapper {
 
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            rocksdb::IODebugContext* dbg) override {
+    std::lock_guard lock(mu_);
     rocksdb::IOStatus s = ExtendFor(data.size());
     if (!s.ok()) return s;
     s = target()->Append(data, options, dbg);
@@ -46,6 +48,7 @@ class PreextendedWalFile final : public rocksdb::FSWritableFileOwnerWrapper {
   rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
                            const rocksdb::DataVerificationInfo& info,
                            rocksdb::IODebugContext* dbg) override {
+    std::lock_guard lock(mu_);
     rocksdb::IOStatus s = ExtendFor(data.size());
     if (!s.ok()) return s;
     s = target()->Append(data, options, info, dbg);
@@ -74,6 +77,10 @@ class PreextendedWalFile final : public rocksdb::FSWritableFileOwnerWrapper {
 
   const std::string name_;
   const int fd_;
+  // RocksDB appends from whichever thread leads a write group, one at a time, ordered by its
+  // own write queue; the lock makes that order visible to this file (and to ThreadSanitizer,
+  // which cannot see into the uninstrumented library), uncontended as it is.
+  std::mutex mu_;
   std::uint64_t appended_ = 0;  // bytes RocksDB appended (its own file starts empty)
   std::uint64_t extended_ = 0;  // the file's size as far as the zeros reach
 };
