@@ -28,6 +28,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -132,6 +133,24 @@ class ConsoleCheck:
     def visible(self, css, what, timeout=WAIT):
         return self.wait(EC.visibility_of_element_located((By.CSS_SELECTOR, css)), what, timeout)
 
+    def click(self, css, what):
+        """Finds and clicks in one step, again if the page re-rendered the element in between.
+
+        A page fills its tables anew when an event arrives (a lock grant reloads the locks
+        page), so an element found a moment ago may be gone; a person would click the new one.
+        """
+        def clicked(driver):
+            try:
+                element = driver.find_element(By.CSS_SELECTOR, css)
+                if not (element.is_displayed() and element.is_enabled()):
+                    return False
+                element.click()
+                return True
+            except StaleElementReferenceException:
+                return False
+
+        self.wait(clicked, what)
+
     def text_is(self, css, text, what):
         self.wait(EC.text_to_be_present_in_element((By.CSS_SELECTOR, css), text), what)
 
@@ -200,7 +219,7 @@ def run(binary, output_dir):
 
             # Filter by reason: missing_token hides the zombie, stale_token brings it back.
             Select(driver.find_element(By.ID, "filter-reason")).select_by_visible_text("missing_token")
-            driver.find_element(By.ID, "filter-apply").click()
+            check.click("#filter-apply", "the filter's apply button")
             check.visible('tr.rejection-row[data-reason="missing_token"]', "the missing_token refusal")
             check.wait(EC.invisibility_of_element_located((By.CSS_SELECTOR, zombie_row)),
                        "the zombie to be filtered out")
@@ -208,7 +227,7 @@ def run(binary, output_dir):
                        for row in driver.find_elements(By.CSS_SELECTOR, "tr.rejection-row")}
             assert reasons == {"missing_token"}, reasons
             Select(driver.find_element(By.ID, "filter-reason")).select_by_visible_text("stale_token")
-            driver.find_element(By.ID, "filter-apply").click()
+            check.click("#filter-apply", "the filter's apply button")
             check.visible(zombie_row, "the zombie under reason stale_token")
             reasons = {row.get_attribute("data-reason")
                        for row in driver.find_elements(By.CSS_SELECTOR, "tr.rejection-row")}
@@ -217,7 +236,7 @@ def run(binary, output_dir):
             check.no_errors("rejections")
 
             # Click through to the fence: its highest token is the one the zombie lost to.
-            driver.find_element(By.CSS_SELECTOR, zombie_row + " a.fence-link").click()
+            check.click(zombie_row + " a.fence-link", "the zombie's fence link")
             check.text_is("#fence-key", ZOMBIE_KEY, "the fence page")
             check.text_is("#fence-highest", "5", "the fence's highest token")
             check.visible("#fence-refusals tr", "the fence's refusals")
@@ -232,7 +251,7 @@ def run(binary, output_dir):
             release = f'button.release[data-lock="{LOCK}"]'
             check.visible(release, "the held lock's release button")
             check.shot("locks")
-            driver.find_element(By.CSS_SELECTOR, release).click()
+            check.click(release, "the release button")
             check.visible("#release-dialog", "the confirmation dialog")
             submit = driver.find_element(By.ID, "release-submit")
             assert not submit.is_enabled(), "the release needs the lock name typed first"
@@ -242,7 +261,7 @@ def run(binary, output_dir):
             driver.find_element(By.ID, "release-confirm").send_keys(LOCK[-1])
             check.wait(EC.element_to_be_clickable((By.ID, "release-submit")), "the confirmed release")
             check.shot("locks-release-dialog")
-            submit.click()
+            check.click("#release-submit", "the confirmed release")
             check.wait(EC.invisibility_of_element_located((By.CSS_SELECTOR, release)),
                        "the lock to be free")
             audit = check.visible("#lock-audit tr.audit-row", "the forced release in the audit")
