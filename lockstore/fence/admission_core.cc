@@ -128,14 +128,39 @@ std::optional<AdmissionDecision> AdmissionCore::Admit(std::string_view key, Toke
     if (inserted) shard.keys.EvictIdle(keys_per_shard_, kEvictionScanSlots);
     if (decision) return decision;
   }
-  if (load) {
-    store_.Get(key, [weak = weak_from_this(), owned_key = std::string(key)](
-                        Status status, std::optional<FenceRecord> record) {
-      if (auto self = weak.lock()) self->OnLoaded(owned_key, status, record);
-    });
-  }
+  if (load) Load(key, token, max_advance, /*reads_locally=*/read.has_value());
   Run(effects);
   return delivery->TakeEarly();
+}
+
+void AdmissionCore::Load(std::string_view key, Token token, std::optional<Token> max_advance,
+                         bool reads_locally) {
+  // A store that reads over the network (no ReadLocal) pays the same round trip for an advance
+  // as for a read, and an advance answers with the record it leaves: the write that found the
+  // key uncached loads it by raising the fence to its own token, which is what admitting it
+  // would do next anyway. Not for token 0 (it must not create a record for a key never fenced)
+  // nor for a bounded advance (the bound is measured against the record before the write); a
+  // local store re-reads (its read was overtaken by an eviction) without writing.
+  if (reads_locally || token == 0 || max_advance) {
+    store_.Get(key, [weak = weak_from_this(), owned_key = std::string(key)](
+                        Status status, std::optional<FenceRecord> record) {
+      if (auto self = weak.lock()) self->OnLoaded(owned_key, status, record, 0);
+    });
+    return;
+  }
+  const std::int64_t now_ms = options_.now_ms();
+  store_.Advance(key, token, now_ms,
+                 [weak = weak_from_this(), owned_key = std::string(key), token, now_ms](
+                     Status status, FenceRecord record) {
+                   auto self = weak.lock();
+                   if (!self) return;
+                   // The store wrote this token, rather than finding it there, when the record
+                   // carries this advance's time.
+                   const bool wrote = record.highest == token && record.advanced_at_ms == now_ms;
+                   self->OnLoaded(owned_key, status,
+                                  status.ok() ? std::optional(record) : std::nullopt,
+                                  status.ok() && wrote ? token : 0);
+                 });
 }
 
 template <typename MakeWaiter>
@@ -199,7 +224,7 @@ void AdmissionCore::ReleaseGroups(KeyState& state, Effects& effects) {
 }
 
 void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
-                             const std::optional<FenceRecord>& record) {
+                             const std::optional<FenceRecord>& record, Token advanced_to) {
   const HashedKey hashed = Hash(key);
   Shard& shard = ShardFor(hashed);
   Effects effects;
@@ -224,9 +249,18 @@ void AdmissionCore::OnLoaded(const std::string& key, const Status& status,
         auto decision = Decide(
             key, state, request.token, request.max_advance, request.waiter.request_id,
             [&] { return std::move(request.waiter); }, effects);
-        if (decision) {
-          effects.decisions.emplace_back(std::move(request.waiter.delivery), *decision);
+        if (!decision) continue;
+        // The load itself advanced the fence to this write's token (the first one queued).
+        if (advanced_to != 0 && &request == &loading.front() &&
+            decision->kind == AdmissionDecision::Kind::kAdmitted &&
+            decision->highest == advanced_to) {
+          decision->advanced = true;
+          if (options_.advance_history != nullptr) {
+            options_.advance_history->Record(key, advanced_to, record->advanced_at_ms,
+                                             request.waiter.request_id);
+          }
         }
+        effects.decisions.emplace_back(std::move(request.waiter.delivery), *decision);
       }
       // Every write refused and the store has no record: no state is kept (see Admit).
       if (!record && state.Idle() && state.target == 0) {

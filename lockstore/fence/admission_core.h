@@ -68,8 +68,13 @@ class AdmissionCore : public std::enable_shared_from_this<AdmissionCore> {
   void MarkAdmitted(KeyState& state, Token token, std::string_view request_id, std::uint64_t count);
   void ReleaseGroups(KeyState& state, Effects& effects);
 
+  // Loads an uncached key for a write of `token`: a read, or for a store without local reads
+  // an advance (see the .cc).
+  void Load(std::string_view key, Token token, std::optional<Token> max_advance,
+            bool reads_locally);
+  // `advanced_to`: the token the load wrote for the first queued write (0: it only read).
   void OnLoaded(const std::string& key, const Status& status,
-                const std::optional<FenceRecord>& record);
+                const std::optional<FenceRecord>& record, Token advanced_to);
   void OnAdvanced(const std::string& key, std::uint64_t group_id, const Status& status,
                   const FenceRecord& record);
   void OnRepaired(const std::string& key);

@@ -398,62 +398,136 @@ TEST_F(AdmissionTest, ConcurrentWritersKeepTheRules) {
   }
 }
 
-// A store whose reads are answered later, to exercise writes arriving while a key loads.
-class SlowReadStore : public MemoryFenceStore {
+// A store over the network (like etcd): no local reads, and reads and advances answered later,
+// to exercise writes arriving while a key loads.
+class RemoteStore : public MemoryFenceStore {
  public:
   void Get(std::string_view key, GetCallback callback) override {
-    reads_.push_back({std::string(key), std::move(callback)});
+    pending_.push_back([this, key = std::string(key),
+                        callback = std::move(callback)](const Status& status) mutable {
+      if (!status.ok()) return callback(status, std::nullopt);
+      MemoryFenceStore::Get(key, std::move(callback));
+    });
+    ++reads_;
+  }
+  void Advance(std::string_view key, Token token, std::int64_t now_ms,
+               AdvanceCallback callback) override {
+    pending_.push_back([this, key = std::string(key), token, now_ms,
+                        callback = std::move(callback)](const Status& status) mutable {
+      if (!status.ok()) return callback(status, FenceRecord{});
+      MemoryFenceStore::Advance(key, token, now_ms, std::move(callback));
+    });
+    ++advances_;
   }
   std::optional<LocalRead> ReadLocal(std::string_view) override { return std::nullopt; }
-  void FinishReads(Status status) {
-    auto reads = std::move(reads_);
-    reads_.clear();
-    for (auto& [key, callback] : reads) {
-      if (!status.ok()) {
-        callback(status, std::nullopt);
-      } else {
-        MemoryFenceStore::Get(key, std::move(callback));
-      }
-    }
+  // Sets a fence directly, as if another replica had written it.
+  void Seed(std::string_view key, Token token) {
+    MemoryFenceStore::Advance(key, token, 1, [](Status, FenceRecord) {});
   }
-  std::size_t pending_reads() const { return reads_.size(); }
+  void Finish(const Status& status) {
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto& operation : pending) operation(status);
+  }
+  std::size_t pending() const { return pending_.size(); }
+  int reads_ = 0;
+  int advances_ = 0;
 
  private:
-  std::vector<std::pair<std::string, GetCallback>> reads_;
+  std::vector<std::function<void(const Status&)>> pending_;
 };
 
 TEST(AdmissionLoadTest, WritesArrivingDuringLoadAreDecidedInOrder) {
-  SlowReadStore store;
-  store.Advance("k", 5, 0, [](Status, FenceRecord) {});
+  RemoteStore store;
+  store.Seed("k", 5);
   AdmissionController controller(store, AdmissionOptions{});
   Decisions decisions;
   EXPECT_FALSE(controller.Admit("k", 5, "a", decisions.Callback()));
   EXPECT_FALSE(controller.Admit("k", 4, "b", decisions.Callback()));
   EXPECT_FALSE(controller.Admit("k", 5, "c", decisions.Callback()));
-  EXPECT_EQ(store.pending_reads(), 1u) << "one read per key, however many writes wait";
-  store.FinishReads(Status::Ok());
+  EXPECT_EQ(store.pending(), 1u) << "one load per key, however many writes wait";
+  store.Finish(Status::Ok());
   const auto received = decisions.received();
   ASSERT_EQ(received.size(), 3u);
   EXPECT_EQ(received[0].kind, Kind::kAdmitted);
+  EXPECT_FALSE(received[0].advanced) << "the fence was already at 5";
   EXPECT_EQ(received[1].kind, Kind::kStale);
   EXPECT_EQ(received[1].highest, 5u);
   EXPECT_EQ(received[2].kind, Kind::kAdmitted);
   EXPECT_EQ(controller.Inspect("k")->writes_in_flight, 2u);
 }
 
+// One round trip for a key's first write through a remote store: the load is the advance.
+TEST(AdmissionLoadTest, FirstWriteOfAnUncachedKeyLoadsItByAdvancing) {
+  RemoteStore store;
+  AdmissionController controller(store, AdmissionOptions{});
+  Decisions decisions;
+  EXPECT_FALSE(controller.Admit("fresh", 3, "a", decisions.Callback()));
+  EXPECT_FALSE(controller.Admit("fresh", 2, "b", decisions.Callback()));
+  EXPECT_EQ(store.advances_, 1);
+  EXPECT_EQ(store.reads_, 0) << "no read before the advance";
+  store.Finish(Status::Ok());
+  auto received = decisions.received();
+  ASSERT_EQ(received.size(), 2u);
+  EXPECT_EQ(received[0].kind, Kind::kAdmitted);
+  EXPECT_TRUE(received[0].advanced) << "the load wrote token 3";
+  EXPECT_EQ(received[1].kind, Kind::kStale);
+  EXPECT_EQ(received[1].highest, 3u);
+  EXPECT_EQ(controller.Inspect("fresh")->durable.highest, 3u);
+  store.MemoryFenceStore::Get("fresh", [](Status status, std::optional<FenceRecord> record) {
+    ASSERT_TRUE(status.ok());
+    ASSERT_TRUE(record.has_value());
+    EXPECT_EQ(record->highest, 3u);
+  });
+}
+
+// The advance never lowers a fence: a zombie that finds the key uncached is refused as stale
+// from what the advance found, and the fence stays where it was.
+TEST(AdmissionLoadTest, LoadingAdvanceThatFindsAHigherFenceRefusesStale) {
+  RemoteStore store;
+  store.Seed("k", 9);
+  AdmissionController controller(store, AdmissionOptions{});
+  Decisions decisions;
+  EXPECT_FALSE(controller.Admit("k", 5, "zombie", decisions.Callback()));
+  store.Finish(Status::Ok());
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions.received()[0].kind, Kind::kStale);
+  EXPECT_EQ(decisions.received()[0].highest, 9u);
+  EXPECT_EQ(controller.Inspect("k")->durable.highest, 9u);
+}
+
+// Token 0 must not create a record, and a bounded advance is measured against the record
+// before any write: both read first.
+TEST(AdmissionLoadTest, TokenZeroAndBoundedAdvancesReadBeforeWriting) {
+  RemoteStore store;
+  store.Seed("bounded", 5);
+  AdmissionController controller(store, AdmissionOptions{});
+  Decisions zero, bounded;
+  EXPECT_FALSE(controller.Admit("unfenced", 0, "a", zero.Callback()));
+  EXPECT_FALSE(controller.Admit("bounded", 100, "b", bounded.Callback(), Token{10}));
+  EXPECT_EQ(store.reads_, 2);
+  EXPECT_EQ(store.advances_, 0);
+  store.Finish(Status::Ok());
+  ASSERT_EQ(zero.size(), 1u);
+  EXPECT_EQ(zero.received()[0].kind, Kind::kAdmitted);
+  ASSERT_EQ(bounded.size(), 1u);
+  EXPECT_EQ(bounded.received()[0].kind, Kind::kTooFarAhead);
+  EXPECT_EQ(controller.Inspect("bounded")->durable.highest, 5u) << "nothing written";
+}
+
 TEST(AdmissionLoadTest, FailedLoadRefusesAndRetriesOnNextWrite) {
-  SlowReadStore store;
+  RemoteStore store;
   AdmissionController controller(store, AdmissionOptions{});
   Decisions decisions;
   EXPECT_FALSE(controller.Admit("k", 1, "a", decisions.Callback()));
-  store.FinishReads(Status::IOError("read failed"));
+  store.Finish(Status::IOError("advance failed"));
   ASSERT_EQ(decisions.size(), 1u);
   EXPECT_EQ(decisions.received()[0].kind, Kind::kStoreError);
 
   Decisions retry;
   EXPECT_FALSE(controller.Admit("k", 1, "b", retry.Callback()));
-  EXPECT_EQ(store.pending_reads(), 1u);
-  store.FinishReads(Status::Ok());
+  EXPECT_EQ(store.pending(), 1u);
+  store.Finish(Status::Ok());
   ASSERT_EQ(retry.size(), 1u);
   EXPECT_EQ(retry.received()[0].kind, Kind::kAdmitted);
 }
