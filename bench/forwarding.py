@@ -12,9 +12,9 @@ owner. Reported:
     both, and the ratio forwarded / direct of the sums (the issue's target: 1.3 or less);
   * with --latency-requests, on a second pair of replicas run natively, the p50 latency of the
     same PUT over one connection from outside (the issue's target: a ratio of 1.2 or less) and
-    the CPU time (from /proc/PID/task/*/schedstat) per request summed over both replicas, direct and
-    forwarded interleaved in blocks; also for put_advance, where every request advances one
-    key's fence (an etcd write at the owner).
+    the CPU time (from /proc/PID/task/*/schedstat) per request summed over both replicas,
+    direct and forwarded interleaved in blocks; also for put_advance, where every request
+    advances one key's fence (an etcd write at the owner).
 At the current token the owner admits from its cache: no etcd write is counted.
 fencegate runs on --proxy-cpu; etcd, the backend and the client on --load-cpu."""
 
@@ -254,8 +254,8 @@ def main():
             wait_settled([r[2] for r in replicas], timeout=300)
 
         if args.callgrind_requests:
-            instructions = measure_instructions(pairs["callgrind"], workdir / "callgrind", workloads,
-                                                args.callgrind_requests, args.warmup)
+            instructions = measure_instructions(pairs["callgrind"], workdir / "callgrind",
+                                                workloads, args.callgrind_requests, args.warmup)
             for replica in pairs.pop("callgrind"):
                 replica[3].stop()
             print("\n| workload | path | owner Ir/req | forwarder Ir/req | sum Ir/req |")
