@@ -54,10 +54,11 @@ def start_backend(workdir, cpu, stream_tmp):
 
 
 def start_fencegate(name, workdir, cpu, backend_port, binary, extra_config="", port=0,
-                    response_timeout=None):
+                    response_timeout=None, wrapper=()):
     """fencegate on conf/fencegate.yaml with `extra_config` (whole top-level blocks: tls:,
     store:, cluster:) appended, listening on `port` (0: any); `response_timeout` overrides the
-    backend's. Returns (traffic port, admin port, process)."""
+    backend's; `wrapper` prefixes the command (valgrind) and stretches the start-up timeout.
+    Returns (traffic port, admin port, process)."""
     directory = Path(workdir) / name
     directory.mkdir(parents=True, exist_ok=True)
     conf = _render("fencegate.yaml", directory / "fencegate.yaml", BACKEND_PORT=backend_port)
@@ -66,11 +67,11 @@ def start_fencegate(name, workdir, cpu, backend_port, binary, extra_config="", p
         idle = "    max_idle_connections: 64\n"
         text = text.replace(idle, f"{idle}    response_timeout: {response_timeout}\n")
     conf.write_text(text + extra_config)
-    process = procs.Process(name, [binary, "--config", conf, "--listen", f"127.0.0.1:{port}",
-                                   "--admin-listen", "127.0.0.1:0", "--data-dir",
-                                   directory / "data"], cpu, directory / "out.log")
+    process = procs.Process(name, [*wrapper, binary, "--config", conf, "--listen",
+                                   f"127.0.0.1:{port}", "--admin-listen", "127.0.0.1:0",
+                                   "--data-dir", directory / "data"], cpu, directory / "out.log")
     match = process.wait_for_line(r"fencegate listening traffic=[^:\s]+:(\d+) admin=\S+:(\d+)",
-                                  15)
+                                  120 if wrapper else 15)
     return int(match.group(1)), int(match.group(2)), process
 
 

@@ -18,11 +18,6 @@
 
 namespace fencegate::gateway {
 
-// The header a replica adds when it forwards a fenced write to the shard's owner. A request that
-// carries it is never forwarded again (loop guard): if the receiver does not own the shard
-// (ownership moved meanwhile) it refuses with 503 and the client retries.
-inline constexpr std::string_view kForwardedByHeader = "Fencegate-Forwarded-By";
-
 // What a replica does with one fenced write (docs/ARCHITECTURE.md "Several replicas").
 struct ShardRoute {
   enum class Kind {

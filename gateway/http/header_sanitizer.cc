@@ -125,13 +125,28 @@ void AppendForwardedElement(std::string_view client_ip, bool tls, std::string_vi
   }
 }
 
-struct ForwardedElementCache {
-  bool valid = false;
-  bool tls = false;
-  std::string client_ip;
-  std::string host;
-  std::string element;
-};
+// A keep-alive connection sends the same Host from the same address request after request (and
+// a forwarding replica's connection to the owner carries its writes from one address): the
+// element composed for the previous request of this thread is reused.
+const std::string& ForwardedElement(std::string_view client_ip, bool tls, std::string_view host) {
+  struct Cache {
+    bool valid = false;
+    bool tls = false;
+    std::string client_ip;
+    std::string host;
+    std::string element;
+  };
+  thread_local Cache cache;
+  if (!cache.valid || cache.tls != tls || cache.client_ip != client_ip || cache.host != host) {
+    cache.tls = tls;
+    cache.client_ip.assign(client_ip);
+    cache.host.assign(host);
+    cache.element.clear();
+    AppendForwardedElement(client_ip, tls, host, &cache.element);
+    cache.valid = true;
+  }
+  return cache.element;
+}
 
 // What one walk over a request header finds for the rules of SanitizeRequestHeader.
 struct RequestFieldsFound {
@@ -218,24 +233,13 @@ void SanitizeRequestHeader(adapters::RequestHeader& header, const ForwardingFact
     header.insert(http::field::unknown, kXForwardedFor, facts.client_ip);
   }
 
+  const std::string& element = ForwardedElement(facts.client_ip, facts.tls, found.host);
   if (found.forwarded) {
     BeginListAppend(header, "Forwarded", scratch);
-    AppendForwardedElement(facts.client_ip, facts.tls, found.host, scratch);
+    scratch->append(element);
     header.set(http::field::forwarded, *scratch);
   } else {
-    // A keep-alive connection sends the same Host from the same address request after
-    // request: the element composed for the previous request of this thread is reused.
-    thread_local ForwardedElementCache cache;
-    if (!cache.valid || cache.tls != facts.tls || cache.client_ip != facts.client_ip ||
-        cache.host != found.host) {
-      cache.tls = facts.tls;
-      cache.client_ip.assign(facts.client_ip);
-      cache.host.assign(found.host);
-      cache.element.clear();
-      AppendForwardedElement(facts.client_ip, facts.tls, found.host, &cache.element);
-      cache.valid = true;
-    }
-    header.insert(http::field::forwarded, cache.element);
+    header.insert(http::field::forwarded, element);
   }
 
   // The gateway adopts a client's single acceptable X-Request-Id as the request's id: that field

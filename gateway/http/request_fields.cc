@@ -33,6 +33,8 @@ RequestFields ScanRequestFields(const adapters::RequestHeader& header) {
           if (out.fencing_token_count++ == 0) out.fencing_token = field.value();
         } else if (boost::beast::iequals(field.name_string(), kTraceparentField)) {
           if (out.traceparent_count++ == 0) out.traceparent = field.value();
+        } else if (boost::beast::iequals(field.name_string(), kForwardedByField)) {
+          ++out.forwarded_by_count;
         }
         break;
       default:

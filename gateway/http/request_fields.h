@@ -10,6 +10,11 @@
 namespace fencegate::gateway {
 
 inline constexpr std::string_view kFencingTokenField = "Fencing-Token";
+// The field a replica adds when it forwards a fenced write to the shard's owner (several
+// replicas, `cluster:`). A request that carries it is never forwarded again (loop guard): if the
+// receiver does not own the shard (ownership moved meanwhile) it refuses with 503 and the client
+// retries.
+inline constexpr std::string_view kForwardedByField = "Fencegate-Forwarded-By";
 
 // The request fields the gateway itself reads, found in one walk over the header: operator[],
 // count and find each scan every field, and a request needs half a dozen of them. Values are the
@@ -28,6 +33,7 @@ struct RequestFields {
   std::string_view user_agent;
   std::string_view traceparent;  // W3C Trace Context (trace_context.h)
   std::size_t traceparent_count = 0;
+  std::size_t forwarded_by_count = 0;  // Fencegate-Forwarded-By
 };
 
 RequestFields ScanRequestFields(const adapters::RequestHeader& header);

@@ -346,7 +346,7 @@ void Session::HandleRequest() {
     return;
   }
   if (!CheckTokenSignature()) return;
-  switch (RouteByShard()) {
+  switch (RouteByShard(fields)) {
     case ShardStep::kAdmitHere:
       Admit();
       return;

@@ -171,7 +171,7 @@ class Session : public std::enable_shared_from_this<Session>,
     kForwardToOwner,  // prepared for the owner's peer adapter: Forward() without admission
     kRefused,         // answered 503 shard-unavailable
   };
-  ShardStep RouteByShard();
+  ShardStep RouteByShard(const RequestFields& fields);
   // True (and remembered) once the shard of a write admitted here is no longer this replica's.
   bool SelfFenced();
   void RefuseSelfFenced();

@@ -1,25 +1,29 @@
 // Several replicas (docs/ARCHITECTURE.md "Several replicas"): a fenced write is admitted only
 // by the replica that owns its fence key's shard; the others forward it there, once.
 #include "gateway/cluster/replica_cluster.h"
+#include "gateway/http/request_fields.h"
 #include "gateway/server/network_thread.h"
 #include "gateway/session/session.h"
 
 namespace fencegate::gateway {
 
-Session::ShardStep Session::RouteByShard() {
+Session::ShardStep Session::RouteByShard(const RequestFields& fields) {
   if (context_.cluster == nullptr) return ShardStep::kAdmitHere;
   auto& request = parser_->get();
-  const bool forwarded = request.count(kForwardedByHeader) > 0;
+  // The header walk of HandleRequest counted the field: no scan of the fields here for the
+  // direct write (most of them), one erase for a forwarded one.
+  const bool forwarded = fields.forwarded_by_count > 0;
   const ShardRoute route = context_.cluster->Route(fenced_.fence_key(), forwarded);
   switch (route.kind) {
     case ShardRoute::Kind::kAdmitHere:
-      request.erase(kForwardedByHeader);
+      if (forwarded) request.erase(kForwardedByField);
       exchange_.cluster_shard = route.shard;
       return ShardStep::kAdmitHere;
     case ShardRoute::Kind::kForward:
       // A plain proxy hop: the owner admits (and keeps any idempotency record); this replica
-      // neither admits nor stores anything for the write.
-      request.set(kForwardedByHeader, generation_.config.cluster.name);
+      // neither admits nor stores anything for the write. Never forwarded: the field is absent.
+      request.insert(boost::beast::http::field::unknown, kForwardedByField,
+                     generation_.config.cluster.name);
       exchange_.peer_adapter = generation_.peer_adapter_base + route.peer;
       exchange_.outcome = "forwarded";
       return ShardStep::kForwardToOwner;

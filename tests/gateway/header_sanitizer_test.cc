@@ -125,6 +125,28 @@ TEST_F(HeaderSanitizerTest, ForwardedFollowsEachRequestsHostAndAddress) {
             "for=192.0.2.8;proto=http;host=\"b.example:81\"");
 }
 
+// A request that already carries Forwarded (one a replica forwarded, say) gets this hop's element
+// appended, from the same per-thread element as a request without one: it must follow each
+// request's Host and address too.
+TEST_F(HeaderSanitizerTest, ForwardedAppendFollowsEachRequestsHostAndAddress) {
+  const auto appended = [this](std::string_view host, std::string_view client_ip) {
+    auto header = MakeHeader();
+    header.set(http::field::host, host);
+    header.set(http::field::forwarded, "for=203.0.113.1;proto=https");
+    SanitizeRequestHeader(header, {client_ip, "req-4"}, &scratch_);
+    EXPECT_EQ(header.count(http::field::forwarded), 1u);
+    return std::string(header[http::field::forwarded]);
+  };
+  EXPECT_EQ(appended("a.example", "192.0.2.7"),
+            "for=203.0.113.1;proto=https, for=192.0.2.7;proto=http;host=a.example");
+  EXPECT_EQ(appended("a.example", "192.0.2.7"),
+            "for=203.0.113.1;proto=https, for=192.0.2.7;proto=http;host=a.example");
+  EXPECT_EQ(appended("b.example", "192.0.2.7"),
+            "for=203.0.113.1;proto=https, for=192.0.2.7;proto=http;host=b.example");
+  EXPECT_EQ(appended("b.example", "192.0.2.9"),
+            "for=203.0.113.1;proto=https, for=192.0.2.9;proto=http;host=b.example");
+}
+
 // A request that came in over TLS says so; the per-thread element must not carry one
 // connection's scheme over to a plain connection from the same address and Host.
 TEST_F(HeaderSanitizerTest, ForwardedNamesTheSchemeTheClientUsed) {

@@ -61,5 +61,15 @@ TEST(RequestFieldsTest, FindsUserAgentAndCountsTraceparents) {
   EXPECT_EQ(fields.traceparent_count, 2u);
 }
 
+// The loop guard of several replicas reads this count instead of scanning the fields again.
+TEST(RequestFieldsTest, CountsFencegateForwardedBy) {
+  adapters::RequestHeader header;
+  EXPECT_EQ(ScanRequestFields(header).forwarded_by_count, 0u);
+  header.insert("fencegate-forwarded-by", "r2");  // names compare case-insensitively
+  EXPECT_EQ(ScanRequestFields(header).forwarded_by_count, 1u);
+  header.insert(kForwardedByField, "r3");
+  EXPECT_EQ(ScanRequestFields(header).forwarded_by_count, 2u);
+}
+
 }  // namespace
 }  // namespace fencegate::gateway
