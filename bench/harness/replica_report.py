@@ -80,7 +80,8 @@ def _cell(median, cell, key, fmt):
 
 def markdown(median, marked, rows, columns, meta):
     lines = [f"# Replica rows ({meta['date']}, {meta['commit']})", "",
-             f"`{meta['command']}`: {meta['reps']} interleaved repetitions of "
+             f"`{meta['command']}`: {meta['reps']} interleaved repetition"
+             f"{'s' if meta['reps'] != 1 else ''} of "
              f"{meta['duration_s']} s per run, medians; whole run {meta['elapsed_s']:.0f} s. "
              "Ratios within this run.", "",
              "| workload | figure | " + " | ".join(columns)
