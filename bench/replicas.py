@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replica rows (issue 7): what keeping the fences in etcd costs a fenced PUT.
+"""Replica rows (issues 7 and 29): what keeping the fences in etcd costs a fenced PUT.
 
 Setups, same machine, same nginx backend, interleaved repetitions with wrk:
   rocksdb-1   one fencegate, fences in its embedded RocksDB (bench/conf/fencegate.yaml);
@@ -8,124 +8,115 @@ Setups, same machine, same nginx backend, interleaved repetitions with wrk:
               behind HAProxy (round robin per request, bench/conf/haproxy-replicas.cfg): two
               writes in three reach a replica that forwards them to their shard's owner.
 Workloads: put_current (the fence is already at the token: no store write), put_advance_1 and
-put_advance_64 (every request advances its key's fence: one durable store write each). Prints
-req/s and p99 medians and the ratios etcd-1/rocksdb-1 and etcd-3/rocksdb-1, and for the
-advancing workloads the advances per store write: per synced write on RocksDB, per etcd
-transaction on etcd (the group-commit factor, from the replicas' /metrics around each run).
+put_advance_64 (every request advances an existing key's fence: one durable store write each;
+the 4,096 keys are written once before the first run), put_fresh_64 (every request the first
+write of a key never written before). Per run, from the fencegates' /metrics: advances per store
+write (per synced write on RocksDB, per etcd transaction on etcd: the group-commit factor) and
+etcd round trips per advance transaction.
+In the same repetitions: etcd_txn_1, a raw etcd client (wrk, lua/etcd_txn.lua) doing one txn
+per request against the leader on one connection, the peer of put_advance_1 on etcd-3; and the
+forwarding rows (harness/forward_cost.py): the fenced PUT at the current token on one connection
+straight to its shard's owner and through a replica that forwards it, with the replicas' summed
+CPU per request. Prints the tables and issue 29's targets marked met or not, and writes them to
+<out>/replicas-latest.{md,json}.
 fencegate and HAProxy run on --proxy-cpu; etcd, the backend and wrk on --load-cpu (2 cores
 here)."""
 
 import argparse
-import json
 import os
-import re
+import shlex
 import shutil
-import statistics
+import subprocess
+import sys
 import tempfile
 import time
-import urllib.request
+from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import procs, servers, wrk
+from harness import cluster, etcd, forward_cost, procs, replica_report, servers, wrk
+# Under these names as well: bench/forwarding.py imports them from here.
+from harness.cluster import wait_settled
+from harness.etcd import start as start_etcd
+from harness.replica_workloads import ETCD_TXN_1, PUT_FRESH_64, AdvanceKeys
 from harness.workloads import all_workloads
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 WORKLOADS = ("put_current", "put_advance_1", "put_advance_64")
 
-
-def start_etcd(workdir, cpu, members=3):
-    """A 3-member etcd cluster (Debian etcd-server); returns its client endpoints."""
-    names = [f"m{i}" for i in range(members)]
-    ports = {name: (procs.free_port(), procs.free_port()) for name in names}
-    initial = ",".join(f"{n}=http://127.0.0.1:{ports[n][1]}" for n in names)
-    for name in names:
-        client, peer = (f"http://127.0.0.1:{p}" for p in ports[name])
-        procs.Process(f"etcd-{name}", [
-            "etcd", "--name", name, "--data-dir", workdir / "etcd" / name,
-            "--listen-client-urls", client, "--advertise-client-urls", client,
-            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", initial, "--initial-cluster-state", "new",
-            "--log-level", "warn"], cpu, workdir / f"etcd-{name}.log")
-    deadline = time.monotonic() + 60
-    for name in names:
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{ports[name][0]}/health", timeout=2) as r:
-                    if b'"true"' in r.read():
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"etcd {name} not healthy within 60 s")
-            time.sleep(0.1)
-    return [f"127.0.0.1:{ports[n][0]}" for n in names]
+# Advances handed to the store, the writes that carried them (one store kind each), and the
+# HTTP exchanges with etcd of the fence store (the shard ownership's own are not in it).
+ADVANCES = "fencegate_store_advances_total"
+SYNC_WRITES = "fencegate_store_sync_writes_total"
+ETCD_TXNS = "fencegate_store_etcd_txns_total"
+ROUND_TRIPS = "fencegate_store_round_trips_total"
 
 
 def start_fencegate(name, workdir, cpu, backend_port, binary, store_block="", port=0):
-    """Returns (traffic port, admin port). The backend's response_timeout is 5 s in every
-    setup (default 60 s): it bounds a new shard owner's quarantine, hence the start-up."""
-    traffic, admin, _ = servers.start_fencegate(name, workdir, cpu, backend_port, binary,
-                                                store_block, port, response_timeout="5s")
-    return traffic, admin
+    """Returns (traffic port, admin port, process). The backend's response_timeout is 5 s in
+    every setup (default 60 s): it bounds a new shard owner's quarantine, hence the start-up."""
+    return servers.start_fencegate(name, workdir, cpu, backend_port, binary, store_block, port,
+                                   response_timeout="5s")
 
 
-def wait_settled(admin_ports, timeout=120):
-    """Shard ownership: until every replica sees every shard owned, out of quarantine."""
-    deadline = time.monotonic() + timeout
-    while True:
-        views = []
-        for port in admin_ports:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/cluster",
-                                            timeout=5) as r:
-                    views.append(json.loads(r.read()))
-            except (OSError, ValueError):
-                views.append({})
-        if all(v.get("shards") and all(s["state"] in ("owned", "peer") for s in v["shards"])
-               for v in views):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"replicas did not settle within {timeout} s")
-        time.sleep(0.2)
+def store_figures(before, after):
+    """Advances per store write and etcd round trips per advance txn between two counter
+    reads; None where no write happened."""
+    writes = (after[SYNC_WRITES] - before[SYNC_WRITES]) + (after[ETCD_TXNS] - before[ETCD_TXNS])
+    txns = after[ETCD_TXNS] - before[ETCD_TXNS]
+    return {"advances_per_write": (after[ADVANCES] - before[ADVANCES]) / writes if writes else None,
+            "round_trips_per_txn": (after[ROUND_TRIPS] - before[ROUND_TRIPS]) / txns if txns
+            else None}
 
 
-# Advances handed to the store, and the writes that carried them (one store kind each).
-ADVANCES = "fencegate_store_advances_total"
-WRITES = ("fencegate_store_sync_writes_total", "fencegate_store_etcd_txns_total")
+def report_line(rep, reps, row, column, figures):
+    bad = figures["non_2xx"] + figures["socket_errors"] + figures.get("txn_failed", 0)
+    extra = ""
+    if figures.get("advances_per_write"):
+        extra += f"  {figures['advances_per_write']:.1f} adv/write"
+    if figures.get("round_trips_per_txn"):
+        extra += f"  {figures['round_trips_per_txn']:.2f} rt/txn"
+    if "cpu_us_per_req" in figures:
+        extra += (f"  p50 {figures['p50_ms']:.3f} ms  {figures['cpu_us_per_req']:.1f} CPU µs/req"
+                  f"  {figures['forwards_per_req']:.2f} fwd/req")
+    print(f"rep {rep}/{reps} {row:15} {column:10} {figures['req_per_s']:10.0f} req/s  "
+          f"p99 {figures['p99_ms']:.3f} ms{extra}" + (f"  errors {bad}" if bad else ""),
+          flush=True)
 
 
-def read_store_counters(admin_ports):
-    """(advances, store writes) summed over the fencegates' /metrics."""
-    totals = {name: 0.0 for name in (ADVANCES, *WRITES)}
-    for port in admin_ports:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
-            text = r.read().decode()
-        for name in totals:
-            match = re.search(rf"^{name}(?:\{{\}})? ([0-9.e+]+)$", text, re.MULTILINE)
-            totals[name] += float(match.group(1)) if match else 0.0
-    return totals[ADVANCES], sum(totals[name] for name in WRITES)
-
-
-def run_interleaved(setups, admin_ports, workloads, reps, duration, cpu):
-    """wrk.interleaved, with each run's advances per store write read around it."""
-    samples = {(w.name, name): [] for w in workloads for name in setups}
-    for rep in range(1, reps + 1):
+def run_interleaved(setups, admin_ports, advance_keys, replicas, endpoints, workloads, args):
+    """Every workload against every setup, then the raw etcd client after put_advance_1 and the
+    forwarding pair, `reps` rounds; returns {(row, column): [figures of each rep]}."""
+    samples = {}
+    counters = (ADVANCES, SYNC_WRITES, ETCD_TXNS, ROUND_TRIPS)
+    for rep in range(1, args.reps + 1):
         for workload in workloads:
             for name, port in setups.items():
-                before = read_store_counters(admin_ports[name])
-                figures = wrk.run(f"http://127.0.0.1:{port}", workload, duration, cpu,
-                                  script_args=[f"{workload.name}-{name}-r{rep}"])
-                after = read_store_counters(admin_ports[name])
-                writes = after[1] - before[1]
-                figures["advances_per_write"] = (after[0] - before[0]) / writes if writes else None
-                samples[(workload.name, name)].append(figures)
-                bad = figures["non_2xx"] + figures["socket_errors"]
-                per_write = figures["advances_per_write"]
-                print(f"rep {rep}/{reps} {workload.name:15} {name:16} "
-                      f"{figures['req_per_s']:10.0f} req/s  p99 {figures['p99_ms']:.3f} ms"
-                      + (f"  {per_write:.1f} adv/write" if per_write else "")
-                      + (f"  errors {bad}" if bad else ""), flush=True)
+                advancing = workload.name.startswith("put_advance")
+                script_args = (advance_keys[name].script_args() if advancing
+                               else [f"{workload.name}-{name}-r{rep}"])
+                before = cluster.read_counters(admin_ports[name], counters)
+                figures = wrk.run(f"http://127.0.0.1:{port}", workload, args.duration,
+                                  args.load_cpu, script_args=script_args)
+                if workload.advances:
+                    figures.update(store_figures(before, cluster.read_counters(
+                        admin_ports[name], counters)))
+                if advancing:
+                    advance_keys[name].ran(figures, workload.connections)
+                samples.setdefault((workload.name, name), []).append(figures)
+                report_line(rep, args.reps, workload.name, name, figures)
+            if workload.name == "put_advance_1":
+                figures = wrk.run(f"http://{etcd.leader(endpoints)}", ETCD_TXN_1,
+                                  args.duration, args.load_cpu, script_args=[f"r{rep}"])
+                samples.setdefault((ETCD_TXN_1.name, "etcd-raw"), []).append(figures)
+                report_line(rep, args.reps, ETCD_TXN_1.name, "etcd-raw", figures)
+        # The pair in turn first and second, so neither always runs on the warmer machine.
+        pair = list(forward_cost.routes(replicas).items())
+        idle_rate = forward_cost.idle_cpu_rate(replicas)
+        for label, port in pair if rep % 2 else reversed(pair):
+            figures = forward_cost.run(port, replicas, idle_rate, args.duration, args.load_cpu)
+            samples.setdefault(("put_current_1", label), []).append(figures)
+            report_line(rep, args.reps, "put_current_1", label, figures)
     return samples
 
 
@@ -141,6 +132,12 @@ def start_haproxy(workdir, cpu, ports):
     return port
 
 
+def git_commit():
+    done = subprocess.run(["git", "-C", REPO_DIR, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=int, default=5)
@@ -150,9 +147,12 @@ def main():
     parser.add_argument("--proxy-cpu", type=int, default=0)
     parser.add_argument("--load-cpu", type=int, default=1)
     parser.add_argument("--fencegate", default=str(REPO_DIR / "build/gateway/fencegate"))
+    parser.add_argument("--out", default=str(BENCH_DIR / "results"))
     args = parser.parse_args()
 
+    started_at = time.monotonic()
     workloads = [w for w in all_workloads(args.connections) if w.name in WORKLOADS]
+    workloads.append(PUT_FRESH_64)
     workdir = Path(tempfile.mkdtemp(prefix="fencegate-bench-replicas-"))
     try:
         backend, _ = servers.start_backend(workdir, args.load_cpu, workdir)
@@ -168,45 +168,44 @@ def main():
         # Three replicas with shard ownership (their own etcd prefix): a write reaching a
         # replica that does not own its key's shard is forwarded to the owner.
         ports = [procs.free_port() for _ in range(3)]
-        cluster = ("cluster:\n  name: {name}\n  lease_ttl: 2s\n  peers:\n"
-                   + "".join(f"    g{i}: 127.0.0.1:{p}\n" for i, p in enumerate(ports, 1)))
+        cluster_block = ("cluster:\n  name: {name}\n  lease_ttl: 2s\n  peers:\n"
+                         + "".join(f"    g{i}: 127.0.0.1:{p}\n" for i, p in enumerate(ports, 1)))
         replica_store = store.replace("prefix: /bench/", "prefix: /bench-cluster/")
-        started = [start_fencegate(f"etcd-3-g{i}", workdir, args.proxy_cpu, backend.port,
-                                   args.fencegate,
-                                   replica_store + cluster.format(name=f"g{i}"), port)
-                   for i, port in enumerate(ports, 1)]
-        wait_settled([admin for _, admin in started])
+        replicas = {f"g{i}": start_fencegate(f"etcd-3-g{i}", workdir, args.proxy_cpu,
+                                             backend.port, args.fencegate,
+                                             replica_store + cluster_block.format(name=f"g{i}"),
+                                             port)
+                    for i, port in enumerate(ports, 1)}
+        wait_settled([admin for _, admin, _ in replicas.values()])
         setups["etcd-3"] = start_haproxy(workdir, args.proxy_cpu, ports)
-        admin_ports["etcd-3"] = [admin for _, admin in started]
+        admin_ports["etcd-3"] = [admin for _, admin, _ in replicas.values()]
 
-        # Distinct advance keys per workload, setup and run: tokens start at 1.
-        samples = run_interleaved(setups, admin_ports, workloads, args.reps, args.duration,
-                                  args.load_cpu)
-        print()
-        print("| workload | figure | " + " | ".join(setups)
-              + " | etcd-1/rocksdb-1 | etcd-3/rocksdb-1 |")
-        print("|---|---|" + "---:|" * (len(setups) + 2))
-        for workload in workloads:
-            for figure, label, fmt in (("req_per_s", "req/s", "{:,.0f}"),
-                                       ("p99_ms", "p99 latency ms", "{:.2f}")):
-                medians = {s: statistics.median(f[figure] for f in samples[(workload.name, s)])
-                           for s in setups}
-                base = medians["rocksdb-1"]
-                print(f"| {workload.name} | {label} | "
-                      + " | ".join(fmt.format(medians[s]) for s in setups)
-                      + f" | {medians['etcd-1'] / base:.2f} | {medians['etcd-3'] / base:.2f} |")
-            per_write = {s: [f["advances_per_write"] for f in samples[(workload.name, s)]
-                             if f["advances_per_write"] is not None] for s in setups}
-            if workload.name.startswith("put_advance") and any(per_write.values()):
-                print(f"| {workload.name} | advances per store write | "
-                      + " | ".join(f"{statistics.median(per_write[s]):.1f}" if per_write[s]
-                                   else "-" for s in setups)
-                      + " | | |")
-        failed = sum(f["non_2xx"] + f["socket_errors"] for v in samples.values() for f in v)
-        print(f"\nFailed requests: {failed or 'none'}.")
+        advance_keys = {name: AdvanceKeys(f"keys-{name}") for name in setups}
+        for name, port in setups.items():
+            prefill_at = time.monotonic()
+            advance_keys[name].prefill(port)
+            print(f"advance keys of {name} written in {time.monotonic() - prefill_at:.1f} s",
+                  flush=True)
+        samples = run_interleaved(setups, admin_ports, advance_keys, replicas, endpoints,
+                                  workloads, args)
     finally:
         procs.stop_all()
         shutil.rmtree(workdir, ignore_errors=True)
+
+    elapsed = time.monotonic() - started_at
+    meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": git_commit(), "command": shlex.join(["bench/replicas.py", *sys.argv[1:]]),
+            "reps": args.reps, "duration_s": args.duration, "elapsed_s": elapsed,
+            "fencegate": args.fencegate,
+            "failed": sum(f["non_2xx"] + f["socket_errors"] + f.get("txn_failed", 0)
+                          for runs in samples.values() for f in runs)}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print()
+    print(replica_report.write(samples, [w.name for w in workloads], list(setups), meta,
+                               out / "replicas-latest.md", out / "replicas-latest.json"))
+    print(f"written: {out / 'replicas-latest.md'}, {out / 'replicas-latest.json'}")
+    print(f"whole run: {elapsed:.0f} s")
 
 
 if __name__ == "__main__":

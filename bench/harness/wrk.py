@@ -27,6 +27,8 @@ def parse(output):
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
     # Printed by scripts that tell stale writes apart (lua/put_hot.lua).
     stale = re.search(r"^stale_409: (\d+)$", output, re.M)
+    # Printed by the raw etcd client (lua/etcd_txn.lua): etcd answers a failed compare 200.
+    txn_failed = re.search(r"^txn_failed: (\d+)$", output, re.M)
     return {
         "requests": int(requests.group(1)),
         "req_per_s": float(rate.group(1)),
@@ -35,6 +37,7 @@ def parse(output):
         "non_2xx": int(non_2xx.group(1)) if non_2xx else 0,
         "socket_errors": sum(map(int, socket_errors.groups())) if socket_errors else 0,
         **({"stale_409": int(stale.group(1))} if stale else {}),
+        **({"txn_failed": int(txn_failed.group(1))} if txn_failed else {}),
     }
 
 
