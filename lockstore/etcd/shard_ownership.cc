@@ -157,6 +157,7 @@ class ShardOwnership::Impl {
     while (!cv_.wait_until(lock, next, [this] { return stopping_; })) {
       const bool held = lease_ != 0;
       lock.unlock();
+      const Clock::time_point attempt = Clock::now();
       const bool ok = held ? Renew() : Acquire();
       lock.lock();
       // Lookup() already fences at valid_until_; this gives the shards up in the state and
@@ -164,9 +165,10 @@ class ShardOwnership::Impl {
       if (lease_ != 0 && Clock::now() >= valid_until_) {
         LoseAllLocked("the lease could not be renewed in time");
       }
-      // A failed attempt already waited for its answer (up to operation_timeout): try again
-      // at once, while the lease may still be saved, not a third of the TTL later.
-      next = Clock::now() + (ok ? options_.lease_ttl / 3 : kRetry);
+      // Every TTL/3 from the last send, however long its answer took. A failed attempt already
+      // waited for its answer (up to operation_timeout): try again at once, while the lease
+      // may still be saved, not a third of the TTL later.
+      next = ok ? attempt + options_.lease_ttl / 3 : Clock::now() + kRetry;
     }
   }
 
