@@ -66,10 +66,13 @@ lockstore::Status ReplicaCluster::Start(const Config& config,
                       .Name("fencegate_cluster_ownership_changes_total")
                       .Help(
                           "Shards this replica started (gained, after the quarantine) or "
-                          "stopped (lost) admitting writes to.")
+                          "stopped admitting writes to: lost (its lease ended or another "
+                          "replica owns it) or handed_over (rebalancing: given up to the "
+                          "replica rendezvous hashing prefers).")
                       .Register(registry);
   cluster->gained_ = &changes.Add({{"change", "gained"}});
   cluster->lost_ = &changes.Add({{"change", "lost"}});
+  cluster->handed_over_ = &changes.Add({{"change", "handed_over"}});
   cluster->shards_owned_ = &prometheus::BuildGauge()
                                 .Name("fencegate_cluster_shards_owned")
                                 .Help("Shards this replica admits writes to right now.")
@@ -170,6 +173,7 @@ json::object ReplicaCluster::AdminView() const {
           {"owned_shards", std::move(owned)},
           {"shards_gained", stats.gained},
           {"shards_lost", stats.lost},
+          {"shards_handed_over", stats.handed_over},
           {"self_fence_events", stats.lease_losses},
           {"shards", std::move(shards)}};
 }
@@ -183,6 +187,9 @@ void ReplicaCluster::RefreshMetrics() {
   const auto now = ownership_->stats();
   if (now.gained > last_.gained) gained_->Increment(static_cast<double>(now.gained - last_.gained));
   if (now.lost > last_.lost) lost_->Increment(static_cast<double>(now.lost - last_.lost));
+  if (now.handed_over > last_.handed_over) {
+    handed_over_->Increment(static_cast<double>(now.handed_over - last_.handed_over));
+  }
   if (now.lease_losses > last_.lease_losses) {
     lease_losses_->Increment(static_cast<double>(now.lease_losses - last_.lease_losses));
   }

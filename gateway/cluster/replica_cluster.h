@@ -73,6 +73,7 @@ class ReplicaCluster {
   prometheus::Gauge* shards_owned_ = nullptr;
   prometheus::Counter* gained_ = nullptr;
   prometheus::Counter* lost_ = nullptr;
+  prometheus::Counter* handed_over_ = nullptr;
   prometheus::Counter* lease_losses_ = nullptr;
   prometheus::Counter* self_fenced_ = nullptr;
   prometheus::Counter* forwards_ok_ = nullptr;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +32,9 @@ struct ShardOwnershipOptions {
   // on its way to the backend (docs/ARCHITECTURE.md "Several replicas").
   std::chrono::milliseconds quarantine{6000};
   LogSink log;
-  // Called (from the ownership thread) when this replica starts admitting writes to `shard`:
-  // state cached for the shard's keys may be stale (another replica owned it meanwhile).
+  // Called (from the reconciling thread; renewals do not wait on it) when this replica starts
+  // admitting writes to `shard`: state cached for the shard's keys may be stale (another
+  // replica owned it meanwhile).
   std::function<void(std::size_t shard)> on_gained;
 };
 
@@ -49,10 +51,14 @@ struct ShardView {
   std::string address;  // the owner's traffic address (kPeer)
 };
 
-// Ownership of fence-key shards by replicas under etcd leases. One thread keeps this replica's
-// lease alive, registers it as a member and claims the free shards that rendezvous hashing over
-// the live members gives it (a compare-and-create under its lease). Ownership is sticky: a
-// shard moves only when its owner's lease ends (crash, partition, shutdown).
+// Ownership of fence-key shards by replicas under etcd leases. One thread (with its own etcd
+// client, so its renewals never queue behind anything else) takes this replica's lease,
+// registers it as a member and keeps the lease alive. A second thread reads members and owners
+// every 100 ms, claims the free shards that rendezvous hashing over the live members gives it
+// (a compare-and-create under its lease) and hands a shard over when hashing over the members
+// live for at least a lease TTL prefers another one (rebalancing on join): it stops admitting
+// the shard, then deletes its owner key, and the preferred member claims it like any free
+// shard, quarantine included. A shard of a replica whose lease ends moves the same way.
 // Self-fencing: a shard counts as this replica's only while the lease is certainly alive, i.e.
 // before (send time of the last successful renewal + TTL - margin); Lookup() checks that on
 // every call, so a replica cut off from etcd stops admitting writes at that instant even if
@@ -62,6 +68,7 @@ class ShardOwnership {
   struct Stats {
     std::uint64_t gained = 0;        // shards this replica started admitting
     std::uint64_t lost = 0;          // shards it stopped admitting (lease lost or ended)
+    std::uint64_t handed_over = 0;   // shards it gave up to the member hashing prefers
     std::uint64_t lease_losses = 0;  // self-fencings: the lease could not be renewed in time
   };
 
@@ -89,5 +96,9 @@ class ShardOwnership {
 
 // The shard of a fence key: FNV-1a of the key modulo `shards`, the same on every replica.
 std::size_t ShardOfKey(std::string_view fence_key, std::size_t shards);
+
+// The member that should own `shard` (rendezvous hashing): the highest hash of "<name>/<shard>";
+// empty when `members` is.
+std::string RendezvousOwner(std::size_t shard, const std::set<std::string>& members);
 
 }  // namespace fencegate::lockstore::etcd

@@ -16,6 +16,9 @@ The tests run in order on one cluster (docs/ARCHITECTURE.md "Several replicas"):
   d: a replica cut off from etcd self-fences: an upload in progress is cut off (the backend never
      applies it), its writes are refused with 503 problem+json although the backend is up, and
      the other replica takes over its shards.
+  e: rebalancing: the cut-off replica reconnects and gets its share back from the other, then a
+     third replica joins the running pair while writes go on; the shards spread as rendezvous
+     hashing says, each moved shard handed over by its owner, and every write lands.
 Every wait is a bounded poll; nothing asserts on elapsed time except that a takeover cannot be
 faster than the quarantine (a lower bound, which slowness cannot break)."""
 
@@ -72,6 +75,22 @@ def fnv1a(text):
 
 def shard_of(key):
     return fnv1a(key) % SHARDS
+
+
+def mix(h):
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) & 0xFFFFFFFFFFFFFFFF
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) & 0xFFFFFFFFFFFFFFFF
+    h ^= h >> 33
+    return h
+
+
+def rendezvous(names):
+    """shard -> the replica that should own it (lockstore/etcd/shard_ownership RendezvousOwner):
+    what the cluster settles on once every member has been live for a lease TTL."""
+    return {shard: max(sorted(names), key=lambda n: mix(fnv1a(f"{n}/{shard}")))
+            for shard in range(SHARDS)}
 
 
 def keys_per_shard(template="kv:k{}"):
@@ -213,6 +232,10 @@ class Relay:
                 except OSError:
                     pass
             self.sockets = []
+
+    def reconnect(self):
+        with self.lock:
+            self.cut_off = False
 
     def close(self):
         self.cut()
@@ -380,8 +403,10 @@ class ReplicasTest(unittest.TestCase):
             for n in NAMES:
                 cls.replicas[n] = Replica(cls.workdir, n, ports[n], free_port(), ports,
                                           cls.relays[n], cls.backend.port)
-            wait_until(lambda: len(owners(cls.replicas.values())) == SHARDS,
-                       "every shard owned by exactly one replica")
+            # Balanced, not only owned: a replica started a lease TTL after the first gets its
+            # share by rebalancing, through a quarantine the tests would otherwise run into.
+            wait_until(lambda: owners(cls.replicas.values()) == rendezvous(NAMES),
+                       "every shard owned by the replica rendezvous hashing gives it")
         except BaseException:
             cls.tearDownClass()
             raise
@@ -602,6 +627,72 @@ class ReplicasTest(unittest.TestCase):
               f"the cut; the upload was stopped after {sent} of {total} bytes", flush=True)
         status, _, reply = victim.put(n, 4000)
         self.assertEqual(status, 503, reply)
+
+    def test_e_joining_replicas_get_their_share_while_writes_go_on(self):
+        r0, r1, r2 = (self.replicas[n] for n in NAMES)
+        self.assertFalse(r0.alive())  # killed in c; r1 cut off in d, r2 owns every shard
+        handed_before = r2.metric('fencegate_cluster_ownership_changes_total{change="handed_over"}')
+        for relay in r1.relays:
+            relay.reconnect()
+        wait_until(lambda: owners([r1, r2]) == rendezvous(["r1", "r2"]),
+                   "r1 back with its share of the shards")
+        self.assertGreater(
+            r2.metric('fencegate_cluster_ownership_changes_total{change="handed_over"}'),
+            handed_before)
+
+        # Writes to every shard through the running pair while r0 joins: a moved shard is
+        # refused (503) for its quarantine, then lands on its new owner; nothing else happens.
+        token = [5000]
+        stop = threading.Event()
+        unexpected = []
+
+        def write_on():
+            while not stop.is_set():
+                for n in self.keys.values():
+                    token[0] += 1
+                    for attempt in range(400):
+                        status, _, reply = (r1, r2)[attempt % 2].put(n, token[0], b"join")
+                        if status == 200:
+                            break
+                        if status != 503:
+                            unexpected.append((n, token[0], status, reply))
+                            break
+                        time.sleep(0.02)
+                    else:
+                        unexpected.append((n, token[0], "never admitted"))
+
+        writer = threading.Thread(target=write_on, daemon=True)
+        writer.start()
+        r0.stop()
+        ports = {n: r.port for n, r in self.replicas.items()}
+        joined = time.monotonic()
+        self.replicas["r0"] = r0 = Replica(self.workdir, "r0", r0.port, r0.admin, ports,
+                                           self.relays["r0"], self.backend.port)
+        expected = rendezvous(NAMES)
+        self.assertIn("r0", expected.values())
+        try:
+            wait_until(lambda: owners([r0, r1, r2]) == expected,
+                       "the shards spread over the three replicas")
+        finally:
+            stop.set()
+            writer.join(60)
+        spread = time.monotonic() - joined
+        self.assertEqual(unexpected, [])
+        # Every shard r0 gained, its previous owner handed over (nobody's lease ended).
+        handed = sum(r.metric('fencegate_cluster_ownership_changes_total{change="handed_over"}')
+                     for r in (r1, r2))
+        self.assertGreaterEqual(handed - handed_before,
+                                list(expected.values()).count("r0"))
+        self.assertEqual(r0.cluster()["shards_handed_over"], 0)
+        for n in self.keys.values():
+            token[0] += 1
+            for r in (r0, r1, r2):
+                status, _, reply = r.put(n, token[0], b"spread")
+                self.assertEqual(status, 200, (r.name, n, reply))
+        for r in (r0, r2):
+            self.assertEqual(r.cluster()["self_fence_events"], 0, r.name)
+        print(f"FIGURE a replica joining a running pair: shards spread {spread:.2f} s after "
+              f"its start (lease_ttl {LEASE_TTL_S} s, quarantine {QUARANTINE_S} s)", flush=True)
 
 
 if __name__ == "__main__":

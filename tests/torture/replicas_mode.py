@@ -7,6 +7,17 @@ no tokens, so only the gateways can keep writes in order), and a fault schedule:
   cut-replica       one replica loses etcd (every connection to every member goes through a
                     pausable relay that then black-holes traffic) while it still reaches the
                     backend; reconnected later.
+  join-replica      one more replica (listed in every peers block from the start) is started
+                    mid-load; rebalancing hands it its share of the shards. The run fails
+                    unless it owns some at the end.
+  busy-etcd         etcd healthy but busy, on top of the load (run it with many workers and
+                    resources): for the fault's length a separate process (etcd_load.py) puts
+                    into etcd as fast as it answers, and each replica's relays hold every kv
+                    request (range, txn, put, delete) 0.5-0.95 s before passing it on, as a
+                    saturated etcd answers late, within the replicas' request_timeout (1 s)
+                    so nothing fails over; lease calls pass at once. A replica whose renewals
+                    waited behind its reads let its lease lapse; the run fails if any replica
+                    self-fenced (fencegate_cluster_self_fence_events).
 
 Layouts (how writes reach replicas):
   shared       every resource through every replica: a lock holder writes through replica
@@ -29,6 +40,7 @@ stays refused for the lease TTL plus its quarantine).
 import asyncio
 import json
 import os
+import random
 import sys
 import signal
 import time
@@ -44,17 +56,23 @@ from workers import Workload
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from free_port import free_port  # noqa: E402
 
-FAULTS = ("none", "kill-replica", "kill-etcd-leader", "cut-replica")
+FAULTS = ("none", "kill-replica", "kill-etcd-leader", "cut-replica", "join-replica", "busy-etcd")
 LAYOUTS = ("partitioned", "shared")
 
+# busy-etcd: how long a relay holds a kv request (seconds), below the replicas' request_timeout
+# (1 s) so it is answered late rather than failed over; two such reads in a row take longer
+# than a third of the lease TTL (2 s in the ctest).
+BUSY_HOLD = (0.5, 0.95)
+
 # The http torture config with the fences in etcd. request_timeout / operation_timeout are short
-# so an unreachable member is left quickly and a replica without etcd answers 503 within 1.5 s.
+# (300ms / 1500ms) so an unreachable member is left quickly and a replica without etcd answers
+# 503 within 1.5 s; busy-etcd uses the defaults (1s / 3s) and holds requests below them.
 REPLICA_CONFIG = CONFIG_HEAD + """\
 store:
   kind: etcd
   prefix: /torture/
-  request_timeout: 300ms
-  operation_timeout: 1500ms
+  request_timeout: {request_timeout}
+  operation_timeout: {operation_timeout}
   endpoints:
 {endpoints}
 locks:
@@ -241,28 +259,93 @@ class PausableRelay(LoopbackServer):
                 w.transport.abort()
 
 
+class BusyRelay(LoopbackServer):
+    """A TCP relay from one replica to one etcd member that, while `busy`, holds each kv request
+    (etcd's JSON gateway: one request at a time per connection, Content-Length bodies) for
+    `hold` seconds before passing it on; /v3/lease/ calls pass at once."""
+
+    def __init__(self, upstream_port, seed, hold):
+        self.upstream_port = upstream_port
+        self.seed = seed
+        self.hold = hold
+        self.busy = False
+        self.held = 0
+        self._connections = 0
+
+    async def _serve(self, down_reader, down_writer):
+        rng = random.Random(f"{self.seed}/busy-relay/{self.upstream_port}/{self._connections}")
+        self._connections += 1
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            down_writer.transport.abort()
+            return
+
+        async def requests():
+            try:
+                while True:
+                    head = await down_reader.readuntil(b"\r\n\r\n")
+                    length = 0
+                    for line in head.split(b"\r\n"):
+                        name, _, value = line.partition(b":")
+                        if name.strip().lower() == b"content-length":
+                            length = int(value)
+                    body = await down_reader.readexactly(length)
+                    if self.busy and not head.split(b" ", 2)[1].startswith(b"/v3/lease/"):
+                        self.held += 1
+                        await asyncio.sleep(rng.uniform(*self.hold))
+                    up_writer.write(head + body)
+            except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                pass  # the replica closed the connection (or sent what this does not parse)
+
+        async def responses():
+            try:
+                while True:
+                    chunk = await up_reader.read(65536)
+                    if not chunk:
+                        return
+                    down_writer.write(chunk)
+            except OSError:
+                pass
+
+        pumps = [asyncio.ensure_future(requests()), asyncio.ensure_future(responses())]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            down_writer.transport.abort()
+            up_writer.transport.abort()
+
+
 class Replicas:
     """N fencegate processes on one etcd cluster and one backend, each reaching etcd through its
-    own pausable relays. `replace` starts a new process in a dead one's place."""
+    own pausable relays (or busy ones). `replace` starts a new process in a dead one's place;
+    `join` starts one of the `spare` replicas every peers block lists."""
 
-    def __init__(self, binary, run_dir, count, etcd, backend_port, cluster, lease_ttl):
+    def __init__(self, binary, run_dir, count, etcd, backend_port, cluster, lease_ttl, spare=0,
+                 busy_seed=None):
         self.binary = binary
         self.cluster = cluster
         self.lease_ttl = lease_ttl
         self.run_dir = run_dir
         self.etcd = etcd
         self.backend_port = backend_port
-        self.names = [f"g{i + 1}" for i in range(count)]
+        self.count = count
+        self.busy_seed = busy_seed  # set: BusyRelays to etcd (busy-etcd) instead of pausable
+        self.names = [f"g{i + 1}" for i in range(count + spare)]
         self.gateways = []
-        self.etcd_relays = []  # per replica: one relay per etcd member
+        self.etcd_relays = []  # per replica: one relay per etcd member (none: direct)
         self.restarts = 0
-        self.ports = [free_port() if cluster else 0 for _ in range(count)]
+        self.ports = [free_port() if cluster else 0 for _ in self.names]
 
     def _gateway(self, index, name):
         endpoints = "\n".join(f"    - 127.0.0.1:{relay.port}" for relay in self.etcd_relays[index])
+        busy = self.busy_seed is not None
         config = REPLICA_CONFIG.format(
             access_log=os.path.join(self.run_dir, f"access-{name}.log"), endpoints=endpoints,
-            backend_port=self.backend_port)
+            backend_port=self.backend_port, request_timeout="1s" if busy else "300ms",
+            operation_timeout="3s" if busy else "1500ms")
         if self.cluster:
             config += CLUSTER_BLOCK.format(name=self.names[index], lease_ttl=self.lease_ttl,
                                            peers="\n".join(
@@ -271,14 +354,22 @@ class Replicas:
                        listen=f"127.0.0.1:{self.ports[index]}")
 
     async def start(self):
-        for index, name in enumerate(self.names):
-            relays = [PausableRelay(m.client_port) for m in self.etcd.members]
-            for relay in relays:
-                await relay.start()
-            self.etcd_relays.append(relays)
-            gateway = self._gateway(index, name)
-            await gateway.start()
-            self.gateways.append(gateway)
+        for _ in range(self.count):
+            await self.join()
+
+    async def join(self):
+        """Starts the next replica; returns it."""
+        index = len(self.gateways)
+        relays = ([PausableRelay(m.client_port) for m in self.etcd.members]
+                  if self.busy_seed is None else
+                  [BusyRelay(m.client_port, self.busy_seed, BUSY_HOLD) for m in self.etcd.members])
+        for relay in relays:
+            await relay.start()
+        self.etcd_relays.append(relays)
+        gateway = self._gateway(index, self.names[index])
+        await gateway.start()
+        self.gateways.append(gateway)
+        return gateway
 
     def kill(self, index):
         self.gateways[index].process.send_signal(signal.SIGKILL)
@@ -304,6 +395,14 @@ class Replicas:
         await gateway.start()
         self.gateways[index] = gateway
         return gateway
+
+    def make_busy(self, busy):
+        for relays in self.etcd_relays:
+            for relay in relays:
+                relay.busy = busy
+
+    def held(self):
+        return sum(relay.held for relays in self.etcd_relays for relay in relays)
 
     def cut(self, index, cut):
         for relay in self.etcd_relays[index]:
@@ -376,6 +475,22 @@ class FaultSchedule:
             self.replicas.cut(self.victim, True)
             await asyncio.sleep(self.length)
             self.replicas.cut(self.victim, False)
+        elif self.kind == "join-replica":
+            gateway = await self.replicas.join()
+            self.details["replica joined"] = gateway.name
+            await asyncio.sleep(self.length)
+        elif self.kind == "busy-etcd":
+            self.replicas.make_busy(True)
+            load = await asyncio.create_subprocess_exec(
+                sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "etcd_load.py"),
+                "--endpoints", ",".join(self.etcd.endpoints()), "--seconds", str(self.length),
+
+                stdout=asyncio.subprocess.PIPE)
+            out, _ = await load.communicate()
+            self.replicas.make_busy(False)
+            self.details["etcd load (puts besides the replicas')"] = json.loads(out or b"{}")
+            self.details["kv requests held by the relays"] = self.replicas.held()
         self.events.append((self.kind, begin, time.monotonic()))
 
 
@@ -427,6 +542,35 @@ def availability(report, attempts, answers, events, affected, load_window):
             "no answer": sum(1 for _, s, _ in window if s is None),
         }
 
+async def check_cluster(report, fault, replicas):
+    """Ownership figures of every live replica (GET /admin/cluster), and what the join-replica
+    and busy-etcd faults must show: the joined replica owns shards (handed over to it), and no
+    replica self-fenced while etcd was only busy."""
+    views = {g.name: await admin_json(g.admin_port, "/admin/cluster") for g in replicas.gateways}
+    report.figures["cluster (per replica)"] = {
+        name: {key: (len(v[key]) if key == "owned_shards" else v.get(key))
+               for key in ("owned_shards", "shards_gained", "shards_lost", "shards_handed_over",
+                           "self_fence_events")} if v else None
+        for name, v in views.items()}
+    if fault == "join-replica":
+        joined = replicas.gateways[-1]
+        # Its share comes a lease TTL after it registered, then a quarantine later: wait for it
+        # (bounded) rather than asking at whatever moment the load ended.
+        end = time.monotonic() + 30
+        view = views.get(joined.name)
+        while not (view and view["owned_shards"]) and time.monotonic() < end:
+            await asyncio.sleep(0.2)
+            view = await admin_json(joined.admin_port, "/admin/cluster")
+        if not (view and view["owned_shards"]):
+            report.violate("rebalancing", f"the joined replica {joined.name} owns no shard: "
+                           f"{view}")
+    if fault == "busy-etcd":
+        for name, view in views.items():
+            if view is None or view["self_fence_events"]:
+                report.violate("self-fenced under load",
+                               f"replica {name} self-fenced while etcd was healthy: {view}")
+
+
 async def run(args, run_dir, seed):
     """One run of the mode: returns the checker's report with the fault figures."""
     resources = [f"r{i}" for i in range(args.resources)]
@@ -443,7 +587,9 @@ async def run(args, run_dir, seed):
         backend_relay.upstream_port = backend.port
         await backend_relay.start()
         replicas = Replicas(args.fencegate, run_dir, args.replicas, etcd, backend_relay.port,
-                            args.cluster, args.lease_ttl)
+                            args.cluster, args.lease_ttl,
+                            spare=1 if args.fault == "join-replica" else 0,
+                            busy_seed=seed if args.fault == "busy-etcd" else None)
         await replicas.start()
         for gateway in replicas.gateways:
             relay = ClientRelay(gateway.name, gateway.port, seed, args.client_timeout, answers)
@@ -492,6 +638,8 @@ async def run(args, run_dir, seed):
             for name, value in (await gateway.metrics()).items():
                 metrics[name] = metrics.get(name, 0) + int(value)
         report.figures["gateway metrics (live replicas)"] = dict(sorted(metrics.items()))
+        if args.cluster:
+            await check_cluster(report, args.fault, replicas)
         return report
     finally:
         for relay in client_relays:
