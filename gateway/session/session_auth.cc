@@ -22,9 +22,9 @@ bool Session::Authorize(const RequestFields& fields) {
   // A TLS client's verified certificate (empty, unverified, on plain connections). A write
   // forwarded by another replica came on that replica's connection: its certificate names the
   // replica, not the client, and grants nothing; the client's key came along (below).
-  const PeerIdentity* identity = fields.forwarded_by_count > 0 ? nullptr : &peer_identity_;
+  exchange_.from_replica = fields.forwarded_by_count > 0;
   exchange_.auth = generation_.authorizer->Check(route, write, fields.authorization,
-                                                 fields.authorization_count, identity);
+                                                 fields.authorization_count, ClientIdentity());
   if (!exchange_.auth.guarded) return true;
   // The key is fencegate's credential, not the backend's: it is never sent to a backend. A
   // fenced write may still go to its shard's owner, which authorizes it again (the replicas
