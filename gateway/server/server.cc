@@ -480,7 +480,10 @@ lockstore::Status Server::BuildPeerAdapters() {
       std::string error;
       std::unique_ptr<adapters::AdapterFactory> factory =
           adapters::MakeHttpAdapterFactory(options, &error);
-      if (!factory) return lockstore::Status::InvalidArgument("cluster.tls: " + error);
+      if (!factory) {
+        return lockstore::Status::InvalidArgument(
+            (config_.cluster.tls ? "cluster.tls: " : "cluster.peers." + peer.name + ": ") + error);
+      }
       factories_.push_back(std::move(factory));
       peer_factories_.push_back(factories_.back().get());
     }
