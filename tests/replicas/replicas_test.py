@@ -97,6 +97,7 @@ class Backend:
         self.lock = threading.Lock()
         self.applied = []    # (path, token, sha256 of the body)
         self.truncated = []  # paths whose body never arrived whole
+        self.credentials = []  # paths that arrived with an Authorization field (never should)
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -127,6 +128,8 @@ class Backend:
                 body = self._body()
                 token = int(self.headers.get("Fencing-Token", "-1"))
                 with backend.lock:
+                    if self.headers.get("Authorization") is not None:
+                        backend.credentials.append(self.path)
                     if body is None:
                         backend.truncated.append(self.path)
                     else:
@@ -753,6 +756,8 @@ class ReplicasTlsTest(unittest.TestCase):
                                     "Fencegate-Forwarded-By": "t0"}, cert="dual")
         self.assertEqual(status, 401, reply)
         self.assertEqual(self.backend.last(f"/kv/k{n}/auth")[1], token + 1)
+        # The key went to the owner, never on to the backend.
+        self.assertEqual(self.backend.credentials, [])
 
 
 if __name__ == "__main__":
