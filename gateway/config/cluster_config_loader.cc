@@ -7,7 +7,8 @@ namespace fencegate::gateway::config_reading {
 void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out) {
   const std::string path = "cluster";
   out->enabled = true;
-  if (!reader.ExpectMapping(node, path, {"name", "shards", "lease_ttl", "quarantine", "peers"})) {
+  if (!reader.ExpectMapping(node, path,
+                            {"name", "shards", "lease_ttl", "quarantine", "peers", "tls"})) {
     return;
   }
   if (node["name"]) {
@@ -25,6 +26,17 @@ void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out) {
   }
   if (node["quarantine"]) {
     reader.Duration(node["quarantine"], Child(path, "quarantine"), false, &out->quarantine);
+  }
+  // HTTPS to the peers' traffic listeners; an empty mapping trusts the system store, like
+  // store.tls. Whether it may or must be set depends on tls.traffic (CheckClusterTls).
+  if (node["tls"]) {
+    const std::string tls_path = Child(path, "tls");
+    if (reader.ExpectMapping(
+            node["tls"], tls_path,
+            {"ca_file", "server_name", "verify_hostname", "client_cert_file", "client_key_file"})) {
+      out->tls.emplace();
+      ReadClientTls(reader, node["tls"], tls_path, "", &*out->tls);
+    }
   }
   const YAML::Node peers = node["peers"];
   if (!peers || !peers.IsMap() || peers.size() == 0) {
@@ -48,6 +60,33 @@ void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out) {
   if (node["name"] && node["name"].IsScalar() && !out->peers.contains(out->name)) {
     reader.sink()->Add(node["name"], Child(path, "name"),
                        "must be one of the names under cluster.peers");
+  }
+}
+
+void CheckClusterTls(Reader& reader, const YAML::Node& node, const Config& config) {
+  const tls::ServerTlsSettings& traffic = config.tls.traffic;
+  if (!traffic.enabled) {
+    if (node["tls"]) {
+      reader.sink()->Add(node["tls"], "cluster.tls",
+                         "the traffic listener speaks plain HTTP (no tls.traffic): the replicas "
+                         "forward to each other in plain HTTP too; remove cluster.tls or set "
+                         "tls.traffic");
+    }
+    return;
+  }
+  // No default trust: a private CA missing here would fail every forwarded write at run time.
+  if (!node["tls"]) {
+    reader.sink()->Add(node, "cluster.tls",
+                       "required when tls.traffic is set: the replicas forward writes to each "
+                       "other over HTTPS (ca_file: the CA of the peers' traffic certificates; "
+                       "{} trusts the system store)");
+    return;
+  }
+  if (traffic.client_auth == tls::ClientAuth::kRequired && config.cluster.tls &&
+      config.cluster.tls->client_cert_file.empty()) {
+    reader.sink()->Add(node["tls"], "cluster.tls.client_cert_file",
+                       "required when tls.traffic.client_auth is required: the peers refuse a "
+                       "forwarding replica without a client certificate");
   }
 }
 

@@ -189,6 +189,9 @@ struct ClusterConfig {
   // response_timeout (LongestUpstreamResponse), or longer when set so.
   std::chrono::milliseconds quarantine{0};
   std::map<std::string, std::string> peers;  // every replica's name -> traffic HOST:PORT
+  // The forwarding hop to the peers' traffic listeners: set exactly when tls.traffic is (the
+  // loader requires cluster.tls then and refuses it otherwise); HTTPS with these keys.
+  std::optional<tls_client::ClientTlsOptions> tls;
 };
 
 // The servers and balancing of a networked backend (http and webdav: the passthrough's, s3);

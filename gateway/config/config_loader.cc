@@ -118,7 +118,10 @@ void ReadTopLevel(Reader& reader, const YAML::Node& root, Config* config) {
   if (root["tls"]) ReadTls(reader, root["tls"], &config->tls);
   if (root["cluster"]) {
     ReadCluster(reader, root["cluster"], &config->cluster);
-    if (root["cluster"].IsMap()) CheckClusterQuarantine(reader, root["cluster"], config);
+    if (root["cluster"].IsMap()) {
+      CheckClusterQuarantine(reader, root["cluster"], config);
+      CheckClusterTls(reader, root["cluster"], *config);
+    }
     if (config->store.kind != "etcd") {
       reader.sink()->Add(root["cluster"], "cluster",
                          "several replicas share their fences through etcd: needs store kind "

@@ -15,10 +15,10 @@
 
 namespace fencegate::gateway::config_reading {
 
-// tls.traffic, tls.admin; the TLS client keys of backends and etcd
+// tls.traffic, tls.admin; the TLS client keys of backends, etcd and the replicas
 
-// A TLS client's keys (`<key_prefix>ca_file`, ...): backends and the etcd store. True when any
-// is set.
+// A TLS client's keys (`<key_prefix>ca_file`, ...): backends, the etcd store and cluster.tls.
+// True when any is set.
 bool ReadClientTls(Reader& reader, const YAML::Node& node, const std::string& path,
                    const std::string& key_prefix, tls_client::ClientTlsOptions* out);
 
@@ -46,6 +46,10 @@ void ReadTraceContext(Reader& reader, const YAML::Node& node, TraceContextConfig
 // cluster
 
 void ReadCluster(Reader& reader, const YAML::Node& node, ClusterConfig* out);
+
+// cluster.tls against tls.traffic: required with a TLS traffic listener (the peers are reached
+// on it), refused without one.
+void CheckClusterTls(Reader& reader, const YAML::Node& node, const Config& config);
 
 // Writes the previous owner admitted must be over before a new owner admits (ARCHITECTURE.md
 // "Several replicas"): a shorter quarantine would void the argument.

@@ -449,19 +449,42 @@ lockstore::Status Server::BuildPeerAdapters() {
   relay_budget_ = std::make_shared<adapters::RelayBudget>(config_.limits.relay_buffer_memory);
   relay_budget_metrics_ =
       std::make_unique<RelayBudgetMetrics>(metrics_->registry(), *relay_budget_);
-  // Several replicas: one plain http adapter per peer, after the backends' adapters. The peer
-  // gets the token in Fencing-Token, as the client sent it, and admits or refuses it itself.
+  // Several replicas: one http adapter per peer, after the backends' adapters. The peer gets
+  // the token in Fencing-Token, as the client sent it, and admits or refuses it itself. Its
+  // connections are pooled keep-alive ones, HTTPS when the traffic listener speaks TLS (the
+  // loader sets cluster.tls exactly then): a handshake per pooled connection, not per write.
   if (cluster_) {
     // The owner answers within its barrier wait plus its own upstream timeout, or with 503/504.
     const auto owner_answers_within =
         config_.timeouts.barrier_wait + LongestUpstreamResponse(config_) + std::chrono::seconds(5);
+    if (config_.cluster.tls && !config_.cluster.tls->verify_hostname) {
+      log::Warn(
+          "WARNING: cluster.tls.verify_hostname is off: any certificate from the configured CA "
+          "is accepted as any peer replica");
+    }
     for (const ReplicaCluster::Peer& peer : cluster_->peers()) {
       adapters::HttpAdapterOptions options;
       options.host = peer.address.host == "localhost" ? "127.0.0.1" : peer.address.host;
       options.port = peer.address.port;
       options.forward_token_header = std::string(kFencingTokenField);
       options.response_timeout = owner_answers_within;
-      factories_.push_back(adapters::MakeHttpAdapterFactory(options));
+      if (config_.cluster.tls) {
+        options.tls = true;
+        options.tls_options = *config_.cluster.tls;
+        // The name the peer's certificate must carry: server_name, else the host as written in
+        // cluster.peers (not the 127.0.0.1 that "localhost" is dialled as).
+        if (options.tls_options.server_name.empty()) {
+          options.tls_options.server_name = peer.address.host;
+        }
+      }
+      std::string error;
+      std::unique_ptr<adapters::AdapterFactory> factory =
+          adapters::MakeHttpAdapterFactory(options, &error);
+      if (!factory) {
+        return lockstore::Status::InvalidArgument(
+            (config_.cluster.tls ? "cluster.tls: " : "cluster.peers." + peer.name + ": ") + error);
+      }
+      factories_.push_back(std::move(factory));
       peer_factories_.push_back(factories_.back().get());
     }
   }

@@ -45,6 +45,7 @@ std::vector<ConfigError> CheckWhatStartWouldLoad(const Config& config) {
     }
   }
   if (config.store.tls) CheckClientTls(config, "store.tls", *config.store.tls, &errors);
+  if (config.cluster.tls) CheckClientTls(config, "cluster.tls", *config.cluster.tls, &errors);
   for (std::size_t i = 0; i < config.routes.size(); ++i) {
     const RouteConfig& route = config.routes[i];
     if (route.verify_tokens && route.verify_tokens->tls) {

@@ -391,7 +391,7 @@ bool Session::DisclosesHighestToken() const {
       const std::size_t fields = request.count(http::field::authorization);
       std::string_view authorization;
       if (fields != 0) authorization = request[http::field::authorization];
-      return generation_.authorizer->Authenticates(authorization, fields, &peer_identity_);
+      return generation_.authorizer->Authenticates(authorization, fields, ClientIdentity());
     }
     case HighestTokenDisclosure::kNever:
       return false;

@@ -117,6 +117,9 @@ class Session : public std::enable_shared_from_this<Session>,
     bool response_has_body = true;
     auth::Decision auth;             // who is asking, on a route with a policy
     bool advance_forbidden = false;  // the policy grants no advance of this fence key
+    // Sent by another replica (Fencegate-Forwarded-By): the connection's certificate is that
+    // replica's, not the client's, and authenticates nobody (ClientIdentity).
+    bool from_replica = false;
     // Several replicas (session_cluster.cc): the owned shard this write is admitted under
     // (self-fencing checks it), or the peer adapter it is forwarded through instead.
     std::optional<std::size_t> cluster_shard;
@@ -234,6 +237,11 @@ class Session : public std::enable_shared_from_this<Session>,
   void Refuse(const RefusalReply& refusal);
   // The route's disclose_highest_token for this request's client (README "Refusals").
   bool DisclosesHighestToken() const;
+  // The client's verified certificate for authentication: none on a write another replica
+  // forwarded (its certificate names that replica).
+  const PeerIdentity* ClientIdentity() const {
+    return exchange_.from_replica ? nullptr : &peer_identity_;
+  }
   // Adds why the presented token is stale (the lock API's lease endings) to a stale-token
   // refusal, and keeps it for the access log.
   void ExplainStaleToken(ProblemDetails* problem);

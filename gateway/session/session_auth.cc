@@ -19,12 +19,20 @@ bool Session::Authorize(const RequestFields& fields) {
   auto& request = parser_->get();
   const std::size_t route = exchange_.route - generation_.routes.data();
   const bool write = request.method() != http::verb::get && request.method() != http::verb::head;
-  // A TLS client's verified certificate (empty, unverified, on plain connections).
+  // A TLS client's verified certificate (empty, unverified, on plain connections). A write
+  // forwarded by another replica came on that replica's connection: its certificate names the
+  // replica, not the client, and grants nothing; the client's key came along (below).
+  exchange_.from_replica = fields.forwarded_by_count > 0;
   exchange_.auth = generation_.authorizer->Check(route, write, fields.authorization,
-                                                 fields.authorization_count, &peer_identity_);
+                                                 fields.authorization_count, ClientIdentity());
   if (!exchange_.auth.guarded) return true;
-  // The key is fencegate's credential, not the backend's: it is never forwarded.
-  request.erase(http::field::authorization);
+  // The key is fencegate's credential, not the backend's: it is never sent to a backend. A
+  // fenced write may still go to its shard's owner, which authorizes it again (the replicas
+  // share the policies, and the forwarded-by field proves nothing): RouteByShard drops the
+  // field unless it forwards.
+  const bool owner_may_ask = context_.cluster != nullptr && write &&
+                             exchange_.route->IsFenced(request.method(), request.method_string());
+  if (!owner_may_ask) request.erase(http::field::authorization);
   if (!exchange_.auth.refused) return true;
   const bool fenced = exchange_.route->IsFenced(request.method(), request.method_string());
   RefuseUnauthorized(*exchange_.auth.refused,

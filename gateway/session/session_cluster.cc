@@ -17,11 +17,14 @@ Session::ShardStep Session::RouteByShard(const RequestFields& fields) {
   switch (route.kind) {
     case ShardRoute::Kind::kAdmitHere:
       if (forwarded) request.erase(kForwardedByField);
+      // Kept by Authorize for the owner, which this replica is: the backend never sees it.
+      if (exchange_.auth.guarded) request.erase(boost::beast::http::field::authorization);
       exchange_.cluster_shard = route.shard;
       return ShardStep::kAdmitHere;
     case ShardRoute::Kind::kForward:
       // A plain proxy hop: the owner admits (and keeps any idempotency record); this replica
       // neither admits nor stores anything for the write. Never forwarded: the field is absent.
+      // The client's Authorization goes along: the owner authorizes the write again.
       request.insert(boost::beast::http::field::unknown, kForwardedByField,
                      generation_.config.cluster.name);
       exchange_.peer_adapter = generation_.peer_adapter_base + route.peer;

@@ -19,6 +19,11 @@ The tests run in order on one cluster (docs/ARCHITECTURE.md "Several replicas"):
   e: rebalancing: the cut-off replica reconnects and gets its share back from the other, then a
      third replica joins the running pair while writes go on; the shards spread as rendezvous
      hashing says, each moved shard handed over by its owner, and every write lands.
+ReplicasTlsTest, on its own two replicas and one etcd member, with tls.traffic and cluster.tls:
+  a write sent to a non-owner reaches the owner over HTTPS on pooled keep-alive connections (a
+  handful of handshakes on the owner for many writes); the owner authorizes it again with the
+  client's key, and neither the Fencegate-Forwarded-By field nor a replica's certificate grants
+  anything.
 Every wait is a bounded poll; nothing asserts on elapsed time except that a takeover cannot be
 faster than the quarantine (a lower bound, which slowness cannot break)."""
 
@@ -31,6 +36,7 @@ import sys
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -110,6 +116,7 @@ class Backend:
         self.lock = threading.Lock()
         self.applied = []    # (path, token, sha256 of the body)
         self.truncated = []  # paths whose body never arrived whole
+        self.credentials = []  # paths that arrived with an Authorization field (never should)
         backend = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -140,6 +147,8 @@ class Backend:
                 body = self._body()
                 token = int(self.headers.get("Fencing-Token", "-1"))
                 with backend.lock:
+                    if self.headers.get("Authorization") is not None:
+                        backend.credentials.append(self.path)
                     if body is None:
                         backend.truncated.append(self.path)
                     else:
@@ -300,7 +309,7 @@ cluster:
   shards: {shards}
   lease_ttl: {ttl}s
   peers: {{{peers}}}
-backends:
+{cluster_extra}backends:
   api:
     kind: http
     url: http://127.0.0.1:{backend}
@@ -318,11 +327,12 @@ routes:
     prefix: /kv/
     backend: api
     fence_key: "kv:{{segment:2}}"
-"""
+{extra}"""
 
 
 class Replica:
-    def __init__(self, workdir, name, port, admin, peers, relays, backend_port):
+    def __init__(self, workdir, name, port, admin, peers, relays, backend_port, extra="",
+                 cluster_extra="", peer_host="127.0.0.1"):
         self.name, self.port, self.admin = name, port, admin
         self.relays = relays
         config = os.path.join(workdir, name + ".yaml")
@@ -333,7 +343,8 @@ class Replica:
                 response_timeout=RESPONSE_TIMEOUT_S,
                 files=os.path.join(workdir, "files"),
                 endpoints=", ".join(f'"127.0.0.1:{r.port}"' for r in relays),
-                peers=", ".join(f'{n}: "127.0.0.1:{p}"' for n, p in peers.items())))
+                peers=", ".join(f'{n}: "{peer_host}:{p}"' for n, p in peers.items()),
+                extra=extra, cluster_extra=cluster_extra))
         self.log_path = os.path.join(workdir, name + ".out")
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen([BINARY, "--config", config], stdout=self.log,
@@ -693,6 +704,151 @@ class ReplicasTest(unittest.TestCase):
             self.assertEqual(r.cluster()["self_fence_events"], 0, r.name)
         print(f"FIGURE a replica joining a running pair: shards spread {spread:.2f} s after "
               f"its start (lease_ttl {LEASE_TTL_S} s, quarantine {QUARANTINE_S} s)", flush=True)
+
+
+TLS_KEY = "replica-tls-test-key"
+TLS_CLUSTER = """  tls:
+    ca_file: {certs}/ca.pem
+    client_cert_file: {certs}/dual.pem
+    client_key_file: {certs}/dual.key
+"""
+# The kv route is guarded: a bearer-key principal and a certificate principal may write, and so
+# may the replicas' own certificate (CN=localhost-dual), which must still grant nothing to a
+# request that merely claims to be forwarded.
+TLS_EXTRA = """    policy:
+      write: [writer, cert-writer, replica-cert]
+      advance: {{"*": ["*"]}}
+tls:
+  traffic:
+    cert_file: {certs}/dual.pem
+    key_file: {certs}/dual.key
+    client_ca_file: {certs}/ca.pem
+    client_auth: optional
+auth:
+  principals:
+    - name: writer
+      api_key_sha256: ["{key_sha}"]
+    - name: cert-writer
+      tls_dns_sans: ["writer-1.example"]
+    - name: replica-cert
+      tls_subjects: ["CN=localhost-dual"]
+"""
+
+
+class ReplicasTlsTest(unittest.TestCase):
+    NAMES = ["t0", "t1"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.workdir = tempfile.mkdtemp(prefix="fencegate-replicas-tls-")
+        cls.certs = os.path.join(cls.workdir, "certs")
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        subprocess.run(["bash", os.path.join(source, "tests", "support", "make_test_certs.sh"),
+                        cls.certs], check=True)
+        cls.etcd = Etcd(cls.workdir, members=1)
+        cls.backend = Backend()
+        ports = {n: free_port() for n in cls.NAMES}
+        cls.relays = {n: [Relay(m["client"]) for m in cls.etcd.members] for n in cls.NAMES}
+        cls.replicas = {}
+        key_sha = hashlib.sha256(TLS_KEY.encode()).hexdigest()
+        try:
+            for n in cls.NAMES:
+                # Peers as localhost: dialled at 127.0.0.1, the certificate checked for the
+                # name "localhost" (docs/REPLICAS.md "TLS between replicas").
+                cls.replicas[n] = Replica(
+                    cls.workdir, n, ports[n], free_port(), ports, cls.relays[n],
+                    cls.backend.port, extra=TLS_EXTRA.format(certs=cls.certs, key_sha=key_sha),
+                    cluster_extra=TLS_CLUSTER.format(certs=cls.certs), peer_host="localhost")
+            wait_until(lambda: len(owners(cls.replicas.values())) == SHARDS,
+                       "every shard owned by exactly one replica")
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for r in cls.replicas.values():
+            r.stop()
+        for relays in cls.relays.values():
+            for relay in relays:
+                relay.close()
+        cls.etcd.stop()
+        cls.backend.stop()
+        if os.environ.get("KEEP_REPLICAS_WORKDIR") is None:
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def https(self, port, path, headers, cert=None, body=b"x"):
+        context = ssl.create_default_context(cafile=os.path.join(self.certs, "ca.pem"))
+        if cert is not None:
+            context.load_cert_chain(os.path.join(self.certs, cert + ".pem"),
+                                    os.path.join(self.certs, cert + ".key"))
+        conn = http.client.HTTPSConnection("localhost", port, context=context, timeout=20)
+        try:
+            conn.request("PUT", path, body=body, headers=headers)
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
+    def key_owned_by(self, owner):
+        shard = next(s for s, name in owners(self.replicas.values()).items() if name == owner)
+        return keys_per_shard()[shard]
+
+    def test_a_forwarded_writes_go_over_pooled_tls_connections(self):
+        forwarder, owner = self.replicas["t0"], self.replicas["t1"]
+        n = self.key_owned_by("t1")
+        handshakes = 'fencegate_tls_handshakes_total{listener="traffic",result="ok"}'
+        relayed = 'fencegate_cluster_forwards_total{result="relayed"}'
+        owner_handshakes, forwards = owner.metric(handshakes), forwarder.metric(relayed)
+        writes = 60
+        for token in range(1, writes + 1):
+            body = f"tls:{token}".encode()
+            # A new client connection each time: the forwarder's connections to the owner are
+            # its own, pooled.
+            status, reply = self.https(forwarder.port, f"/kv/k{n}/doc",
+                                       {"Fencing-Token": str(token),
+                                        "Authorization": "Bearer " + TLS_KEY}, body=body)
+            self.assertEqual(status, 200, reply)
+            self.assertEqual(self.backend.last(f"/kv/k{n}/doc"),
+                             (f"/kv/k{n}/doc", token, hashlib.sha256(body).hexdigest()))
+        self.assertEqual(forwarder.metric(relayed) - forwards, writes)
+        # The owner admitted them: a stale token sent to the forwarder is refused there.
+        status, reply = self.https(forwarder.port, f"/kv/k{n}/doc",
+                                   {"Fencing-Token": "1", "Authorization": "Bearer " + TLS_KEY})
+        self.assertEqual(status, 409, reply)
+        new_handshakes = owner.metric(handshakes) - owner_handshakes
+        print(f"FIGURE TLS forwarding: {writes + 1} forwarded writes, {new_handshakes:.0f} TLS "
+              f"handshakes on the owner", flush=True)
+        # One pooled connection per forwarding network thread (threads: 2), not one per write.
+        self.assertGreaterEqual(new_handshakes, 1)
+        self.assertLessEqual(new_handshakes, 4)
+
+    def test_b_the_owner_authorizes_a_forwarded_write_again(self):
+        forwarder, owner = self.replicas["t0"], self.replicas["t1"]
+        n = self.key_owned_by("t1")
+        token = 1000
+        # The client's key goes along to the owner, which admits it.
+        status, reply = self.https(forwarder.port, f"/kv/k{n}/auth",
+                                   {"Fencing-Token": str(token),
+                                    "Authorization": "Bearer " + TLS_KEY})
+        self.assertEqual(status, 200, reply)
+        # A client known by its certificate only: the forwarder admits it to forwarding, the
+        # owner sees the forwarder's certificate, which stands for no client: refused (401).
+        status, reply = self.https(forwarder.port, f"/kv/k{n}/auth",
+                                   {"Fencing-Token": str(token + 1)}, cert="client")
+        self.assertEqual(status, 401, reply)
+        # ... and written directly to the owner, it is admitted.
+        status, reply = self.https(owner.port, f"/kv/k{n}/auth",
+                                   {"Fencing-Token": str(token + 1)}, cert="client")
+        self.assertEqual(status, 200, reply)
+        # Claiming to be forwarded, with a replica's certificate and no key, grants nothing.
+        status, reply = self.https(owner.port, f"/kv/k{n}/auth",
+                                   {"Fencing-Token": str(token + 2),
+                                    "Fencegate-Forwarded-By": "t0"}, cert="dual")
+        self.assertEqual(status, 401, reply)
+        self.assertEqual(self.backend.last(f"/kv/k{n}/auth")[1], token + 1)
+        # The key went to the owner, never on to the backend.
+        self.assertEqual(self.backend.credentials, [])
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gateway/config/config_loader.h"
+#include "tests/gateway/config/config_text.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -111,6 +112,97 @@ TEST(ClusterConfigTest, NameMustBeAPeerAndPeersNeedAddresses) {
   EXPECT_EQ(errors[0].line, 17);
   EXPECT_EQ(errors[1].key, "cluster.peers.b");
   EXPECT_EQ(errors[1].line, 18);
+}
+
+// tls.traffic (line 19 on, after cluster: and any cluster.tls lines), optionally asking
+// clients for certificates.
+std::string TrafficTls(bool client_auth_required = false) {
+  std::string text = "tls:\n  traffic:\n    cert_file: " + config_text::ReadableFile("server.pem") +
+                     "\n    key_file: " + config_text::ReadableFile("server.key") + "\n";
+  if (client_auth_required) {
+    text += "    client_ca_file: " + config_text::ReadableFile("ca.pem") +
+            "\n    client_auth: required\n";
+  }
+  return text;
+}
+
+TEST(ClusterConfigTest, TlsTrafficForwardsOverClusterTls) {
+  Config config;
+  const std::vector<ConfigError> errors =
+      Load(std::string(kEtcdReplica) + "  tls:\n" +                            // line 19
+               "    ca_file: " + config_text::ReadableFile("ca.pem") + "\n" +  // line 20
+               "    server_name: replica.internal\n" +                         // line 21
+               "    client_cert_file: " + config_text::ReadableFile("dual.pem") + "\n" +
+               "    client_key_file: " + config_text::ReadableFile("dual.key") + "\n" +
+               TrafficTls(/*client_auth_required=*/true),
+           &config);
+  for (const ConfigError& error : errors) ADD_FAILURE() << error.ToString();
+  ASSERT_TRUE(config.cluster.tls.has_value());
+  EXPECT_EQ(config.cluster.tls->ca_file, config_text::ReadableFile("ca.pem"));
+  EXPECT_EQ(config.cluster.tls->server_name, "replica.internal");
+  EXPECT_TRUE(config.cluster.tls->verify_hostname);
+  EXPECT_EQ(config.cluster.tls->client_cert_file, config_text::ReadableFile("dual.pem"));
+  EXPECT_EQ(config.cluster.tls->client_key_file, config_text::ReadableFile("dual.key"));
+  // An empty mapping trusts the system store, as store.tls does.
+  Config system_store;
+  ASSERT_TRUE(
+      Load(std::string(kEtcdReplica) + "  tls: {}\n" + TrafficTls(), &system_store).empty());
+  ASSERT_TRUE(system_store.cluster.tls.has_value());
+  EXPECT_TRUE(system_store.cluster.tls->ca_file.empty());
+  // A plain traffic listener, plain forwarding.
+  Config plain;
+  ASSERT_TRUE(Load(kEtcdReplica, &plain).empty());
+  EXPECT_FALSE(plain.cluster.tls.has_value());
+}
+
+TEST(ClusterConfigTest, TlsTrafficWithoutClusterTlsIsAnError) {
+  const std::vector<ConfigError> errors = Load(std::string(kEtcdReplica) + TrafficTls());
+  ASSERT_EQ(errors.size(), 1u) << config_text::Dump(errors);
+  EXPECT_EQ(errors[0].file, "test.yaml");
+  EXPECT_EQ(errors[0].key, "cluster.tls");
+  EXPECT_EQ(errors[0].line, 17);  // the cluster mapping, at its first key
+  EXPECT_NE(errors[0].message.find("required when tls.traffic is set"), std::string::npos)
+      << errors[0].message;
+}
+
+TEST(ClusterConfigTest, ClusterTlsWithPlainTrafficIsAnError) {
+  const std::vector<ConfigError> errors =
+      Load(std::string(kEtcdReplica) + "  tls:\n" +                        // line 19
+           "    ca_file: " + config_text::ReadableFile("ca.pem") + "\n");  // line 20
+  ASSERT_EQ(errors.size(), 1u) << config_text::Dump(errors);
+  EXPECT_EQ(errors[0].file, "test.yaml");
+  EXPECT_EQ(errors[0].key, "cluster.tls");
+  EXPECT_EQ(errors[0].line, 20);  // the tls mapping, at its first key
+  EXPECT_NE(errors[0].message.find("plain HTTP"), std::string::npos) << errors[0].message;
+}
+
+TEST(ClusterConfigTest, ClusterTlsBadKeysNameFileLineAndKey) {
+  // Client certificates required by the peers' listener, none configured; an unknown key.
+  std::vector<ConfigError> errors =
+      Load(std::string(kEtcdReplica) + "  tls:\n" +                        // line 19
+           "    ca_file: " + config_text::ReadableFile("ca.pem") + "\n" +  // line 20
+           TrafficTls(/*client_auth_required=*/true));
+  ASSERT_EQ(errors.size(), 1u) << config_text::Dump(errors);
+  EXPECT_EQ(errors[0].key, "cluster.tls.client_cert_file");
+  EXPECT_EQ(errors[0].line, 20);
+  EXPECT_NE(errors[0].message.find("client_auth is required"), std::string::npos)
+      << errors[0].message;
+  errors = Load(std::string(kEtcdReplica) + "  tls:\n" +                        // line 19
+                "    ca_file: " + config_text::ReadableFile("ca.pem") + "\n" +  // line 20
+                "    colour: red\n" +                                           // line 21
+                TrafficTls());
+  ASSERT_EQ(errors.size(), 1u) << config_text::Dump(errors);
+  EXPECT_EQ(errors[0].key, "cluster.tls.colour");
+  EXPECT_EQ(errors[0].line, 21);
+  errors = Load(std::string(kEtcdReplica) + "  tls:\n" +           // line 19
+                "    client_cert_file: /nonexistent/peer.pem\n" +  // line 20
+                "    client_key_file: /nonexistent/peer.key\n" +   // line 21
+                TrafficTls());
+  ASSERT_EQ(errors.size(), 2u) << config_text::Dump(errors);
+  EXPECT_EQ(errors[0].key, "cluster.tls.client_cert_file");
+  EXPECT_EQ(errors[0].line, 20);
+  EXPECT_EQ(errors[1].key, "cluster.tls.client_key_file");
+  EXPECT_EQ(errors[1].line, 21);
 }
 
 }  // namespace
