@@ -1,4 +1,4 @@
-// EtcdAsyncClient against a real etcd (Debian
+// EtcdAsyncClient, and the fence store's transactions on it, against a real etcd (Debian
 // etcd-server 3.4) on loopback; a held TcpRelay in front of a member makes requests stay in
 // flight (the pool's overlap) or vanish (a black-holed member), as the relay and the client
 // report it.
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lockstore/etcd/etcd_async_client.h"
+#include "lockstore/etcd/etcd_fence_store.h"
 #include "tests/etcd/etcd_cluster.h"
 #include "tests/etcd/tcp_relay.h"
 #include "tests/support/eventually.h"
@@ -169,6 +170,44 @@ TEST_F(EtcdAsync, CloseFailsWhatIsQueuedAndInFlight) {
   EXPECT_EQ(tally.unavailable.load(), 5);
   client.Get("/a/close/k", tally.Get());  // after Close: at once
   EXPECT_EQ(tally.unavailable.load(), 6);
+}
+
+// The fence store's advance transactions on the pool: with max_txn_ops 4 and 40 keys waiting,
+// four transactions are in flight at once (held by the relay), and all commit once released.
+TEST_F(EtcdAsync, StoreRunsSeveralAdvanceTransactionsAtOnce) {
+  TcpRelay relay(cluster_->client_port(0));
+  EtcdFenceStoreOptions options;
+  options.client = Options({Local(relay.port())});
+  options.client.request_timeout = std::chrono::seconds(20);
+  options.client.operation_timeout = std::chrono::seconds(30);
+  options.prefix = "/a/store/";
+  options.max_txn_ops = 4;
+  options.connections_per_member = 4;
+  options.probe_interval = std::chrono::seconds(60);
+  std::unique_ptr<EtcdFenceStore> store;
+  ASSERT_TRUE(EtcdFenceStore::Open(options, &store).ok());
+  // The readiness probe has read through the relay, and waits a minute for the next read.
+  ASSERT_TRUE(Eventually([&] { return store->Ready(); }));
+  relay.Hold();
+  Tally tally;
+  std::atomic<int> below{0};
+  for (int i = 0; i < 40; ++i) {
+    const Token token = 1 + i;
+    store->Advance("k" + std::to_string(i), token, 0,
+                   [&, token](Status status, FenceRecord record) {
+                     tally.Count(status);
+                     if (status.ok() && record.highest < token) ++below;
+                   });
+  }
+  ASSERT_TRUE(Eventually([&] { return relay.connections_holding() == 4; }))
+      << relay.connections_holding();
+  EXPECT_EQ(tally.total(), 0);  // none acknowledged before its transaction committed
+  relay.Release();
+  ASSERT_TRUE(store->Flush().ok());
+  EXPECT_EQ(tally.ok.load(), 40);
+  EXPECT_EQ(below.load(), 0);
+  EXPECT_GE(store->stats().in_flight_high_water, 4u);
+  EXPECT_LE(store->stats().advance_txns, 40u / 4 + 1);
 }
 
 // A 3-member cluster loses the member the client prefers: operations go on through the others.
