@@ -93,18 +93,15 @@ class EtcdAsyncClient::Impl {
         sweep_(ioc_) {
     if (options_.endpoints.empty()) options_.endpoints.push_back("127.0.0.1:2379");
     members_.resize(options_.endpoints.size());
+    net::post(ioc_, [this] { FindLeader(); });
     thread_ = std::thread([this] { ioc_.run(); });
   }
 
   ~Impl() { Close(); }
 
   void Submit(std::string path, std::string body, bool idempotent, Done done) {
-    auto call = std::make_shared<Call>();
-    call->path = std::move(path);
-    call->body = std::move(body);
-    call->idempotent = idempotent;
-    call->end = Clock::now() + options_.operation_timeout;
-    call->done = std::move(done);
+    std::shared_ptr<Call> call =
+        MakeCall(std::move(path), std::move(body), idempotent, std::move(done));
     {
       std::lock_guard lock(mu_);
       if (!closed_) {
@@ -135,10 +132,83 @@ class EtcdAsyncClient::Impl {
     stats.in_flight_high_water = in_flight_high_water_.load();
     stats.waiting = waiting_count_.load();
     stats.preferred_endpoint = options_.endpoints[preferred_.load()];
+    stats.leaders_found = leaders_found_.load();
     return stats;
   }
 
  private:
+  std::shared_ptr<Call> MakeCall(std::string path, std::string body, bool idempotent, Done done) {
+    auto call = std::make_shared<Call>();
+    call->path = std::move(path);
+    call->body = std::move(body);
+    call->idempotent = idempotent;
+    call->end = Clock::now() + options_.operation_timeout;
+    call->done = std::move(done);
+    return call;
+  }
+
+  // Leader awareness: a follower's gateway forwards every request to the leader (one more hop
+  // each), so the client asks a member who leads (/v3/maintenance/status) and where it listens
+  // (/v3/cluster/member/list), and prefers that member when it is one of the configured
+  // endpoints (addresses compared as configured; behind a relay or a proxy nothing matches and
+  // the preference stays as it was). Once at the start and after each failover; two small
+  // reads, answered by the member preferred at the time.
+  void FindLeader() {
+    if (finding_leader_ || shutting_down_ || options_.endpoints.size() < 2) return;
+    finding_leader_ = true;
+    Enqueue(
+        MakeCall("/v3/maintenance/status", "{}", true, [this](Status status, json::object answer) {
+          if (!status.ok()) {
+            finding_leader_ = false;
+            return;
+          }
+          Enqueue(MakeCall(
+              "/v3/cluster/member/list", "{}", true,
+              [this, leader = IdText(answer, "leader")](Status status, json::object answer) {
+                finding_leader_ = false;
+                if (!status.ok() || leader.empty()) return;
+                if (const std::optional<std::size_t> member = LeaderEndpoint(answer, leader)) {
+                  preferred_ = *member;
+                  ++leaders_found_;
+                  Dispatch();
+                }
+              }));
+        }));
+  }
+
+  // etcd renders member IDs (uint64) as strings; compared as text.
+  static std::string IdText(const json::object& object, std::string_view name) {
+    const json::value* value = object.if_contains(name);
+    if (value == nullptr) return {};
+    if (value->is_string()) return std::string(value->as_string());
+    if (value->is_uint64()) return std::to_string(value->as_uint64());
+    if (value->is_int64()) return std::to_string(value->as_int64());
+    return {};
+  }
+
+  // The configured endpoint among the leader's client URLs ("http://host:port").
+  std::optional<std::size_t> LeaderEndpoint(const json::object& list, const std::string& leader) {
+    const json::value* members = list.if_contains("members");
+    if (members == nullptr || !members->is_array()) return std::nullopt;
+    for (const json::value& member : members->as_array()) {
+      if (!member.is_object() || IdText(member.as_object(), "ID") != leader) continue;
+      const json::value* urls = member.as_object().if_contains("clientURLs");
+      if (urls == nullptr || !urls->is_array()) return std::nullopt;
+      for (const json::value& url : urls->as_array()) {
+        if (!url.is_string()) continue;
+        std::string_view address = url.as_string();
+        if (const auto scheme = address.find("://"); scheme != std::string_view::npos) {
+          address.remove_prefix(scheme + 3);
+        }
+        const auto found = std::find(options_.endpoints.begin(), options_.endpoints.end(), address);
+        if (found != options_.endpoints.end()) {
+          return static_cast<std::size_t>(found - options_.endpoints.begin());
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
   void Enqueue(const std::shared_ptr<Call>& call) {
     if (shutting_down_) return call->done(Closed(), {});
     waiting_.push_back(call);
@@ -371,6 +441,7 @@ class EtcdAsyncClient::Impl {
       if (!connection->call) idle.push_back(connection);
     }
     for (const std::shared_ptr<Connection>& connection : idle) Drop(connection);
+    FindLeader();
   }
 
   // No TLS close_notify, as in the synchronous client: etcd does not need it.
@@ -416,6 +487,7 @@ class EtcdAsyncClient::Impl {
   net::steady_timer sweep_;
   bool sweep_armed_ = false;
   bool shutting_down_ = false;
+  bool finding_leader_ = false;
 
   // Written on the client's thread, read by stats():
   std::atomic<std::size_t> preferred_{0};
@@ -423,6 +495,7 @@ class EtcdAsyncClient::Impl {
   std::atomic<std::size_t> in_flight_{0};
   std::atomic<std::size_t> in_flight_high_water_{0};
   std::atomic<std::size_t> waiting_count_{0};
+  std::atomic<std::size_t> leaders_found_{0};
 
   std::mutex mu_;
   bool closed_ = false;

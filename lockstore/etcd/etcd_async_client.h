@@ -21,6 +21,7 @@ struct EtcdAsyncClientStats {
   std::size_t in_flight_high_water = 0;  // the most attempts in flight at once so far
   std::size_t waiting = 0;               // operations waiting for a free connection
   std::string preferred_endpoint;        // the member the next request goes to
+  std::size_t leaders_found = 0;         // times the leader was found among the endpoints
 };
 
 // An asynchronous client of etcd v3's HTTP/JSON gateway, with the wire format and the retry rule
@@ -31,10 +32,10 @@ struct EtcdAsyncClientStats {
 // It runs its own io_context thread with a pool of up to `connections_per_member` keep-alive
 // HTTP/1.1 connections (TLS when options.tls_context is set) to each member, one request in
 // flight per connection, so several requests overlap and no caller's thread waits on etcd.
-// Requests go to one preferred member: the one that last answered (with etcd's gateway every
-// member forwards to the leader, so staying on one that works saves the failed attempts on a
-// dead one); after a failure the next member becomes preferred. Operations wait in order for a
-// free connection of the preferred member.
+// Requests go to one preferred member: the leader when the client found it among the endpoints
+// (asked at the start and after each failover: a follower would forward every request to it),
+// otherwise the one that last answered; after a failure there the next member becomes
+// preferred. Operations wait in order for a free connection of the preferred member.
 //
 // Callbacks run on the client's thread, once each, and must not block: another callback waits
 // behind them. After Close() (or destruction) every operation still queued or in flight has

@@ -4,17 +4,21 @@
 // report it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <mutex>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "lockstore/etcd/etcd_async_client.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "tests/etcd/etcd_cluster.h"
 #include "tests/etcd/tcp_relay.h"
 #include "tests/support/eventually.h"
+#include "tests/support/http_client.h"
 
 namespace fencegate::lockstore::etcd {
 namespace {
@@ -210,24 +214,58 @@ TEST_F(EtcdAsync, StoreRunsSeveralAdvanceTransactionsAtOnce) {
   EXPECT_LE(store->stats().advance_txns, 40u / 4 + 1);
 }
 
-// A 3-member cluster loses the member the client prefers: operations go on through the others.
-TEST(EtcdAsync3, AKilledMemberFailsOver) {
+// Which member leads, asked of each member's gateway directly: "" when none says it leads.
+std::string LeaderOf(const EtcdCluster& cluster, const std::vector<int>& alive) {
+  for (int member : alive) {
+    const auto response = integration::Fetch(
+        cluster.client_port(member), integration::MakeRequest(integration::http::verb::post,
+                                                              "/v3/maintenance/status", {}, "{}"));
+    if (!response || response->result_int() != 200) continue;
+    boost::system::error_code ec;
+    const boost::json::value status = boost::json::parse(response->body(), ec);
+    if (ec || !status.is_object()) continue;
+    const auto* header = status.as_object().if_contains("header");
+    const auto* leader = status.as_object().if_contains("leader");
+    if (header == nullptr || leader == nullptr || !header->is_object()) continue;
+    const auto* self = header->as_object().if_contains("member_id");
+    if (self != nullptr && *self == *leader) return cluster.endpoints()[member];
+  }
+  return "";
+}
+
+// A 3-member cluster: the client prefers the leader it found; killed, the leader's successor
+// takes over and the client finds and prefers it, operations going on meanwhile.
+TEST(EtcdAsync3, PrefersTheLeaderAndFailsOverWhenItIsKilled) {
   std::string error;
   auto cluster = EtcdCluster::Start(3, &error);
   ASSERT_NE(cluster, nullptr) << error;
   auto counters = std::make_shared<EtcdClientCounters>();
   EtcdAsyncClient client(Options(cluster->endpoints()), counters, 2);
   ASSERT_TRUE(PutIfAbsentSync(client, "/a/kill/before", "x", true).first.ok());
-  EXPECT_EQ(client.stats().preferred_endpoint, cluster->endpoints()[0]);
-  cluster->Kill(0);
+  ASSERT_TRUE(Eventually([&] { return client.stats().leaders_found >= 1; }));
+  const std::string leader = LeaderOf(*cluster, {0, 1, 2});
+  ASSERT_FALSE(leader.empty());
+  EXPECT_EQ(client.stats().preferred_endpoint, leader);
+  const std::vector<std::string> endpoints = cluster->endpoints();
+  const int killed =
+      static_cast<int>(std::find(endpoints.begin(), endpoints.end(), leader) - endpoints.begin());
+  cluster->Kill(killed);
   for (int i = 0; i < 5; ++i) {
     const auto [status, result] =
         PutIfAbsentSync(client, "/a/kill/after" + std::to_string(i), "x", true);
     ASSERT_TRUE(status.ok()) << status.ToString();
     EXPECT_TRUE(result.succeeded);
   }
-  EXPECT_NE(client.stats().preferred_endpoint, cluster->endpoints()[0]);
   EXPECT_GE(counters->failovers.load(), 1u);
+  std::vector<int> alive;
+  for (int member = 0; member < 3; ++member) {
+    if (member != killed) alive.push_back(member);
+  }
+  ASSERT_TRUE(Eventually([&] {
+    const std::string next = LeaderOf(*cluster, alive);
+    return !next.empty() && client.stats().leaders_found >= 2 &&
+           client.stats().preferred_endpoint == next;
+  })) << client.stats().preferred_endpoint;
   EXPECT_TRUE(GetSync(client, "/a/kill/before").second.has_value());
 }
 
