@@ -19,8 +19,9 @@ struct EtcdFenceStoreOptions {
   EtcdClientOptions client;
   // Every key the store writes starts with this: "<prefix>fences/<fence key>".
   std::string prefix = "/fencegate/";
-  // Threads for repairs, each with its own synchronous client (advances and reads take none).
-  std::size_t threads = 4;
+  // Threads for repairs, each with its own synchronous client (advances and reads take none;
+  // repairs are rare operator calls).
+  std::size_t threads = 1;
   // Keep-alive connections to each member for the advance and read transactions, which run on
   // an asynchronous client (EtcdAsyncClient): one transaction in flight per connection (one
   // advance transaction at a time unless a whole max_txn_ops of advances waits; reads alike).
