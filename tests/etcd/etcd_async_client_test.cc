@@ -134,6 +134,19 @@ TEST_F(EtcdAsync, SeveralRequestsAreInFlightAtOnceOverThePool) {
   EXPECT_EQ(relay.open_connections(), 4);  // reused, not reopened
 }
 
+// A refused connection never reached a member: even a transaction that is not idempotent goes
+// on to the next one.
+TEST_F(EtcdAsync, ARefusedMemberIsSkippedEvenForATxnThatIsNotIdempotent) {
+  auto counters = std::make_shared<EtcdClientCounters>();
+  EtcdAsyncClient client(Options({Local(etcdtest::FreePort()), cluster_->endpoints()[0]}), counters,
+                         2);
+  const auto [status, result] = PutIfAbsentSync(client, "/a/refused/once", "x", false);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_TRUE(result.succeeded);
+  EXPECT_GE(counters->failovers.load(), 1u);
+  EXPECT_EQ(client.stats().preferred_endpoint, cluster_->endpoints()[0]);
+}
+
 // A member that accepts connections and never answers: each attempt ends at request_timeout,
 // reads go on to the next member, which then stays preferred.
 TEST_F(EtcdAsync, ABlackHoledMemberTimesOutAndTheNextAnswers) {
