@@ -39,7 +39,7 @@ struct EtcdFenceSeen {
 };
 
 // The fence records seen, per etcd key; a key not in it is believed absent. Thread-safe:
-// batches on different store threads share it (each key is in one batch at a time).
+// batches in flight together share it (each key is in one batch at a time).
 class EtcdFenceSeenCache {
  public:
   std::optional<EtcdFenceSeen> Find(const std::string& etcd_key) const;

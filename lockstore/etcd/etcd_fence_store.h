@@ -34,7 +34,7 @@ struct EtcdFenceStoreOptions {
   std::chrono::milliseconds probe_interval{1000};
   // Refused writes kept in memory for /admin/rejections (this replica's only).
   std::size_t rejection_retention = 10000;
-  // Health changes (lost quorum, back), one line per call, from store threads.
+  // Health changes (lost quorum, back), one line per call, from the store's threads.
   LogSink log;
 };
 
