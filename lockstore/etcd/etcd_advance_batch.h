@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -10,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lockstore/etcd/etcd_client.h"
+#include "lockstore/etcd/etcd_async_client.h"
 #include "lockstore/fence/fence_store.h"
 
 namespace fencegate::lockstore::etcd {
@@ -38,7 +39,7 @@ struct EtcdFenceSeen {
 };
 
 // The fence records seen, per etcd key; a key not in it is believed absent. Thread-safe:
-// batches on different store threads share it (each key is in one batch at a time).
+// batches in flight together share it (each key is in one batch at a time).
 class EtcdFenceSeenCache {
  public:
   std::optional<EtcdFenceSeen> Find(const std::string& etcd_key) const;
@@ -62,12 +63,16 @@ struct EtcdAdvanceCounters {
   std::atomic<std::uint64_t> written{0};    // keys written with a higher token
 };
 
+// Called once a batch's transactions ended and every operation in it was called back, with
+// the first failure (for the store's readiness), Ok otherwise.
+using EtcdBatchDone = std::function<void(Status)>;
+
 // Reads a batch of fences (at most etcd's --max-txn-ops) in one transaction of range operations,
 // a single linearizable read, calls every read back, and remembers what it read in `cache` (the
-// next advance of a key read first then compares against the right revision at once). Returns
-// the transaction's status (for the store's readiness).
-Status ReadEtcdFences(EtcdClient& client, std::string_view fences_prefix, EtcdFenceSeenCache& cache,
-                      std::vector<EtcdFenceRead>& batch);
+// next advance of a key read first then compares against the right revision at once). `cache`
+// must outlive the call (the store closes `client` before it goes).
+void ReadEtcdFences(EtcdAsyncClient& client, std::string fences_prefix, EtcdFenceSeenCache& cache,
+                    std::vector<EtcdFenceRead> batch, EtcdBatchDone done);
 
 // Commits one batch of advances (keys at most etcd's --max-txn-ops, none of them in another
 // batch) and calls every advance back. Advances of one key fold to the highest token and all
@@ -79,9 +84,10 @@ Status ReadEtcdFences(EtcdClient& client, std::string_view fences_prefix, EtcdFe
 // the cache, a key already at or above its token is answered from them (a linearizable read),
 // and the others go into the next round. A transaction that fails (no quorum, timeout) fails
 // every advance still in it with its status: none is acknowledged unless its round committed.
-// Returns the first failure (for the store's readiness), Ok otherwise.
-Status CommitEtcdAdvances(EtcdClient& client, std::string_view fences_prefix,
-                          EtcdFenceSeenCache& cache, std::vector<EtcdAdvance>& batch,
-                          EtcdAdvanceCounters& counters);
+// The rounds run as continuations on the client's thread; `cache` and `counters` must outlive
+// them.
+void CommitEtcdAdvances(EtcdAsyncClient& client, std::string fences_prefix,
+                        EtcdFenceSeenCache& cache, std::vector<EtcdAdvance> batch,
+                        EtcdAdvanceCounters& counters, EtcdBatchDone done);
 
 }  // namespace fencegate::lockstore::etcd

@@ -77,7 +77,8 @@ struct EtcdTxnResult {
 };
 
 // A client of etcd v3's HTTP/JSON gateway (etcd 3.4: POST /v3/...; keys and values base64,
-// int64 as JSON strings). Synchronous, for one thread at a time: each store thread owns one.
+// int64 as JSON strings). Synchronous, for one thread at a time: each thread that talks to etcd
+// this way owns one (the fence store's advances and reads use EtcdAsyncClient instead).
 // A failed attempt (refused, timed out, 5xx, etcd "unavailable") moves to the next member.
 // Reads and operations flagged idempotent are retried there until operation_timeout; others
 // are retried only when the request never reached a member (the connection failed).

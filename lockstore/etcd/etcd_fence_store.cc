@@ -15,6 +15,7 @@
 
 #include "lockstore/codec/fence_repair_codec.h"
 #include "lockstore/etcd/etcd_advance_batch.h"
+#include "lockstore/etcd/etcd_async_client.h"
 
 namespace fencegate::lockstore::etcd {
 namespace {
@@ -52,7 +53,9 @@ bool DecodeEtcdFence(std::string_view value, FenceRecord* out) {
 class EtcdFenceStore::Impl {
  public:
   explicit Impl(EtcdFenceStoreOptions options)
-      : options_(std::move(options)), counters_(std::make_shared<EtcdClientCounters>()) {
+      : options_(std::move(options)),
+        counters_(std::make_shared<EtcdClientCounters>()),
+        async_(options_.client, counters_, options_.connections_per_member) {
     for (std::size_t i = 0; i < std::max<std::size_t>(options_.threads, 1); ++i) {
       workers_.emplace_back([this] { WorkerLoop(); });
     }
@@ -69,40 +72,54 @@ class EtcdFenceStore::Impl {
     }
     work_cv_.notify_all();
     probe_cv_.notify_all();
+    {
+      // Advances and reads queued before Close() still run: their callers are owed an answer,
+      // and the gateway flushes before it closes.
+      std::unique_lock lock(mu_);
+      drained_cv_.wait(lock, [this] {
+        return pending_advances_.empty() && pending_reads_.empty() && batches_in_flight_ == 0 &&
+               reads_in_flight_ == 0;
+      });
+    }
     for (std::thread& worker : workers_) worker.join();
     prober_.join();
+    async_.Close();
     ready_ = false;
   }
 
   // Queued like an advance: the reads that arrive while one read transaction is in flight share
   // the next one.
   void Get(std::string key, GetCallback callback) {
+    bool closed = false;
     {
       std::lock_guard lock(mu_);
       if (!closing_) {
         ++submitted_;
         pending_reads_.push_back({std::move(key), std::move(callback)});
-        work_cv_.notify_one();
-        return;
+      } else {
+        closed = true;
       }
     }
-    callback(Closed(), std::nullopt);
+    if (closed) return callback(Closed(), std::nullopt);
+    Pump();
   }
 
-  // Queued for the next batch (WorkerLoop): the advances that arrive while a transaction is in
+  // Queued for the next batch (Pump): the advances that arrive while a transaction is in
   // flight share the next one.
   void Advance(std::string key, Token token, std::int64_t now_ms, AdvanceCallback callback) {
+    bool closed = false;
     {
       std::lock_guard lock(mu_);
       if (!closing_) {
         ++submitted_;
         pending_advances_.push_back({std::move(key), token, now_ms, std::move(callback)});
         pending_blocked_ = false;
-        work_cv_.notify_one();
-        return;
+      } else {
+        closed = true;
       }
     }
-    callback(Closed(), FenceRecord{});
+    if (closed) return callback(Closed(), FenceRecord{});
+    Pump();
   }
 
   void Repair(FenceRepairRecord record, RepairCallback callback) {
@@ -221,6 +238,9 @@ class EtcdFenceStore::Impl {
     stats.advances = advance_counters_.written.load();
     stats.advance_requests = advance_counters_.requested.load();
     stats.advance_txns = advance_counters_.txns.load();
+    const EtcdAsyncClientStats client = async_.stats();
+    stats.open_connections = client.open_connections;
+    stats.in_flight_high_water = client.in_flight_high_water;
     return stats;
   }
 
@@ -336,71 +356,71 @@ class EtcdFenceStore::Impl {
     return batch;
   }
 
-  void RunBatch(EtcdClient& client, std::vector<EtcdAdvance> batch) {
-    Track(CommitEtcdAdvances(client, options_.prefix + "fences/", seen_, batch, advance_counters_));
+  // Starts every advance batch and read batch that may start: none of them waits for a thread,
+  // and each one's end pumps again. Not under mu_ (a closed client calls back at once).
+  void Pump() {
+    std::vector<std::vector<EtcdAdvance>> batches;
+    std::vector<std::vector<EtcdFenceRead>> reads;
     {
       std::lock_guard lock(mu_);
-      for (const EtcdAdvance& advance : batch) keys_in_flight_.erase(advance.key);
-      --batches_in_flight_;
-      pending_blocked_ = false;
-      completed_ += batch.size();
+      while (BatchStartable()) {
+        std::vector<EtcdAdvance> batch = TakeBatch();
+        if (batch.empty()) break;
+        ++batches_in_flight_;
+        batches.push_back(std::move(batch));
+      }
+      while (ReadsStartable()) {
+        const std::size_t count = std::min(pending_reads_.size(), MaxTxnKeys());
+        reads.emplace_back(std::make_move_iterator(pending_reads_.begin()),
+                           std::make_move_iterator(pending_reads_.begin() + count));
+        pending_reads_.erase(pending_reads_.begin(), pending_reads_.begin() + count);
+        ++reads_in_flight_;
+      }
     }
-    work_cv_.notify_all();
-    drained_cv_.notify_all();
+    for (std::vector<EtcdAdvance>& batch : batches) {
+      std::vector<std::string> keys;
+      for (const EtcdAdvance& advance : batch) keys.push_back(advance.key);
+      CommitEtcdAdvances(async_, FenceKey(""), seen_, std::move(batch), advance_counters_,
+                         [this, keys = std::move(keys)](Status status) {
+                           Track(status);
+                           {
+                             std::lock_guard lock(mu_);
+                             for (const std::string& key : keys) keys_in_flight_.erase(key);
+                             --batches_in_flight_;
+                             pending_blocked_ = false;
+                             completed_ += keys.size();
+                           }
+                           drained_cv_.notify_all();
+                           Pump();
+                         });
+    }
+    for (std::vector<EtcdFenceRead>& batch : reads) {
+      const std::size_t count = batch.size();
+      ReadEtcdFences(async_, FenceKey(""), seen_, std::move(batch), [this, count](Status status) {
+        Track(status);
+        {
+          std::lock_guard lock(mu_);
+          --reads_in_flight_;
+          completed_ += count;
+        }
+        drained_cv_.notify_all();
+        Pump();
+      });
+    }
   }
 
-  void RunReads(EtcdClient& client, std::vector<EtcdFenceRead> reads) {
-    Track(ReadEtcdFences(client, options_.prefix + "fences/", seen_, reads));
-    {
-      std::lock_guard lock(mu_);
-      --reads_in_flight_;
-      completed_ += reads.size();
-    }
-    work_cv_.notify_all();
-    drained_cv_.notify_all();
-  }
-
+  // Repairs only: advances and reads do not take a thread (Pump).
   void WorkerLoop() {
     EtcdClient client(options_.client, counters_);
     for (;;) {
       Task task;
-      std::vector<EtcdAdvance> batch;
-      std::vector<EtcdFenceRead> reads;
       {
         std::unique_lock lock(mu_);
-        // Work queued before Close() still runs: its callers are owed an answer, and the
-        // gateway flushes before it closes.
-        work_cv_.wait(lock, [this] {
-          return !queue_.empty() || BatchStartable() || ReadsStartable() ||
-                 (closing_ && pending_advances_.empty() && pending_reads_.empty());
-        });
-        // An advance batch goes before other work only while none is in flight: advances
-        // always progress, and a backlog of them cannot starve the reads.
-        if (BatchStartable() &&
-            (batches_in_flight_ == 0 || (queue_.empty() && !ReadsStartable()))) {
-          batch = TakeBatch();
-          if (batch.empty()) continue;
-          ++batches_in_flight_;
-        } else if (ReadsStartable()) {
-          const std::size_t count = std::min(pending_reads_.size(), MaxTxnKeys());
-          reads.assign(std::make_move_iterator(pending_reads_.begin()),
-                       std::make_move_iterator(pending_reads_.begin() + count));
-          pending_reads_.erase(pending_reads_.begin(), pending_reads_.begin() + count);
-          ++reads_in_flight_;
-        } else if (!queue_.empty()) {
-          task = std::move(queue_.front());
-          queue_.pop_front();
-        } else {
-          return;
-        }
-      }
-      if (!batch.empty()) {
-        RunBatch(client, std::move(batch));
-        continue;
-      }
-      if (!reads.empty()) {
-        RunReads(client, std::move(reads));
-        continue;
+        // Work queued before Close() still runs: its callers are owed an answer.
+        work_cv_.wait(lock, [this] { return !queue_.empty() || closing_; });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
       }
       task(&client);
       {
@@ -430,6 +450,9 @@ class EtcdFenceStore::Impl {
   std::atomic<bool> ready_{false};
   EtcdAdvanceCounters advance_counters_;
   EtcdFenceSeenCache seen_;
+  // Advance and read transactions, with their callbacks on its thread; Close() ends it once
+  // none is in flight or queued.
+  EtcdAsyncClient async_;
 
   std::mutex mu_;
   std::condition_variable work_cv_;

@@ -19,10 +19,13 @@ struct EtcdFenceStoreOptions {
   EtcdClientOptions client;
   // Every key the store writes starts with this: "<prefix>fences/<fence key>".
   std::string prefix = "/fencegate/";
-  // Threads that talk to etcd, each with its own connection; reads, repairs and advance
-  // transactions run in parallel on them (one advance transaction at a time unless a whole
-  // max_txn_ops of advances waits).
-  std::size_t threads = 4;
+  // Threads for repairs, each with its own synchronous client (advances and reads take none;
+  // repairs are rare operator calls).
+  std::size_t threads = 1;
+  // Keep-alive connections to each member for the advance and read transactions, which run on
+  // an asynchronous client (EtcdAsyncClient): one transaction in flight per connection (one
+  // advance transaction at a time unless a whole max_txn_ops of advances waits; reads alike).
+  std::size_t connections_per_member = 4;
   // Fence keys in one advance transaction at most: etcd's --max-txn-ops (default 128) bounds
   // the compares, the puts and the reads of a transaction each. A larger batch is split into
   // several transactions in flight at once.
@@ -31,7 +34,7 @@ struct EtcdFenceStoreOptions {
   std::chrono::milliseconds probe_interval{1000};
   // Refused writes kept in memory for /admin/rejections (this replica's only).
   std::size_t rejection_retention = 10000;
-  // Health changes (lost quorum, back), one line per call, from store threads.
+  // Health changes (lost quorum, back), one line per call, from the store's threads.
   LogSink log;
 };
 
@@ -45,8 +48,11 @@ struct EtcdFenceStoreOptions {
 // transaction and retried. Two replicas can never lower a fence or both advance past each
 // other, and a transaction is retried on another member after a timeout. Every read is
 // linearizable; the reads of fences that arrive while a read transaction is in flight share the
-// next one (ReadEtcdFences). Without a quorum every operation fails Unavailable after the
-// client's operation timeout: the gateway refuses with 503.
+// next one (ReadEtcdFences). Advance and read transactions run on an EtcdAsyncClient (a pool of
+// keep-alive connections per member), so no thread waits on them and their callbacks come from
+// that client's thread; repairs and the admin reads use synchronous clients. Without a quorum
+// every operation fails Unavailable after the client's operation timeout: the gateway refuses
+// with 503.
 class EtcdFenceStore final : public FenceStore {
  public:
   struct Stats {
@@ -58,6 +64,8 @@ class EtcdFenceStore final : public FenceStore {
     std::uint64_t advances = 0;          // keys written with a higher token
     std::uint64_t advance_requests = 0;  // advances handed to the store
     std::uint64_t advance_txns = 0;      // etcd transactions that carried them, retries included
+    std::uint64_t open_connections = 0;  // of the asynchronous client, now
+    std::uint64_t in_flight_high_water = 0;  // its most transactions in flight at once
   };
 
   static Status Open(const EtcdFenceStoreOptions& options, std::unique_ptr<EtcdFenceStore>* out);
@@ -86,7 +94,8 @@ class EtcdFenceStore final : public FenceStore {
   Status HasFenceWithPrefix(std::string_view prefix, bool* found) override;
 
   Stats stats() const;
-  // Stops the threads; queued operations fail Unavailable. Idempotent.
+  // Refuses new operations (Unavailable), lets queued ones finish, and stops the threads.
+  // Idempotent.
   void Close();
 
  private:

@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <optional>
+#include <utility>
 
+#include "lockstore/etcd/etcd_async_client.h"
 #include "lockstore/etcd/etcd_client.h"
 #include "tests/etcd/etcd_cluster.h"
 #include "tests/support/admin_client.h"
@@ -147,9 +151,26 @@ TEST_F(EtcdTlsTest, TrustedMemberTakesTheFencesOverMutualTls) {
                                      std::make_shared<lockstore::etcd::EtcdClientCounters>());
   std::vector<lockstore::etcd::EtcdKeyValue> kvs;
   ASSERT_TRUE(client.GetPrefix("/gw/", &kvs).ok());
-  bool found = false;
-  for (const auto& kv : kvs) found = found || kv.key.find("kv:doc") != std::string::npos;
-  EXPECT_TRUE(found) << kvs.size() << " keys under /gw/";
+  const lockstore::etcd::EtcdKeyValue* fence = nullptr;
+  for (const auto& kv : kvs) {
+    if (kv.key.find("kv:doc") != std::string::npos) fence = &kv;
+  }
+  ASSERT_NE(fence, nullptr) << kvs.size() << " keys under /gw/";
+
+  // And with the asynchronous client the store's advances use, over its own TLS connections.
+  auto counters = std::make_shared<lockstore::etcd::EtcdClientCounters>();
+  lockstore::etcd::EtcdAsyncClient async(options, counters, 2);
+  std::promise<std::pair<lockstore::Status, std::optional<lockstore::etcd::EtcdKeyValue>>> read;
+  async.Get(fence->key,
+            [&read](lockstore::Status status, std::optional<lockstore::etcd::EtcdKeyValue> kv) {
+              read.set_value({std::move(status), std::move(kv)});
+            });
+  const auto [status, kv] = read.get_future().get();
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_TRUE(kv.has_value());
+  EXPECT_EQ(kv->value, fence->value);
+  EXPECT_EQ(counters->tls_failures.load(), 0u);
+  EXPECT_EQ(async.stats().open_connections, 1u);
 }
 
 // Start-up reads the routes' fence-key bindings from the store (gateway/server/route_bindings.h):
