@@ -59,6 +59,8 @@ class ShardOwnership::Impl {
     // The lease ends at the etcd leader no earlier than TTL after it processed the renewal,
     // which was after we sent it; the margin covers clock-rate differences.
     margin_ = ttl / 20 + std::chrono::milliseconds(50);
+    // In milliseconds: a TTL of 2 s divided as seconds would renew without pause.
+    renew_every_ = ttl / 3;
     lease_thread_ = std::thread([this] { KeepLease(); });
     reconcile_thread_ = std::thread([this] { ReconcileLoop(); });
   }
@@ -168,7 +170,7 @@ class ShardOwnership::Impl {
       // Every TTL/3 from the last send, however long its answer took. A failed attempt already
       // waited for its answer (up to operation_timeout): try again at once, while the lease
       // may still be saved, not a third of the TTL later.
-      next = ok ? attempt + options_.lease_ttl / 3 : Clock::now() + kRetry;
+      next = ok ? attempt + renew_every_ : Clock::now() + kRetry;
     }
   }
 
@@ -212,6 +214,7 @@ class ShardOwnership::Impl {
       return false;
     }
     valid_until_ = sent + std::chrono::seconds(ttl) - margin_;
+    ++stats_.renewals;
     return true;
   }
 
@@ -407,6 +410,7 @@ class ShardOwnership::Impl {
   EtcdClient lease_client_;      // the lease thread's (and the destructor's) only
   EtcdClient reconcile_client_;  // the reconciling thread's only
   std::chrono::milliseconds margin_{0};
+  std::chrono::milliseconds renew_every_{0};
   std::int64_t stale_lease_ = 0;  // the lease thread's: given up on, not yet revoked
   // The reconciling thread's: since when each live member has been seen live.
   std::map<std::string, Clock::time_point> live_since_;

@@ -70,6 +70,7 @@ class ShardOwnership {
     std::uint64_t lost = 0;          // shards it stopped admitting (lease lost or ended)
     std::uint64_t handed_over = 0;   // shards it gave up to the member hashing prefers
     std::uint64_t lease_losses = 0;  // self-fencings: the lease could not be renewed in time
+    std::uint64_t renewals = 0;      // keep-alives etcd answered
   };
 
   static Status Start(ShardOwnershipOptions options, std::unique_ptr<ShardOwnership>* out);

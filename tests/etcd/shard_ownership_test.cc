@@ -98,6 +98,24 @@ TEST_F(ShardOwnershipTest, RenewalsKeepTheLeaseWhileReconcilingIsStalled) {
   EXPECT_EQ(ownership->stats().lease_losses, 0u);
 }
 
+// A renewal every third of the TTL, not more often: an upper bound on renewals over a measured
+// time, which a slow machine can only lower. (A TTL of 2 s divided as whole seconds gave 0 and
+// renewed without pause, a core's tenth per idle replica.)
+TEST_F(ShardOwnershipTest, RenewsEveryThirdOfTheTtl) {
+  ShardOwnershipOptions options = Options("/renewals/", "a");
+  options.lease_ttl = std::chrono::seconds(2);
+  const Clock::time_point start = Clock::now();
+  std::unique_ptr<ShardOwnership> ownership;
+  ASSERT_TRUE(ShardOwnership::Start(options, &ownership).ok());
+  ASSERT_TRUE(integration::Eventually([&] { return ownership->stats().renewals >= 3; }));
+  const auto renewals = ownership->stats().renewals;
+  const auto elapsed = Clock::now() - start;
+  const auto period = std::chrono::milliseconds(2000) / 3;
+  EXPECT_LE(renewals, static_cast<std::uint64_t>(elapsed / period) + 1)
+      << "renewed " << renewals << " times in "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms";
+}
+
 // What the replicas of one test saw: checked from on_gained, the instant before the new owner
 // admits writes to the shard, and from their logs.
 class Observer {
