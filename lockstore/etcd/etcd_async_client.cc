@@ -34,12 +34,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// As the synchronous client: when every member failed in a row, the next round waits this long
-// so that a cluster electing a leader is not hammered with requests.
-constexpr auto kRoundPause = std::chrono::milliseconds(50);
-// An answer larger than this is not etcd's (fence records and ownership keys are small).
-constexpr std::uint64_t kMaxAnswerBytes = 16u << 20;
-
 Status Closed() { return Status::Unavailable("the etcd client is closed"); }
 
 using Done = std::function<void(Status, json::object)>;
@@ -52,13 +46,6 @@ struct Call {
   Clock::time_point end;  // the operation timeout
   Done done;
   std::size_t failed_in_a_row = 0;
-};
-
-// The outcome of one attempt on one member.
-struct Attempt {
-  Status status;
-  bool retryable = false;  // another member may answer differently
-  bool sent = false;       // the request may have reached the member
 };
 
 // One keep-alive connection to one member, with at most one request in flight.
@@ -359,7 +346,7 @@ class EtcdAsyncClient::Impl {
 
   void Receive(const std::shared_ptr<Connection>& connection) {
     connection->parser.emplace();
-    connection->parser->body_limit(kMaxAnswerBytes);
+    connection->parser->body_limit(kEtcdMaxAnswerBytes);
     connection->Lowest().expires_at(connection->deadline);
     WithStream(*connection, [&](auto& stream) {
       http::async_read(stream, connection->buffer, *connection->parser,
@@ -391,7 +378,7 @@ class EtcdAsyncClient::Impl {
 
   // Ends the attempt on `connection` (closed when `drop`): answers its operation, or sends it
   // to the next member under the retry rule, and gives the connection to the next operation.
-  void Finish(const std::shared_ptr<Connection>& connection, Attempt attempt, bool drop,
+  void Finish(const std::shared_ptr<Connection>& connection, EtcdAttempt attempt, bool drop,
               json::object out = {}) {
     std::shared_ptr<Call> call = std::move(connection->call);
     connection->call.reset();
@@ -420,7 +407,7 @@ class EtcdAsyncClient::Impl {
       waiting_.push_front(std::move(call));
       return Dispatch();
     }
-    auto pause = std::make_shared<net::steady_timer>(ioc_, kRoundPause);
+    auto pause = std::make_shared<net::steady_timer>(ioc_, kEtcdRoundPause);
     pause->async_wait([this, pause, call](beast::error_code) {
       if (shutting_down_) return call->done(Closed(), {});
       waiting_.push_front(call);

@@ -25,23 +25,6 @@ namespace json = boost::json;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-// When every member failed in a row, wait this long before the next round so that a cluster
-// electing a leader is not hammered with requests.
-constexpr auto kRoundPause = std::chrono::milliseconds(50);
-// An answer larger than this is not etcd's (fence records and ownership keys are small).
-constexpr std::uint64_t kMaxAnswerBytes = 16u << 20;
-
-// The outcome of one attempt on one member.
-struct Attempt {
-  Status status;
-  bool retryable = false;  // another member may answer differently
-  bool sent = false;       // the request may have reached the member
-};
-
-}  // namespace
-
 class EtcdClient::Impl {
  public:
   Impl(EtcdClientOptions options, std::shared_ptr<EtcdClientCounters> counters)
@@ -56,7 +39,7 @@ class EtcdClient::Impl {
     const Clock::time_point end = Clock::now() + options_.operation_timeout;
     std::size_t failed_in_a_row = 0;
     for (;;) {
-      const Attempt attempt = Once(path, text, end, out);
+      const EtcdAttempt attempt = Once(path, text, end, out);
       if (attempt.status.ok() || !attempt.retryable) return attempt.status;
       counters_->errors.fetch_add(1, std::memory_order_relaxed);
       Failover();
@@ -65,7 +48,7 @@ class EtcdClient::Impl {
                                    attempt.status.message());
       }
       if (++failed_in_a_row % options_.endpoints.size() == 0) {
-        std::this_thread::sleep_for(kRoundPause);
+        std::this_thread::sleep_for(kEtcdRoundPause);
       }
       if (Clock::now() >= end) {
         return Status::Unavailable("etcd: no member answered within the operation timeout (" +
@@ -127,9 +110,9 @@ class EtcdClient::Impl {
     ioc_.run();
   }
 
-  Attempt Once(std::string_view path, const std::string& body, Clock::time_point end,
-               json::object* out) {
-    Attempt attempt;
+  EtcdAttempt Once(std::string_view path, const std::string& body, Clock::time_point end,
+                   json::object* out) {
+    EtcdAttempt attempt;
     const Clock::time_point deadline = std::min(end, Clock::now() + options_.request_timeout);
     const auto remaining = [&] {
       return std::max(
@@ -179,7 +162,7 @@ class EtcdClient::Impl {
     });
     Run();
     http::response_parser<http::string_body> parser;
-    parser.body_limit(kMaxAnswerBytes);
+    parser.body_limit(kEtcdMaxAnswerBytes);
     if (!ec) {
       Lowest().expires_after(remaining());
       WithStream([&](auto& stream) {

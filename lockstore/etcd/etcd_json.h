@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,6 +34,19 @@ boost::json::object EtcdTxnRequest(const std::vector<EtcdCompare>& compares,
                                    const std::vector<EtcdOp>& success,
                                    const std::vector<EtcdOp>& failure);
 Status DecodeEtcdTxn(const boost::json::object& answer, EtcdTxnResult* out);
+
+// The retry rule both clients follow: when every member failed in a row, the next round waits
+// this long, so that a cluster electing a leader is not hammered with requests.
+inline constexpr auto kEtcdRoundPause = std::chrono::milliseconds(50);
+// An answer larger than this is not etcd's (fence records and ownership keys are small).
+inline constexpr std::uint64_t kEtcdMaxAnswerBytes = 16u << 20;
+
+// The outcome of one attempt of an operation on one member.
+struct EtcdAttempt {
+  Status status;
+  bool retryable = false;  // another member may answer differently
+  bool sent = false;       // the request may have reached the member
+};
 
 // What one HTTP exchange with a member came to.
 struct EtcdAnswer {
