@@ -28,7 +28,9 @@ def put_loop(endpoint, thread, value, deadline, counts):
         except (OSError, http.client.HTTPException):
             connection.close()
             connection = None
-            time.sleep(0.05)  # a member restarting: do not spin
+            # Load pacing, not a wait for a state: a member that refuses (restarting) is not
+            # hammered in a tight loop; the next put tries again.
+            time.sleep(0.05)
     counts[thread] = n
 
 
