@@ -11,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "gateway/config/alias_check.h"
 #include "gateway/config/auth_config_loader.h"
 #include "gateway/config/config_sections.h"
 #include "gateway/config/environment_expansion.h"
@@ -198,6 +199,10 @@ std::vector<ConfigError> LoadConfigText(const std::string& text, const std::stri
   loaded.source_path = file;
   try {
     YAML::Node root = YAML::Load(text);
+    if (const auto problem = config_reading::FindAliasProblem(root)) {
+      sink.Add(problem->mark, "", problem->message);
+      return errors;
+    }
     config_reading::ExpandEnvironmentInTree(
         root, config_reading::ProcessEnvironment(),
         [&](const YAML::Node& node, const std::string& error) { sink.Add(node, "", error); });

@@ -48,6 +48,19 @@ TEST(CliTest, CheckConfigReportsEveryErrorWithItsLine) {
   EXPECT_THAT(finished.stderr_text, HasSubstr(path + ":10:5: routes[0].fence_kee: unknown key"));
 }
 
+// A recursive alias used to crash the process (stack overflow in the first walk of the tree).
+TEST(CliTest, CheckConfigRefusesARecursiveAlias) {
+  TempDir dir;
+  const std::string path = dir.WriteFile("loop.yaml",
+                                         "listen: 127.0.0.1:8080\n"
+                                         "backends: &loop\n"  // line 2, the anchor at column 11
+                                         "  api: {kind: http, url: \"http://127.0.0.1:1\"}\n"
+                                         "  again: *loop\n");
+  Finished finished = RunFencegate({"--check-config", path});
+  EXPECT_EQ(finished.status, 1) << finished.stderr_text;
+  EXPECT_THAT(finished.stderr_text, HasSubstr(path + ":2:11: an alias refers to a node"));
+}
+
 // Every file the gateway reads at start is opened by --check-config, and one it cannot read is
 // a configuration error at the key's line and column, as start would otherwise fail on it.
 TEST(CliTest, CheckConfigNamesEveryFileThatCannotBeRead) {

@@ -530,6 +530,49 @@ TEST(ConfigLoaderTest, DuplicateKeyIsAnError) {
   EXPECT_TRUE(Contains(error.message, "duplicate"));
 }
 
+// An alias inside the node it names makes a cycle; every reader would recurse until the stack
+// ran out (the fuzzer's find: the gateway died of a segfault on this file).
+TEST(ConfigLoaderTest, RecursiveAliasIsAnErrorNotACrash) {
+  ConfigError error = OnlyError("!: &x\nroutes: *x\n");
+  EXPECT_EQ(error.file, "test.yaml");
+  EXPECT_TRUE(Contains(error.message, "recursive anchor"));
+
+  error = OnlyError(kMinimal + "limits: &loop\n  nested: [1, *loop]\n");
+  EXPECT_EQ(error.line, 10);
+  EXPECT_TRUE(Contains(error.message, "recursive anchor"));
+}
+
+// Aliases of aliases: ten levels of ten make 10^10 nodes from a dozen lines.
+TEST(ConfigLoaderTest, AliasExpansionIsBounded) {
+  std::string text = kMinimal + "x0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+  for (int level = 1; level < 10; ++level) {
+    const std::string previous = "*a" + std::to_string(level - 1);
+    text += "x" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) text += (i ? ", " : "") + previous;
+    text += "]\n";
+  }
+  const ConfigError error = OnlyError(text);
+  EXPECT_TRUE(Contains(error.message, "aliases expand the document"));
+}
+
+// Anchors that only share a block (the common use) still load.
+TEST(ConfigLoaderTest, SharedAnchorsStillLoad) {
+  Config config;
+  const std::vector<ConfigError> errors = Load(
+      "backends:\n"
+      "  files: &filesystem\n"
+      "    kind: filesystem\n"
+      "    root: /srv/files\n"
+      "  more_files: *filesystem\n"
+      "routes:\n"
+      "  - {name: a, prefix: /a/, backend: files, fence_key: \"a:{path}\"}\n"
+      "  - {name: b, prefix: /b/, backend: more_files, fence_key: \"b:{path}\"}\n",
+      &config);
+  ASSERT_TRUE(errors.empty()) << config_text::Dump(errors);
+  EXPECT_EQ(config.backends.size(), 2u);
+  EXPECT_EQ(config.routes.size(), 2u);
+}
+
 TEST(ConfigLoaderTest, DataDirTokenExpandsInFilesystemRoot) {
   Config config;
   ASSERT_TRUE(Load("data_dir: /state\n"
