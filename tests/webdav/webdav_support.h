@@ -41,6 +41,11 @@ class ApacheDavTest : public ::testing::Test {
  protected:
   // Starts Apache, then `count` gateways with `extra_backend_keys` in their webdav backend.
   void StartApacheAndGateways(int count, const YAML::Node& extra_backend_keys);
+  // On a failure, what Apache saw (its access log's last lines and its error log): a test that
+  // fails once in a hundred runs is explained by the order of the requests at the server.
+  void TearDown() override;
+  // Waits until `gateway` reports the verdict of its first condition probe of Apache.
+  static void WaitForConditionProbe(const Gateway& gateway);
   std::uint16_t dav() const { return apache_->port(); }
   // What Apache answers a PROPPATCH of `path` sent straight to it without a lock token: 423
   // while a lock is held on it, 207 once it is written.
