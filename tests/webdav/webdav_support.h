@@ -28,6 +28,8 @@ struct Gateway {
 // /dav/.fencegate-probe/), with `extra_backend_keys` (a map) in it.
 integration::GatewayConfig DavGatewayConfig(const std::string& url,
                                             const YAML::Node& extra_backend_keys = YAML::Node());
+// Returns once the gateway has reported the verdict of its first condition probe of "dav" (see
+// WaitForConditionProbe in webdav_support.cc), so the probe's requests never overlap a test's.
 std::unique_ptr<Gateway> StartGateway(const integration::GatewayConfig& config, std::string* error);
 // DavGatewayConfig for the plain-HTTP Apache on `dav_port`.
 std::unique_ptr<Gateway> StartGateway(std::uint16_t dav_port, std::string* error,
@@ -44,8 +46,6 @@ class ApacheDavTest : public ::testing::Test {
   // On a failure, what Apache saw (its access log's last lines and its error log): a test that
   // fails once in a hundred runs is explained by the order of the requests at the server.
   void TearDown() override;
-  // Waits until `gateway` reports the verdict of its first condition probe of Apache.
-  static void WaitForConditionProbe(const Gateway& gateway);
   std::uint16_t dav() const { return apache_->port(); }
   // What Apache answers a PROPPATCH of `path` sent straight to it without a lock token: 423
   // while a lock is held on it, 207 once it is written.
