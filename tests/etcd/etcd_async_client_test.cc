@@ -77,20 +77,7 @@ struct Tally {
   }
 };
 
-class EtcdAsync : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    std::string error;
-    cluster_ = EtcdCluster::Start(1, &error).release();
-    ASSERT_NE(cluster_, nullptr) << error;
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  static EtcdCluster* cluster_;
-};
-EtcdCluster* EtcdAsync::cluster_ = nullptr;
+class EtcdAsync : public etcdtest::OneMemberEtcdTest {};
 
 TEST_F(EtcdAsync, TxnAndGetWithBinaryKeys) {
   EtcdAsyncClient client(Options(cluster_->endpoints()), std::make_shared<EtcdClientCounters>(), 2);

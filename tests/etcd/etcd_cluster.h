@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tls_client.h"
@@ -49,6 +51,20 @@ class EtcdCluster {
 
   integration::TempDir dir_;
   std::vector<Member> members_;
+};
+
+// A test suite sharing one single-member cluster: started before the suite's first test, killed
+// after its last; each test keeps to keys of its own.
+class OneMemberEtcdTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    cluster_ = EtcdCluster::Start(1, &error);
+    ASSERT_NE(cluster_, nullptr) << error;
+  }
+  static void TearDownTestSuite() { cluster_.reset(); }
+
+  static inline std::unique_ptr<EtcdCluster> cluster_;
 };
 
 // A port nobody listens on right now (bound and released).

@@ -54,20 +54,7 @@ std::pair<Status, std::optional<FenceRecord>> GetSync(FenceStore& store, std::st
   return done.get_future().get();
 }
 
-class EtcdSingle : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    std::string error;
-    cluster_ = EtcdCluster::Start(1, &error).release();
-    ASSERT_NE(cluster_, nullptr) << error;
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-  static EtcdCluster* cluster_;
-};
-EtcdCluster* EtcdSingle::cluster_ = nullptr;
+class EtcdSingle : public etcdtest::OneMemberEtcdTest {};
 
 TEST(EtcdFenceEncoding, ByteOrderIsNumericOrder) {
   std::mt19937_64 random(7);

@@ -23,18 +23,8 @@ using etcdtest::EtcdCluster;
 constexpr std::size_t kShards = 8;
 constexpr auto kQuarantine = std::chrono::milliseconds(500);
 
-class ShardOwnershipTest : public ::testing::Test {
+class ShardOwnershipTest : public etcdtest::OneMemberEtcdTest {
  protected:
-  static void SetUpTestSuite() {
-    std::string error;
-    cluster_ = EtcdCluster::Start(1, &error).release();
-    ASSERT_NE(cluster_, nullptr) << error;
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-  }
-
   static ShardOwnershipOptions Options(const std::string& prefix, const std::string& name) {
     ShardOwnershipOptions options;
     options.client.endpoints = cluster_->endpoints();
@@ -48,10 +38,7 @@ class ShardOwnershipTest : public ::testing::Test {
     options.quarantine = kQuarantine;
     return options;
   }
-
-  static EtcdCluster* cluster_;
 };
-EtcdCluster* ShardOwnershipTest::cluster_ = nullptr;
 
 bool AdmitsAll(const ShardOwnership& ownership) {
   for (std::size_t shard = 0; shard < kShards; ++shard) {
