@@ -97,7 +97,8 @@ json::object BackendJson(std::string_view name, std::string_view kind,
             {"overload_max_pending", counters.overload_max_pending},
             {"retries_connect_failed", counters.retries_connect_failed},
             {"retries_tls_failed", counters.retries_tls_failed},
-            {"no_healthy_server", counters.no_healthy_server}}}};
+            {"no_healthy_server", counters.no_healthy_server},
+            {"orphaned_locks_released", counters.orphaned_locks_released}}}};
 }
 
 std::vector<std::string> RequiredRoutesWithoutServer(

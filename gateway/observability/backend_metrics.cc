@@ -52,6 +52,11 @@ std::vector<prometheus::MetricFamily> BackendFamilies(const std::vector<BackendS
   auto no_healthy = Family("fencegate_backend_no_healthy_total",
                            "Requests refused with 503 no-healthy-backend: no server was usable.",
                            MetricType::Counter);
+  auto orphaned_locks = Family("fencegate_backend_orphaned_locks_released_total",
+                               "webdav: locks of this gateway's own fenced writes that the server "
+                               "kept after their UNLOCK (or whose LOCK answer was lost), released "
+                               "when a write found them in its way.",
+                               MetricType::Counter);
   auto conditions = Family("fencegate_backend_conditions",
                            "1 for the verdict of the backend's (bucket's) condition probes: "
                            "whether it honours the conditions fenced writes rely on.",
@@ -88,11 +93,13 @@ std::vector<prometheus::MetricFamily> BackendFamilies(const std::vector<BackendS
     AddSample(overload, {b, {"limit", "max_pending"}},
               Value(backend.counters.overload_max_pending));
     AddSample(no_healthy, {b}, Value(backend.counters.no_healthy_server));
+    AddSample(orphaned_locks, {b}, Value(backend.counters.orphaned_locks_released));
   }
   std::vector<prometheus::MetricFamily> families;
-  for (auto* family :
-       {&healthy, &in_flight, &ejections, &checks, &retries, &overload, &no_healthy, &conditions})
+  for (auto* family : {&healthy, &in_flight, &ejections, &checks, &retries, &overload, &no_healthy,
+                       &orphaned_locks, &conditions}) {
     families.push_back(std::move(*family));
+  }
   return families;
 }
 

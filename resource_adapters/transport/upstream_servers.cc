@@ -52,6 +52,7 @@ struct UpstreamServers::AtomicCounters {
   std::atomic<std::uint64_t> retries_connect_failed{0};
   std::atomic<std::uint64_t> retries_tls_failed{0};
   std::atomic<std::uint64_t> no_healthy_server{0};
+  std::atomic<std::uint64_t> orphaned_locks_released{0};
 };
 
 // The clock read at most once per call, and only when a server has been ejected: a backend
@@ -238,6 +239,10 @@ void UpstreamServers::CountNoHealthyServer() {
   counters_->no_healthy_server.fetch_add(1, std::memory_order_relaxed);
 }
 
+void UpstreamServers::CountOrphanedLockReleased() {
+  counters_->orphaned_locks_released.fetch_add(1, std::memory_order_relaxed);
+}
+
 UpstreamServers::Counters UpstreamServers::counters() const {
   return Counters{
       .overload_max_connections =
@@ -246,6 +251,7 @@ UpstreamServers::Counters UpstreamServers::counters() const {
       .retries_connect_failed = counters_->retries_connect_failed.load(std::memory_order_relaxed),
       .retries_tls_failed = counters_->retries_tls_failed.load(std::memory_order_relaxed),
       .no_healthy_server = counters_->no_healthy_server.load(std::memory_order_relaxed),
+      .orphaned_locks_released = counters_->orphaned_locks_released.load(std::memory_order_relaxed),
   };
 }
 

@@ -69,6 +69,8 @@ class UpstreamServers {
     std::uint64_t retries_connect_failed = 0;  // a write retried on another server, per reason
     std::uint64_t retries_tls_failed = 0;
     std::uint64_t no_healthy_server = 0;  // requests refused with no-healthy-backend
+    // webdav: locks of this gateway's own writes found orphaned and released (own_locks.h)
+    std::uint64_t orphaned_locks_released = 0;
   };
 
   UpstreamServers(std::string backend_name, BalancingOptions options);
@@ -131,6 +133,7 @@ class UpstreamServers {
   void CountRetry(bool tls_handshake);
   // A request refused with no-healthy-backend.
   void CountNoHealthyServer();
+  void CountOrphanedLockReleased();
 
   // ---- addresses (the resolver writes, connections read)
 

@@ -15,6 +15,7 @@
 #include "base/tls_client/plain_or_tls_stream.h"
 #include "resource_adapters/transport/server_choice.h"
 #include "resource_adapters/transport/server_connection_pools.h"
+#include "resource_adapters/webdav/own_locks.h"
 #include "resource_adapters/webdav/webdav_adapter.h"
 
 namespace fencegate::adapters::webdav {
@@ -29,6 +30,8 @@ struct WebdavBackend {
   // How the lock sequence connects (the webdav options' TLS settings); shared by every
   // connection of every thread.
   ServerConnectSettings connect;
+  // The locks the fenced writes of every thread hold or ask for, and their owner mark.
+  std::shared_ptr<OwnLocks> own_locks = std::make_shared<OwnLocks>();
 };
 
 // One keep-alive connection to one server of the backend for the adapter's own small requests

@@ -45,10 +45,16 @@ void ForEachElement(const XmlElement& element, unsigned propstat_status, const V
 
 }  // namespace
 
-std::string LockRequestBody() {
+std::string LockRequestBody(std::string_view owner) {
   return "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
          "<D:lockinfo xmlns:D=\"DAV:\"><D:lockscope><D:exclusive/></D:lockscope>"
-         "<D:locktype><D:write/></D:locktype><D:owner>fencegate</D:owner></D:lockinfo>";
+         "<D:locktype><D:write/></D:locktype><D:owner>" +
+         std::string(owner) + "</D:owner></D:lockinfo>";
+}
+
+std::string PropfindLockDiscoveryBody() {
+  return "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
+         "<D:propfind xmlns:D=\"DAV:\"><D:prop><D:lockdiscovery/></D:prop></D:propfind>";
 }
 
 std::string PropfindTokenBody(std::string_view property) {
@@ -112,6 +118,24 @@ bool MultistatusReportsLocked(std::string_view multistatus) {
     if (element.Is(kDav, "status") && StatusCode(&element) == 423) locked = true;
   });
   return locked;
+}
+
+std::vector<ActiveLock> ParseActiveLocks(std::string_view multistatus) {
+  const std::optional<XmlElement> root = ParseXmlTree(multistatus);
+  std::vector<ActiveLock> locks;
+  if (!root) return locks;
+  ForEachElement(*root, 0, [&](const XmlElement& element, unsigned propstat_status) {
+    if (!element.Is(kDav, "activelock") || !IsSuccessStatus(propstat_status)) return;
+    const XmlElement* locktoken = element.Child(kDav, "locktoken");
+    const XmlElement* href = locktoken == nullptr ? nullptr : locktoken->Child(kDav, "href");
+    if (href == nullptr) return;
+    const std::string_view uri = Trim(href->text);
+    if (uri.empty() || uri.find_first_of("<> \t") != std::string_view::npos) return;
+    const XmlElement* owner = element.Child(kDav, "owner");
+    locks.push_back({"<" + std::string(uri) + ">",
+                     owner == nullptr ? std::string() : std::string(Trim(owner->text))});
+  });
+  return locks;
 }
 
 std::optional<std::string> ParseLockDiscoveryToken(std::string_view lock_response) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fencegate::adapters::webdav {
 
@@ -11,8 +12,11 @@ namespace fencegate::adapters::webdav {
 inline constexpr std::string_view kTokenNamespace = "urn:fencegate";
 inline constexpr std::string_view kTokenProperty = "fencing-token";
 
-// The LOCK request body: an exclusive write lock owned by "fencegate".
-std::string LockRequestBody();
+// The LOCK request body: an exclusive write lock whose DAV:owner is `owner` (plain text, no
+// markup: the fenced writes' mark, see own_locks.h).
+std::string LockRequestBody(std::string_view owner = "fencegate");
+// The PROPFIND (Depth 0) request body asking for the locks that apply to a resource.
+std::string PropfindLockDiscoveryBody();
 // The PROPFIND (Depth 0) request body asking for one token property only: the resource's own
 // (kTokenProperty) or a member's on its parent (see member_property.h), in kTokenNamespace.
 std::string PropfindTokenBody(std::string_view property = kTokenProperty);
@@ -41,6 +45,16 @@ bool ProppatchSucceeded(std::string_view multistatus, std::string_view property 
 // True when a multistatus (a 207 answer to LOCK) reports 423 Locked for any resource or
 // property: another holder's lock stands in the way.
 bool MultistatusReportsLocked(std::string_view multistatus);
+
+// One DAV:activelock a PROPFIND of DAV:lockdiscovery reports: its token as a Coded-URL
+// ("<opaquelocktoken:...>") and its DAV:owner's text, trimmed.
+struct ActiveLock {
+  std::string token;
+  std::string owner;
+};
+// The active locks in a PROPFIND multistatus (under 2xx propstats only); none when the body is
+// not well-formed XML. Locks without a usable token are left out.
+std::vector<ActiveLock> ParseActiveLocks(std::string_view multistatus);
 
 // The lock token a LOCK response body names (DAV:lockdiscovery/activelock/locktoken/href) as a
 // Coded-URL, "<opaquelocktoken:...>", for a server that leaves out the Lock-Token header;

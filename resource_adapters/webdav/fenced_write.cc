@@ -5,6 +5,7 @@
 
 #include <boost/beast/core/error.hpp>
 
+#include "base/log/event_log.h"
 #include "resource_adapters/webdav/dav_xml.h"
 #include "resource_adapters/webdav/member_property.h"
 
@@ -37,6 +38,26 @@ std::string LockTimeoutValue(std::chrono::milliseconds timeout) {
 }
 
 bool IsSuccess(unsigned status) { return status >= 200 && status < 300; }
+
+// The token a granted LOCK names: its Lock-Token header, or for a server that leaves it out, the
+// one lock token in its lockdiscovery.
+std::optional<std::string> GrantedLockToken(const DavConnection::Response& response) {
+  const auto header = response.find("Lock-Token");
+  return header == response.end() ? ParseLockDiscoveryToken(response.body())
+                                  : ParseLockTokenHeader(header->value());
+}
+
+// When a LOCK keeps conflicting, the attempts after which the write looks for orphaned locks of
+// its own backend's writes in its way: early (an orphan blocks until its Timeout, and waiting
+// cannot help), then now and then (an orphan can appear while the write waits), never on every
+// attempt (a lock held by another write is the usual conflict, and costs no PROPFIND).
+constexpr unsigned kFirstOrphanCheck = 3;
+constexpr unsigned kOrphanCheckEvery = 20;
+
+bool OrphanCheckDue(unsigned attempts) {
+  return attempts == kFirstOrphanCheck ||
+         (attempts > kFirstOrphanCheck && (attempts - kFirstOrphanCheck) % kOrphanCheckEvery == 0);
+}
 
 Problem LockLapsedProblem() {
   return Problem{503, "webdav-lock-lost", "Service Unavailable",
@@ -117,12 +138,13 @@ void FencedWrite::EndUnsent(ForwardOutcome outcome) {
 }
 
 void FencedWrite::Lock(std::size_t index) {
-  auto request =
-      connection_->MakeRequest(http::verb::lock, targets_[index].path, LockRequestBody());
+  auto request = connection_->MakeRequest(http::verb::lock, targets_[index].path,
+                                          LockRequestBody(backend_->own_locks->owner()));
   request.set("Timeout", LockTimeoutValue(backend_->options.lock_timeout));
   // On a parent, the collection itself (with its membership), not everything below it.
   if (targets_[index].parent) request.set("Depth", "0");
   request.prepare_payload();
+  backend_->own_locks->Asking(targets_[index].path);
   connection_->Send(std::move(request),
                     [self = shared_from_this(), index](error_code ec, Response response) {
                       self->OnLocked(index, ec, response);
@@ -130,6 +152,11 @@ void FencedWrite::Lock(std::size_t index) {
 }
 
 void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& response) {
+  std::optional<std::string> granted;
+  if (!ec && (response.result_int() == 200 || response.result_int() == 201)) {
+    granted = GrantedLockToken(response);
+  }
+  backend_->own_locks->Answered(targets_[index].path, granted);
   if (ec && index == 0 && connection_->unreachable()) return MoveToAnotherServer();
   if (ec) return FailUpstream(ec, "LOCK");
   const unsigned status = response.result_int();
@@ -152,15 +179,12 @@ void FencedWrite::OnLocked(std::size_t index, error_code ec, const Response& res
         status >= 400 && status < 500 ? "Lock refused" : "Bad Gateway",
         "the backend answered LOCK " + targets_[index].path + " with " + std::to_string(status)});
   }
-  const auto header = response.find("Lock-Token");
-  auto lock_token = header == response.end() ? ParseLockDiscoveryToken(response.body())
-                                             : ParseLockTokenHeader(header->value());
-  if (!lock_token) {
+  if (!granted) {
     return Refuse(Problem{502, "webdav-lock-failed", "Bad Gateway",
                           "the backend's LOCK response has no valid Lock-Token header, nor one "
                           "lock token in its lockdiscovery"});
   }
-  targets_[index].lock_token = std::move(*lock_token);
+  targets_[index].lock_token = std::move(*granted);
   AfterLocked(index);
 }
 
@@ -186,10 +210,68 @@ void FencedWrite::OnLockConflict(std::size_t index) {
                                       " locked through " + std::to_string(self->lock_attempts_) +
                                       " LOCK attempts"});
     }
+    if (OrphanCheckDue(self->lock_attempts_)) return self->FindOrphans(index);
     self->RetryLockLater(index);
   };
   if (property.empty()) return retry(std::nullopt, std::nullopt);
   ReadToken(targets_[index].path, property, std::move(retry));
+}
+
+// The lock in the way is on the resource, or (for a missing resource, whose creation a
+// depth-0 LOCK of its parent stops, as the fenced writes take) on its parent.
+void FencedWrite::FindOrphans(std::size_t index) {
+  std::vector<std::string> paths{targets_[index].path};
+  if (auto member = MemberPropertyOf(targets_[index].path)) paths.push_back(member->parent);
+  FindOrphansIn(index, std::move(paths), {});
+}
+
+void FencedWrite::FindOrphansIn(std::size_t index, std::vector<std::string> paths,
+                                std::vector<Orphan> found) {
+  if (paths.empty()) return ReleaseOrphans(index, std::move(found), false);
+  const std::string path = std::move(paths.back());
+  paths.pop_back();
+  auto request = connection_->MakeRequest(http::verb::propfind, path, PropfindLockDiscoveryBody());
+  request.set("Depth", "0");
+  connection_->Send(std::move(request),
+                    [self = shared_from_this(), index, path, paths = std::move(paths),
+                     found = std::move(found)](error_code ec, Response response) mutable {
+                      if (ec) return self->FailUpstream(ec, "PROPFIND lockdiscovery");
+                      if (response.result_int() == 207) {
+                        const OwnLocks& own = *self->backend_->own_locks;
+                        for (ActiveLock& lock : ParseActiveLocks(response.body())) {
+                          if (lock.owner == own.owner() && own.IsOrphan(path, lock.token)) {
+                            found.push_back({path, std::move(lock.token)});
+                          }
+                        }
+                      }
+                      self->FindOrphansIn(index, std::move(paths), std::move(found));
+                    });
+}
+
+// Released in the order found: the parent's (looked at first) before the resource's, since a
+// missing resource's lock can only be removed from an unlocked parent.
+void FencedWrite::ReleaseOrphans(std::size_t index, std::vector<Orphan> orphans, bool released) {
+  if (orphans.empty()) return released ? Lock(index) : RetryLockLater(index);
+  Orphan orphan = std::move(orphans.front());
+  orphans.erase(orphans.begin());
+  auto request = connection_->MakeRequest(http::verb::unlock, orphan.path, {});
+  request.set("Lock-Token", orphan.token);
+  connection_->Send(std::move(request),
+                    [self = shared_from_this(), index, orphan, orphans = std::move(orphans),
+                     released](error_code ec, Response response) mutable {
+                      if (ec) return self->FailUpstream(ec, "UNLOCK of an orphaned lock");
+                      const bool ok = IsSuccess(response.result_int());
+                      if (ok) {
+                        self->backend_->servers->CountOrphanedLockReleased();
+                        log::Warn("backend '" + self->backend_->servers->backend_name() +
+                                      "': released an orphaned lock of this gateway's writes on " +
+                                      orphan.path + " (its UNLOCK was lost, or its LOCK's answer)",
+                                  {{"backend", self->backend_->servers->backend_name()},
+                                   {"path", orphan.path},
+                                   {"lock_token", orphan.token}});
+                      }
+                      self->ReleaseOrphans(index, std::move(orphans), released || ok);
+                    });
 }
 
 void FencedWrite::RetryLockLater(std::size_t index) {
@@ -494,9 +576,12 @@ void FencedWrite::ReleaseLocks(std::size_t index, std::function<void()> then) {
   // it from its parent, which mod_dav allows only with the parent's lock token while this
   // write holds the parent: every lock still held goes along, as for the write.
   request.set("If", IfHeader());
+  std::string token = std::move(targets_[index].lock_token);
   targets_[index].lock_token.clear();
-  connection_->Send(std::move(request), [self = shared_from_this(), index, then = std::move(then)](
-                                            error_code, Response) mutable {
+  connection_->Send(std::move(request), [self = shared_from_this(), index, token = std::move(token),
+                                         then = std::move(then)](error_code, Response) mutable {
+    // Answered or not, this write no longer holds it: a lock the server kept is an orphan.
+    self->backend_->own_locks->Released(token);
     self->ReleaseLocks(index + 1, std::move(then));
   });
 }

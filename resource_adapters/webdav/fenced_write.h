@@ -63,6 +63,16 @@ class FencedWrite : public std::enable_shared_from_this<FencedWrite> {
   void OnLockConflict(std::size_t index);
   // LOCK of targets_[index] again after lock_retry_delay.
   void RetryLockLater(std::size_t index);
+  // A lock of this backend's own writes that none holds any more (own_locks.h), on `path`.
+  struct Orphan {
+    std::string path;
+    std::string token;
+  };
+  // Looks for orphans in the way of targets_[index]'s LOCK, releases them, and LOCKs again (at
+  // once when one was released).
+  void FindOrphans(std::size_t index);
+  void FindOrphansIn(std::size_t index, std::vector<std::string> paths, std::vector<Orphan> found);
+  void ReleaseOrphans(std::size_t index, std::vector<Orphan> orphans, bool released);
   void AfterLocked(std::size_t index);
   void CheckStoredToken(std::size_t index);
   // Adds the parents whose member tokens this write must check and store; false if none.

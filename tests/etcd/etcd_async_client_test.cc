@@ -16,16 +16,16 @@
 #include "lockstore/etcd/etcd_async_client.h"
 #include "lockstore/etcd/etcd_fence_store.h"
 #include "tests/etcd/etcd_cluster.h"
-#include "tests/etcd/tcp_relay.h"
 #include "tests/support/eventually.h"
 #include "tests/support/http_client.h"
+#include "tests/support/tcp_relay.h"
 
 namespace fencegate::lockstore::etcd {
 namespace {
 
 using etcdtest::EtcdCluster;
-using etcdtest::TcpRelay;
 using integration::Eventually;
+using integration::TcpRelay;
 
 EtcdClientOptions Options(std::vector<std::string> endpoints) {
   EtcdClientOptions options;

@@ -58,6 +58,7 @@ TEST(AdminBackendsTest, EveryServerWithItsStateCountsAndLastCheck) {
   counters.overload_max_pending = 5;
   counters.retries_connect_failed = 2;
   counters.no_healthy_server = 1;
+  counters.orphaned_locks_released = 3;
 
   const json::object backend =
       BackendJson("api", "http", options, {healthy, ejected, unhealthy}, counters);
@@ -72,6 +73,7 @@ TEST(AdminBackendsTest, EveryServerWithItsStateCountsAndLastCheck) {
   EXPECT_EQ(backend.at("counters").at("overload_max_pending").as_uint64(), 5u);
   EXPECT_EQ(backend.at("counters").at("retries_connect_failed").as_uint64(), 2u);
   EXPECT_EQ(backend.at("counters").at("no_healthy_server").as_uint64(), 1u);
+  EXPECT_EQ(backend.at("counters").at("orphaned_locks_released").as_uint64(), 3u);
 
   const json::array& servers = backend.at("servers").as_array();
   ASSERT_EQ(servers.size(), 3u);

@@ -37,6 +37,7 @@ TEST(BackendMetricsTest, EveryServerAndBackendSeriesWithItsValue) {
   api.counters.overload_max_connections = 7;
   api.counters.overload_max_pending = 8;
   api.counters.no_healthy_server = 9;
+  api.counters.orphaned_locks_released = 10;
 
   GatewayMetrics metrics({"r"}, 2);
   metrics.BackendUpstreamDuration("r", "api")->Observe(1, 0.003);
@@ -68,6 +69,7 @@ TEST(BackendMetricsTest, EveryServerAndBackendSeriesWithItsValue) {
   EXPECT_TRUE(Has(
       text, "fencegate_backend_overload_refusals_total{backend=\"api\",limit=\"max_pending\"} 8"));
   EXPECT_TRUE(Has(text, "fencegate_backend_no_healthy_total{backend=\"api\"} 9"));
+  EXPECT_TRUE(Has(text, "fencegate_backend_orphaned_locks_released_total{backend=\"api\"} 10"));
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_ejections_total counter"));
   EXPECT_TRUE(Has(text, "# TYPE fencegate_backend_server_healthy gauge"));
   // The upstream time histogram, by route and backend, beside the route histograms.

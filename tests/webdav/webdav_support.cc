@@ -6,9 +6,10 @@
 #include <iostream>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include <boost/json/parse.hpp>
+
+#include "tests/support/eventually.h"
 
 namespace fencegate::webdav_test {
 
@@ -80,25 +81,25 @@ namespace {
 // locked through every attempt. So a test's requests start once the probe has reported.
 bool WaitForConditionProbe(const Gateway& gateway, std::string* error) {
   const std::uint16_t admin = gateway.instance->admin_port();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::string last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto response = Send(admin, MakeRequest(http::verb::get, "/admin/backends?backend=dav"));
-    if (response.result_int() == 404) return true;  // no backend of that name: nothing probes
-    last = response.body();
-    if (response.result_int() == 200) {
-      const boost::json::value conditions =
-          boost::json::parse(response.body()).at("backends").at(0).at("conditions");
-      if (conditions.is_null() || conditions.at("policy") != "verify") return true;
-      for (const boost::json::value& report : conditions.at("reports").as_array()) {
-        if (report.at("scope") == "" && report.at("verdict") != "pending") return true;
-      }
-    }
-    // Polling what the gateway reports; the probe takes some 20 ms on an idle machine.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  *error = "the gateway's condition probe reported no verdict in 60 s: " + last;
-  return false;
+  const bool reported = integration::Eventually(
+      [&] {
+        const auto response =
+            Send(admin, MakeRequest(http::verb::get, "/admin/backends?backend=dav"));
+        if (response.result_int() == 404) return true;  // no backend of that name: no probe
+        last = response.body();
+        if (response.result_int() != 200) return false;
+        const boost::json::value conditions =
+            boost::json::parse(response.body()).at("backends").at(0).at("conditions");
+        if (conditions.is_null() || conditions.at("policy") != "verify") return true;
+        for (const boost::json::value& report : conditions.at("reports").as_array()) {
+          if (report.at("scope") == "" && report.at("verdict") != "pending") return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(60));
+  if (!reported) *error = "the gateway's condition probe reported no verdict in 60 s: " + last;
+  return reported;
 }
 
 }  // namespace

@@ -183,5 +183,57 @@ TEST(DavXmlTest, LockTokenFromTheHeaderOrTheLockdiscovery) {
   EXPECT_EQ(ParseLockDiscoveryToken("<D:prop xmlns:D=\"DAV:\"><D:lockdiscovery>"), std::nullopt);
 }
 
+// Apache 2.4's answer to a PROPFIND of DAV:lockdiscovery (as captured), and the cases around it.
+TEST(DavXml, ActiveLocksOfAPropfind) {
+  const std::string apache =
+      "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+      "<D:multistatus xmlns:D=\"DAV:\" xmlns:ns0=\"DAV:\">\n<D:response>\n"
+      "<D:href>/dav/doc.txt</D:href>\n<D:propstat>\n<D:prop>\n<D:lockdiscovery><D:activelock>\n"
+      "<D:locktype><D:write/></D:locktype>\n<D:lockscope><D:exclusive/></D:lockscope>\n"
+      "<D:depth>infinity</D:depth>\n"
+      "<ns0:owner xmlns:ns0=\"DAV:\">fencegate-write 0123456789abcdef</ns0:owner>"
+      "<D:timeout>Second-300</D:timeout>\n<D:locktoken>\n"
+      "<D:href>opaquelocktoken:4f644d09-5dde-4f21-928c-b3980b882fdd</D:href>\n"
+      "</D:locktoken>\n</D:activelock>\n</D:lockdiscovery>\n</D:prop>\n"
+      "<D:status>HTTP/1.1 200 OK</D:status>\n</D:propstat>\n</D:response>\n</D:multistatus>\n";
+  const std::vector<ActiveLock> locks = ParseActiveLocks(apache);
+  ASSERT_EQ(locks.size(), 1u);
+  EXPECT_EQ(locks[0].token, "<opaquelocktoken:4f644d09-5dde-4f21-928c-b3980b882fdd>");
+  EXPECT_EQ(locks[0].owner, "fencegate-write 0123456789abcdef");
+
+  EXPECT_TRUE(ParseActiveLocks("<D:multistatus xmlns:D=\"DAV:\"><D:response><D:href>/dav/</D:href>"
+                               "<D:propstat><D:prop><D:lockdiscovery/></D:prop>"
+                               "<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>"
+                               "</D:multistatus>")
+                  .empty());
+  // Under a failed propstat, without a token, or unreadable: nothing to act on.
+  EXPECT_TRUE(ParseActiveLocks("<D:multistatus xmlns:D=\"DAV:\"><D:response><D:propstat><D:prop>"
+                               "<D:lockdiscovery><D:activelock><D:locktoken><D:href>urn:a</D:href>"
+                               "</D:locktoken></D:activelock></D:lockdiscovery></D:prop>"
+                               "<D:status>HTTP/1.1 403 Forbidden</D:status></D:propstat>"
+                               "</D:response></D:multistatus>")
+                  .empty());
+  EXPECT_TRUE(ParseActiveLocks("<D:multistatus xmlns:D=\"DAV:\"><D:response><D:propstat><D:prop>"
+                               "<D:lockdiscovery><D:activelock><D:owner>x</D:owner></D:activelock>"
+                               "</D:lockdiscovery></D:prop><D:status>HTTP/1.1 200 OK</D:status>"
+                               "</D:propstat></D:response></D:multistatus>")
+                  .empty());
+  EXPECT_TRUE(ParseActiveLocks("<D:multistatus xmlns:D=\"DAV:\">").empty());
+  // A lock without an owner is reported with an empty one (never the gateway's mark).
+  const auto ownerless = ParseActiveLocks(
+      "<D:multistatus xmlns:D=\"DAV:\"><D:response><D:propstat><D:prop><D:lockdiscovery>"
+      "<D:activelock><D:locktoken><D:href>urn:b</D:href></D:locktoken></D:activelock>"
+      "</D:lockdiscovery></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>"
+      "</D:response></D:multistatus>");
+  ASSERT_EQ(ownerless.size(), 1u);
+  EXPECT_EQ(ownerless[0].token, "<urn:b>");
+  EXPECT_EQ(ownerless[0].owner, "");
+}
+
+TEST(DavXml, LockRequestCarriesTheOwnerMark) {
+  EXPECT_NE(LockRequestBody("fencegate-write 00ff").find("<D:owner>fencegate-write 00ff</D:owner>"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace fencegate::adapters::webdav

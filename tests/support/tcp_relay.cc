@@ -1,4 +1,4 @@
-#include "tests/etcd/tcp_relay.h"
+#include "tests/support/tcp_relay.h"
 
 #include <array>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-namespace fencegate::etcdtest {
+namespace fencegate::integration {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using error_code = boost::system::error_code;
@@ -65,9 +65,14 @@ class TcpRelay::Impl {
     net::post(ioc_, [this] { held_ = true; });
   }
 
+  void LoseAnswers() {
+    net::post(ioc_, [this] { lose_answers_ = true; });
+  }
+
   void Release() {
     net::post(ioc_, [this] {
       held_ = false;
+      lose_answers_ = false;
       for (const auto& pair : pairs_) PassOn(pair);
       Count();
     });
@@ -75,6 +80,7 @@ class TcpRelay::Impl {
 
   std::atomic<int> open{0};
   std::atomic<int> holding{0};
+  std::atomic<int> lost{0};
 
  private:
   void Accept() {
@@ -117,6 +123,10 @@ class TcpRelay::Impl {
     pair->member.async_read_some(net::buffer(pair->down),
                                  [this, pair](error_code ec, std::size_t n) {
                                    if (ec) return End(pair);
+                                   if (lose_answers_) {
+                                     ++lost;
+                                     return Down(pair);
+                                   }
                                    net::async_write(pair->client, net::buffer(pair->down.data(), n),
                                                     [this, pair](error_code ec, std::size_t) {
                                                       if (ec) return End(pair);
@@ -144,6 +154,7 @@ class TcpRelay::Impl {
   tcp::acceptor acceptor_;
   std::list<std::shared_ptr<Pair>> pairs_;
   bool held_ = false;
+  bool lose_answers_ = false;
   std::thread thread_;
 };
 
@@ -154,5 +165,7 @@ void TcpRelay::Hold() { impl_->Hold(); }
 void TcpRelay::Release() { impl_->Release(); }
 int TcpRelay::open_connections() const { return impl_->open.load(); }
 int TcpRelay::connections_holding() const { return impl_->holding.load(); }
+int TcpRelay::answers_lost() const { return impl_->lost.load(); }
+void TcpRelay::LoseAnswers() { impl_->LoseAnswers(); }
 
-}  // namespace fencegate::etcdtest
+}  // namespace fencegate::integration
