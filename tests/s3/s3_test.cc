@@ -14,7 +14,6 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/s3/counting_relay.h"
 #include "tests/s3/direct_probe.h"
 #include "tests/s3/radosgw_environment.h"
 #include "tests/s3/s3_gateway.h"
@@ -23,6 +22,7 @@
 #include "tests/support/gateway_instance.h"
 #include "tests/support/http_client.h"
 #include "tests/support/process.h"
+#include "tests/support/tcp_relay.h"
 #include "tests/support/temp_dir.h"
 
 namespace fencegate::integration {
@@ -62,7 +62,7 @@ TEST(S3Test, FencedWriteKeepsTheTokenWithTheObject) {
 // and one idle longer than idle_timeout is closed rather than reused.
 TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
   constexpr int kRounds = 25;
-  CountingRelay relay(RadosgwEnvironment::port);
+  TcpRelay relay(RadosgwEnvironment::port);
   {
     S3Gateway pooled(relay.port());
     ASSERT_NE(pooled.instance, nullptr);
@@ -72,19 +72,19 @@ TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
       ASSERT_EQ(Put(pooled.port(), "/keepalive/k", 100 + i, body).result_int(), 200);
       EXPECT_EQ(Send(pooled.port(), http::verb::get, "/keepalive/k", std::nullopt).body(), body);
     }
-    EXPECT_LE(relay.connections(), 2) << "backend connections for " << 2 * kRounds + 1
-                                      << " sequential requests on two network threads";
+    EXPECT_LE(relay.connections_accepted(), 2) << "backend connections for " << 2 * kRounds + 1
+                                               << " sequential requests on two network threads";
 
     // The backend drops its idle connections: the next requests open new ones and succeed.
     relay.CloseAll();
-    const int before_close = relay.connections();
+    const int before_close = relay.connections_accepted();
     ASSERT_EQ(Put(pooled.port(), "/keepalive/k", 200, "after close").result_int(), 200);
     EXPECT_EQ(Send(pooled.port(), http::verb::get, "/keepalive/k", std::nullopt).body(),
               "after close");
-    EXPECT_GE(relay.connections(), before_close + 1);
+    EXPECT_GE(relay.connections_accepted(), before_close + 1);
   }
 
-  const int before_unpooled = relay.connections();
+  const int before_unpooled = relay.connections_accepted();
   {
     YAML::Node no_idle;
     no_idle["max_idle_connections"] = 0;
@@ -95,11 +95,11 @@ TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
       EXPECT_EQ(Send(unpooled.port(), http::verb::get, "/keepalive/k", std::nullopt).body(), "x");
     }
   }
-  EXPECT_GE(relay.connections() - before_unpooled, 2 * kRounds);
+  EXPECT_GE(relay.connections_accepted() - before_unpooled, 2 * kRounds);
 
   // Four reads, each after the previous connection idled past idle_timeout: four connections
   // (reused, two threads would need at most two).
-  const int before_expiry = relay.connections();
+  const int before_expiry = relay.connections_accepted();
   {
     YAML::Node short_idle;
     short_idle["idle_timeout"] = "50ms";
@@ -113,7 +113,7 @@ TEST(S3Test, BackendConnectionsAreKeptAlivePerThread) {
                 200);
     }
   }
-  EXPECT_EQ(relay.connections() - before_expiry, 4);
+  EXPECT_EQ(relay.connections_accepted() - before_expiry, 4);
 }
 
 // The second gateway never saw token 21: its own check admits 20, the backend's refuses it.
@@ -616,7 +616,7 @@ double ConnectErrors(const S3Gateway& gateway) {
 // the backend's condition, which travels over TLS too. Keep-alive holds over TLS: a relay in
 // front of the TLS port sees at most one connection per network thread.
 TEST(S3TlsTest, FencedWritesOverHttpsLandInRadosgw) {
-  CountingRelay relay(RadosgwEnvironment::ssl_port);
+  TcpRelay relay(RadosgwEnvironment::ssl_port);
   S3Gateway tls(0, TrustTestCa(), 2, HttpsEndpoint(relay.port()));
   ASSERT_NE(tls.instance, nullptr);
   CreateBucket(tls.port(), "overtls");
@@ -627,7 +627,7 @@ TEST(S3TlsTest, FencedWritesOverHttpsLandInRadosgw) {
     ASSERT_EQ(written.result_int(), 200) << written.body();
     EXPECT_EQ(Send(tls.port(), http::verb::get, "/overtls/doc", std::nullopt).body(), body);
   }
-  EXPECT_LE(relay.connections(), 2)
+  EXPECT_LE(relay.connections_accepted(), 2)
       << "TLS connections for " << 2 * kRounds + 1 << " sequential requests on two network threads";
 
   const Response stale = Put(tls.port(), "/overtls/doc", 3, "zombie");

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <future>
 #include <list>
 #include <string>
 #include <thread>
@@ -78,6 +79,16 @@ class TcpRelay::Impl {
     });
   }
 
+  void CloseAll() {
+    std::promise<void> closed;
+    net::post(ioc_, [this, &closed] {
+      while (!pairs_.empty()) End(pairs_.front());
+      closed.set_value();
+    });
+    closed.get_future().wait();
+  }
+
+  std::atomic<int> accepted{0};
   std::atomic<int> open{0};
   std::atomic<int> holding{0};
   std::atomic<int> lost{0};
@@ -88,6 +99,7 @@ class TcpRelay::Impl {
     acceptor_.async_accept(pair->client, [this, pair](error_code ec) {
       if (ec) return;
       pairs_.push_back(pair);
+      ++accepted;
       ++open;
       pair->member.async_connect(target_, [this, pair](error_code ec) {
         if (ec) return End(pair);
@@ -163,6 +175,8 @@ TcpRelay::~TcpRelay() = default;
 std::uint16_t TcpRelay::port() const { return impl_->port(); }
 void TcpRelay::Hold() { impl_->Hold(); }
 void TcpRelay::Release() { impl_->Release(); }
+void TcpRelay::CloseAll() { impl_->CloseAll(); }
+int TcpRelay::connections_accepted() const { return impl_->accepted.load(); }
 int TcpRelay::open_connections() const { return impl_->open.load(); }
 int TcpRelay::connections_holding() const { return impl_->holding.load(); }
 int TcpRelay::answers_lost() const { return impl_->lost.load(); }

@@ -9,8 +9,10 @@ namespace fencegate::integration {
 // while held it accepts connections and reads what clients send but passes nothing on (a
 // black-holed server: connections open, requests vanish, no answer comes); Release() passes on
 // what it held and relays again. LoseAnswers() passes requests on but drops what the server
-// answers (the server acts, the client never learns it did). It reports what it holds and drops,
-// so a test waits on that state, not on time.
+// answers (the server acts, the client never learns it did). CloseAll() closes every relayed
+// connection, as a server does when it drops idle keep-alive ones. It reports what it holds and
+// drops, and how many connections clients made through it, so a test waits on that state, not on
+// time.
 class TcpRelay {
  public:
   explicit TcpRelay(std::uint16_t target_port);
@@ -23,7 +25,10 @@ class TcpRelay {
   // Ends Hold() and LoseAnswers().
   void Release();
   void LoseAnswers();
-  // Client connections open now, and how many of them have bytes held.
+  // Closes every relayed connection; returns once they are closed.
+  void CloseAll();
+  // Client connections accepted since the start, open now, and how many of those have bytes held.
+  int connections_accepted() const;
   int open_connections() const;
   int connections_holding() const;
   // Reads of the server's answers dropped since LoseAnswers().
