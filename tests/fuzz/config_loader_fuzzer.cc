@@ -64,12 +64,14 @@ const std::string& TempFile() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(fencegate::fuzz::AsText(data, size));
 
+  // Named as the file below: relative paths in the text resolve against the file's directory, and
+  // an error names the path it resolved to, so both loads must see one directory.
   Config config;
   config.data_dir = kUntouched;
-  const std::vector<ConfigError> errors = LoadConfigText(text, "fuzz.yaml", &config);
-  CheckErrors(errors, "fuzz.yaml");
+  const std::vector<ConfigError> errors = LoadConfigText(text, TempFile(), &config);
+  CheckErrors(errors, TempFile());
   if (errors.empty()) {
-    CheckAccepted(config, "fuzz.yaml");
+    CheckAccepted(config, TempFile());
   } else {
     FUZZ_CHECK(config.data_dir == kUntouched && config.routes.empty());
   }
