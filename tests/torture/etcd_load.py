@@ -11,12 +11,17 @@ import threading
 import time
 
 
-def put_loop(endpoint, thread, value, deadline, counts):
-    host, port = endpoint.rsplit(":", 1)
+def put_loop(endpoints, thread, value, deadline, counts):
+    at = thread % len(endpoints)
     connection = None
+    failures_in_a_row = 0
     n = 0
-    while time.monotonic() < deadline:
+    # A member that fails a put passes the thread's load to the next member; when every member
+    # failed in a row, etcd is not there to be kept busy and the thread ends (never a tight loop
+    # of refused connections).
+    while time.monotonic() < deadline and failures_in_a_row < len(endpoints):
         if connection is None:
+            host, port = endpoints[at].rsplit(":", 1)
             connection = http.client.HTTPConnection(host, int(port), timeout=5)
         key = base64.b64encode(f"/busy/{thread}/{n % 64}".encode()).decode()
         body = json.dumps({"key": key, "value": value})
@@ -25,12 +30,12 @@ def put_loop(endpoint, thread, value, deadline, counts):
                                headers={"Content-Type": "application/json"})
             connection.getresponse().read()
             n += 1
+            failures_in_a_row = 0
         except (OSError, http.client.HTTPException):
             connection.close()
             connection = None
-            # Load pacing, not a wait for a state: a member that refuses (restarting) is not
-            # hammered in a tight loop; the next put tries again.
-            time.sleep(0.05)
+            failures_in_a_row += 1
+            at = (at + 1) % len(endpoints)
     counts[thread] = n
 
 
@@ -45,8 +50,7 @@ def main():
     value = base64.b64encode(b"b" * args.value_size).decode()
     deadline = time.monotonic() + args.seconds
     counts = [0] * args.threads
-    threads = [threading.Thread(target=put_loop,
-                                args=(endpoints[i % len(endpoints)], i, value, deadline, counts))
+    threads = [threading.Thread(target=put_loop, args=(endpoints, i, value, deadline, counts))
                for i in range(args.threads)]
     for t in threads:
         t.start()
