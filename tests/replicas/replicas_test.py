@@ -401,7 +401,24 @@ def owners(replicas):
     return {s: names[0] for s, names in found.items() if len(names) == 1}
 
 
-class ReplicasTest(unittest.TestCase):
+class ReplicaClusterCase(unittest.TestCase):
+    """What a test class of replicas starts in setUpClass (etcd, the backend, the replicas and
+    the relays in front of them, a work directory) and stops once after its tests."""
+
+    @classmethod
+    def tearDownClass(cls):
+        for r in cls.replicas.values():
+            r.stop()
+        for relays in cls.relays.values():
+            for relay in relays:
+                relay.close()
+        cls.etcd.stop()
+        cls.backend.stop()
+        if os.environ.get("KEEP_REPLICAS_WORKDIR") is None:
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+
+class ReplicasTest(ReplicaClusterCase):
     @classmethod
     def setUpClass(cls):
         cls.workdir = tempfile.mkdtemp(prefix="fencegate-replicas-")
@@ -423,18 +440,6 @@ class ReplicasTest(unittest.TestCase):
             raise
         cls.keys = keys_per_shard()
         cls.token = 100
-
-    @classmethod
-    def tearDownClass(cls):
-        for r in cls.replicas.values():
-            r.stop()
-        for relays in cls.relays.values():
-            for relay in relays:
-                relay.close()
-        cls.etcd.stop()
-        cls.backend.stop()
-        if os.environ.get("KEEP_REPLICAS_WORKDIR") is None:
-            shutil.rmtree(cls.workdir, ignore_errors=True)
 
     def live(self):
         return [r for r in self.replicas.values() if r.alive()]
@@ -743,7 +748,7 @@ auth:
 """
 
 
-class ReplicasTlsTest(unittest.TestCase):
+class ReplicasTlsTest(ReplicaClusterCase):
     NAMES = ["t0", "t1"]
 
     @classmethod
@@ -772,18 +777,6 @@ class ReplicasTlsTest(unittest.TestCase):
         except BaseException:
             cls.tearDownClass()
             raise
-
-    @classmethod
-    def tearDownClass(cls):
-        for r in cls.replicas.values():
-            r.stop()
-        for relays in cls.relays.values():
-            for relay in relays:
-                relay.close()
-        cls.etcd.stop()
-        cls.backend.stop()
-        if os.environ.get("KEEP_REPLICAS_WORKDIR") is None:
-            shutil.rmtree(cls.workdir, ignore_errors=True)
 
     def https(self, port, path, headers, cert=None, body=b"x"):
         context = ssl.create_default_context(cafile=os.path.join(self.certs, "ca.pem"))
